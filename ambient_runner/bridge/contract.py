@@ -1,0 +1,150 @@
+"""The bridge contract: what every runner (claude, gemini-cli, codex-sdk) implements.
+
+The core service (``ambient_runner.app``) owns HTTP, SSE, the per-thread event log, timeouts, interrupt
+escalation and the AG-UI stream guarantees (CONTRACTS.md section 3). A bridge only has to:
+
+* ``run_turn(turn)``: an async generator of AG-UI events for one turn. It may yield ``RUN_STARTED``
+  (ignored: the core already sent one) and at most one terminal event (``RUN_FINISHED`` with ``usage``/``result``,
+  or ``RUN_ERROR``). Ending without a terminal event means success. Raising ``BridgeError`` (or any exception)
+  ends the run with ``RUN_ERROR``. Open messages / tool calls / reasoning blocks are closed by the core.
+  The generator must release its resources in ``finally`` (the core may ``aclose()`` it on timeout,
+  interrupt escalation or shutdown).
+* ``interrupt(thread_id)``: ask the CLI politely to stop the current turn (SIGINT, SDK interrupt, ...).
+  The core then ends the run with ``RUN_FINISHED`` outcome ``cancelled`` whatever the bridge yields, and
+  closes the generator itself if the bridge does not stop within ``RUNNER_INTERRUPT_GRACE`` seconds.
+* ``readiness()``, ``capabilities()``, ``startup()``, ``shutdown()``, ``secret_values()``, ``parse_options()``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ag_ui.core import BaseEvent, RunAgentInput
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ambient_runner.process.stderr_tail import StderrTail
+
+
+class BridgeError(Exception):
+    """A failure the user can act on. ``message`` is shown as the ``RUN_ERROR`` message."""
+
+    def __init__(self, message: str, *, code: str = "AGENT_ERROR", stderr_tail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.stderr_tail = stderr_tail
+
+
+class OptionError(ValueError):
+    """A run option (``forwardedProps``) that this runner recognises but cannot honour. Becomes a 422."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(f"{option}: {message}")
+        self.option = option
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """``/ready``: ``ready`` only when the CLI/SDK is present and credentials are configured."""
+
+    ready: bool
+    missing: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+class _CamelModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class OptionSpec(_CamelModel):
+    """One run option a runner accepts in ``forwardedProps`` (listed by ``/capabilities``)."""
+
+    name: str
+    description: str
+    values: list[str] | None = None
+
+
+class Capabilities(_CamelModel):
+    """``GET /capabilities``: what this bridge supports."""
+
+    runner_type: str
+    framework: str
+    streaming_text: bool = True
+    reasoning: bool = False
+    tool_calls: bool = True
+    resume: bool = True
+    interrupt: bool = True
+    mcp: bool = False
+    state_snapshots: bool = False
+    default_model: str | None = None
+    models: list[str] = Field(default_factory=list)
+    options: list[OptionSpec] = Field(default_factory=list)
+
+
+class RunOptions(_CamelModel):
+    """Run options common to all runners, parsed from ``forwardedProps`` by ``Bridge.parse_options``."""
+
+    model: str | None = None
+    mode: str | None = None  # "plan" = read-only planning mode
+    reasoning_effort: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass
+class Turn:
+    """One turn the core asks a bridge to run."""
+
+    thread_id: str
+    run_id: str
+    prompt: str  # the run's new user message(s), joined
+    input: RunAgentInput
+    options: RunOptions
+    stderr_tail: StderrTail = field(default_factory=StderrTail)  # feed CLI stderr here; shown on errors
+
+
+class Bridge(ABC):
+    """One runner type. Constructed once per process with the runner settings."""
+
+    runner_type: ClassVar[str]
+
+    async def startup(self) -> None:  # noqa: B027 - optional hook
+        """Called once before the first request is served."""
+
+    async def shutdown(self) -> None:  # noqa: B027 - optional hook
+        """Called once when the process stops, after active runs have ended."""
+
+    @abstractmethod
+    def readiness(self) -> Readiness: ...
+
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @abstractmethod
+    def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]: ...
+
+    @abstractmethod
+    async def interrupt(self, thread_id: str) -> None: ...
+
+    def secret_values(self) -> Iterable[str]:
+        """Configured credential values; the core removes them from every event."""
+        return ()
+
+    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+        """Validate the runner options in ``forwardedProps``; raise ``OptionError`` (422) for a bad one.
+
+        Props that are not runner options are left alone. The default accepts ``model`` only.
+        """
+        props = dict(forwarded_props or {})
+        model = props.get("model")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise OptionError("model", "must be a non-empty string")
+        return RunOptions(model=model)
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        """``GET /mcp-status``: configured MCP servers and whether the CLI connected to them."""
+        return []

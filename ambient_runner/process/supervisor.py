@@ -1,0 +1,177 @@
+"""Process supervision shared by the CLI bridges (CONTRACTS.md section 5).
+
+``SupervisedProcess`` starts a CLI in its own process group (its own session), with stdin closed or fed once
+and then closed, reads stdout through the bounded line reader, keeps a stderr tail, and ends the *whole group*
+on ``stop()``: a polite signal, a bounded wait, then SIGKILL to the group, and the leader reaped. ``stop()`` is
+shielded from cancellation, so a cancelled run still cleans up. Idle and wall-clock timeouts are enforced by the
+core around every bridge (``ambient_runner.runs``), so they fire even when the CLI prints nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ambient_runner.bridge.contract import BridgeError
+from ambient_runner.process.line_reader import OutputLine, read_lines
+from ambient_runner.process.stderr_tail import StderrTail
+
+log = logging.getLogger(__name__)
+
+_live_groups: set[int] = set()
+
+
+@dataclass(frozen=True)
+class ProcessLimits:
+    max_line_bytes: int = 8 * 1024 * 1024
+    stderr_line_bytes: int = 64 * 1024
+    kill_grace: float = 3.0  # seconds between the polite signal and SIGKILL
+    reap_timeout: float = 5.0
+
+
+class SupervisedProcess:
+    """A running CLI process group. Use ``async with await SupervisedProcess.start(...) as proc``."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, argv0: str, stderr_tail: StderrTail,
+                 limits: ProcessLimits) -> None:
+        self._proc = proc
+        self._argv0 = argv0
+        self._limits = limits
+        self.stderr_tail = stderr_tail
+        self.pgid = proc.pid  # start_new_session: the leader's pid is the group id
+        _live_groups.add(self.pgid)
+        self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{proc.pid}")
+        self._stopped = False
+
+    @classmethod
+    async def start(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        env: Mapping[str, str],
+        stdin_data: bytes | None = None,
+        stderr_tail: StderrTail | None = None,
+        limits: ProcessLimits | None = None,
+    ) -> SupervisedProcess:
+        """Start ``argv``; ``stdin_data`` (if given) is written to stdin, which is then closed."""
+        limits = limits or ProcessLimits()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=os.fspath(cwd),
+                env=dict(env),
+                stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                limit=limits.stderr_line_bytes,
+            )
+        except FileNotFoundError as exc:
+            raise BridgeError(
+                f"The agent CLI '{argv[0]}' was not found. Install it (make install) or set its path.",
+                code="CLI_NOT_FOUND",
+            ) from exc
+        except PermissionError as exc:
+            raise BridgeError(f"The agent CLI '{argv[0]}' is not executable: {exc}", code="CLI_NOT_FOUND") from exc
+        supervised = cls(proc, str(argv[0]), stderr_tail if stderr_tail is not None else StderrTail(), limits)
+        if stdin_data is not None:
+            supervised._feed_stdin_task = asyncio.create_task(supervised._feed_stdin(stdin_data))
+        return supervised
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    async def _feed_stdin(self, data: bytes) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            stdin.write(data)
+            await stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+            stdin.close()
+
+    async def _drain_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        with contextlib.suppress(Exception):
+            async for line in read_lines(self._proc.stderr, self._limits.stderr_line_bytes):
+                self.stderr_tail.add(line.text)
+
+    async def lines(self) -> AsyncIterator[OutputLine]:
+        """stdout, line by line, until EOF."""
+        assert self._proc.stdout is not None
+        async for line in read_lines(self._proc.stdout, self._limits.max_line_bytes):
+            yield line
+
+    async def wait(self) -> int:
+        """Wait for the leader to exit and for its stderr to be drained; returns the exit code."""
+        code = await self._proc.wait()
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), timeout=1.0)
+        return code
+
+    def signal_group(self, sig: int) -> bool:
+        """Send ``sig`` to every process of the group. False if the group is gone."""
+        try:
+            os.killpg(self.pgid, sig)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+
+    async def stop(self, polite: int = signal.SIGTERM, grace: float | None = None) -> int | None:
+        """End the whole group: ``polite`` signal, wait up to ``grace`` s, then SIGKILL; reap. Idempotent."""
+        grace = self._limits.kill_grace if grace is None else grace
+        task = asyncio.ensure_future(self._stop(polite, grace))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # Finish the cleanup even when the caller is cancelled, then propagate.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, timeout=grace + self._limits.reap_timeout + 1)
+            raise
+
+    async def _stop(self, polite: int, grace: float) -> int | None:
+        if self._stopped:
+            return self._proc.returncode
+        self._stopped = True
+        try:
+            if self._proc.returncode is None:
+                self.signal_group(polite)
+                try:
+                    await asyncio.wait_for(self._proc.wait(), timeout=grace)
+                except asyncio.TimeoutError:
+                    log.warning("%s (pid %s) ignored signal %s for %.1fs; killing its group",
+                                self._argv0, self.pid, polite, grace)
+            # Always SIGKILL the group: grandchildren may outlive a leader that exited politely.
+            self.signal_group(signal.SIGKILL)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._proc.wait(), timeout=self._limits.reap_timeout)
+            self._stderr_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._stderr_task
+            return self._proc.returncode
+        finally:
+            _live_groups.discard(self.pgid)
+
+    async def __aenter__(self) -> SupervisedProcess:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+
+def kill_all_groups() -> None:
+    """Last resort at interpreter exit: SIGKILL every group still registered."""
+    for pgid in list(_live_groups):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)

@@ -1,0 +1,224 @@
+"""The scripted model providers' common server: a small HTTP server on loopback that logs every request and
+answers from a script derived from the request (stateless), so the real CLIs run with no API key and no
+internet. It is the runner's offline default (``RUNNER_SCRIPTED_MODEL=true``) and the tests' model server.
+
+Script, decided from the latest user turn of each request (``decide``):
+
+* the latest user turn carries a tool result      -> the final answer, streamed as 3 text chunks;
+* the prompt contains ``NOTOOL``                  -> a plain answer in 2 chunks, no tool call;
+* the prompt contains ``SLOW``                    -> ``slow_chunks`` chunks, ``slow_delay`` s apart;
+* the prompt contains ``THINK``                   -> a reasoning part first (where the API has one);
+* the prompt contains ``PATCH``                   -> an apply_patch-style file edit (Codex only);
+* the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
+* otherwise                                       -> one shell tool call running ``shell_command``.
+
+``mode`` switches the whole server to a failure at run time: ``error401``, ``error429``, ``error500``,
+``hang`` (accept, never answer), ``drop`` (close the connection mid-stream), ``garbage`` (malformed SSE).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ERROR_MODES = {"error401": 401, "error429": 429, "error500": 500, "error400": 400}
+FINAL_ANSWER = ["Done: I ran the command", " and checked the result.", " All good."]
+PLAIN_ANSWER = ["Hello from the scripted model.", " No tools were needed."]
+MCP_PATTERN = re.compile(r"MCPTOOL:([\w-]+)\.([\w-]+)")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the scripted model answers to one request."""
+
+    kind: str  # "final" | "plain" | "slow" | "tool" | "patch" | "mcp"
+    chunks: list[str] = field(default_factory=list)
+    think: bool = False
+    mcp_server: str = ""
+    mcp_tool: str = ""
+
+
+@dataclass
+class ScriptedResponse:
+    status: int = 200
+    json_body: Any = None
+    sse: Iterator[tuple[str | None, Any]] | None = None  # (event name or None, JSON payload)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class ScriptedModelServer:
+    """Base class: subclasses implement ``respond`` (and ``error_body``) for one model API."""
+
+    name = "scripted"
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.mode = "ok"
+        self.shell_command = "echo hello > out.txt"
+        self.slow_chunks = 30
+        self.slow_delay = 1.0
+        self.chunk_delay = 0.0
+        self.requests: list[LoggedRequest] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # ----- lifecycle -------------------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ScriptedModelServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=f"{self.name}-server",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ----- script ----------------------------------------------------------------------------------------
+    def decide(self, prompt: str, has_tool_result: bool) -> Plan:
+        think = "THINK" in prompt
+        if has_tool_result:
+            return Plan("final", list(FINAL_ANSWER), think=False)
+        if "SLOW" in prompt:
+            return Plan("slow", [f"slow chunk {i}. " for i in range(self.slow_chunks)], think=think)
+        if "NOTOOL" in prompt:
+            return Plan("plain", list(PLAIN_ANSWER), think=think)
+        mcp = MCP_PATTERN.search(prompt)
+        if mcp:
+            return Plan("mcp", ["I will call the MCP tool."], think=think, mcp_server=mcp.group(1),
+                        mcp_tool=mcp.group(2))
+        if "PATCH" in prompt:
+            return Plan("patch", ["I will edit a file."], think=think)
+        return Plan("tool", ["I will run a shell command."], think=think)
+
+    def chunk_pause(self, plan: Plan) -> float:
+        return self.slow_delay if plan.kind == "slow" else self.chunk_delay
+
+    # ----- to implement ----------------------------------------------------------------------------------
+    def respond(self, method: str, path: str, body: Any) -> ScriptedResponse:
+        raise NotImplementedError
+
+    def error_body(self, status: int) -> Any:
+        return {"error": {"code": status, "message": f"scripted error {status}"}}
+
+    # ----- request log -----------------------------------------------------------------------------------
+    def log(self, request: LoggedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def bodies(self) -> list[Any]:
+        with self._lock:
+            return [r.body for r in self.requests]
+
+    # ----- HTTP ------------------------------------------------------------------------------------------
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._serve("GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._serve("POST")
+
+            def _serve(self, method: str) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                server.log(LoggedRequest(method, self.path, dict(self.headers.items()), body))
+                mode = server.mode
+                if mode == "hang":
+                    time.sleep(3600)
+                    return
+                if mode in ERROR_MODES:
+                    status = ERROR_MODES[mode]
+                    extra = {"retry-after": "1"} if status == 429 else {}
+                    self._send_json(status, server.error_body(status), extra | {"x-should-retry": "false"})
+                    return
+                try:
+                    response = server.respond(method, self.path, body)
+                except Exception as exc:  # a bug in a script must not hang the CLI
+                    self._send_json(500, {"error": {"code": 500, "message": f"scripted server bug: {exc}"}})
+                    return
+                if response.sse is None:
+                    self._send_json(response.status, response.json_body, response.headers)
+                else:
+                    self._send_sse(response, mode)
+
+            def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _send_sse(self, response: ScriptedResponse, mode: str) -> None:
+                self.send_response(response.status)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                for key, value in response.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.close_connection = True
+                assert response.sse is not None
+                try:
+                    for index, (event, payload) in enumerate(response.sse):
+                        if mode == "drop" and index == 2:
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            return
+                        if mode == "garbage" and index == 1:
+                            self.wfile.write(b"data: {not json\r\n\r\n")
+                        prefix = f"event: {event}\n" if event else ""
+                        frame = f"{prefix}data: {json.dumps(payload)}\n\n"
+                        self.wfile.write(frame.encode())
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    return
+
+        return Handler
+
+
+def sleep_between(seconds: float) -> None:
+    if seconds > 0:
+        time.sleep(seconds)

@@ -1,0 +1,95 @@
+"""Runner settings, read from the environment once at start (pydantic-settings).
+
+A bad value stops the process at start with one line naming the variable and what it accepts
+(``load_settings``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+RUNNER_TYPES = ("claude", "gemini-cli", "codex-sdk")
+RUNNER_TYPE_ALIASES = {"claude-agent-sdk": "claude"}
+DEFAULT_STATE_DIRS = {"claude": ".claude", "gemini-cli": ".gemini", "codex-sdk": ".codex"}
+
+
+class SettingsError(SystemExit):
+    """Raised at start for a bad setting; its message is the one line the operator sees."""
+
+
+class RunnerSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    runner_type: str = Field("gemini-cli", description="claude | claude-agent-sdk | gemini-cli | codex-sdk")
+    workspace_path: Path = Field(Path("/workspace"), description="the CLI's working directory")
+    runner_state_root: Path = Field(Path(tempfile.gettempdir()) / "ambient-runner-state",
+                                    description="parent of RUNNER_STATE_DIR; outside WORKSPACE_PATH")
+    runner_state_dir: str = Field("", description="the CLI's state dir name (.claude, .gemini, .codex)")
+    session_id: str = Field("local", description="the platform's session id")
+    initial_prompt: str = Field("", description="a run the runner starts itself at startup")
+    agui_token: SecretStr | None = Field(None, description="bearer token required on every endpoint but /health")
+    agui_host: str = "0.0.0.0"
+    agui_port: int = Field(8001, ge=1, le=65535)
+    runner_idle_timeout: float = Field(900.0, gt=0, description="s without any event from the agent")
+    runner_run_timeout: float = Field(3600.0, gt=0, description="s wall clock per run")
+    runner_interrupt_grace: float = Field(5.0, gt=0, description="s a CLI has to stop after an interrupt")
+    runner_shutdown_grace: float = Field(20.0, gt=0, description="s to drain runs on SIGTERM")
+    runner_max_line_bytes: int = Field(8 * 1024 * 1024, ge=1024, description="longest CLI output line kept")
+    runner_event_memory: int = Field(2048, ge=16, description="events per thread kept in memory for replay")
+    runner_events_dir: Path | None = Field(None, description="where replayable events are spooled")
+    runner_scripted_model: bool = Field(False, description="serve the built-in offline scripted model")
+    runner_default_model: str | None = Field(None, description="model when a run names none")
+    runner_models: str = Field("", description="comma-separated models this deployment offers")
+    runner_log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("runner_type")
+    @classmethod
+    def _known_runner(cls, value: str) -> str:
+        value = value.strip()
+        value = RUNNER_TYPE_ALIASES.get(value, value)
+        if value not in RUNNER_TYPES:
+            raise ValueError(f"must be one of {', '.join(RUNNER_TYPES + tuple(RUNNER_TYPE_ALIASES))}")
+        return value
+
+    @field_validator("runner_state_dir")
+    @classmethod
+    def _plain_dir_name(cls, value: str) -> str:
+        if value and (os.sep in value or value in (".", "..")):
+            raise ValueError("must be a plain directory name such as .gemini")
+        return value
+
+    @property
+    def state_dir(self) -> Path:
+        """``$RUNNER_STATE_ROOT/$RUNNER_STATE_DIR``: the CLI's home/config, synced to the state store."""
+        name = self.runner_state_dir or DEFAULT_STATE_DIRS[self.runner_type]
+        return self.runner_state_root / name
+
+    @property
+    def events_dir(self) -> Path:
+        return self.runner_events_dir or Path(tempfile.gettempdir()) / f"ambient-runner-events-{os.getpid()}"
+
+    @property
+    def model_list(self) -> list[str]:
+        return [m.strip() for m in self.runner_models.split(",") if m.strip()]
+
+    def secret_values(self) -> list[str]:
+        return [self.agui_token.get_secret_value()] if self.agui_token else []
+
+
+def load_settings(**overrides: object) -> RunnerSettings:
+    """Read the settings; a bad value raises ``SettingsError`` with one line naming the variable."""
+    try:
+        return RunnerSettings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "settings"
+        value = first.get("input")
+        shown = "" if name == "AGUI_TOKEN" else f" (got {value!r})"
+        reason = first["msg"].removeprefix("Value error, ")
+        raise SettingsError(f"ambient-runner: invalid {name}{shown}: {reason}") from None
