@@ -1,0 +1,23 @@
+"""RUNNER_TYPE -> bridge class, imported lazily so only the selected bridge's dependencies load."""
+
+from __future__ import annotations
+
+import importlib
+
+from ambient_runner.bridge.contract import Bridge
+from ambient_runner.settings import RunnerSettings
+
+BRIDGES = {
+    "claude": "ambient_runner.bridges.claude.bridge:ClaudeBridge",
+    "gemini-cli": "ambient_runner.bridges.gemini_cli.bridge:GeminiCliBridge",
+    "codex-sdk": "ambient_runner.bridges.codex_sdk.bridge:CodexBridge",
+}
+
+
+def bridge_class(runner_type: str) -> type[Bridge]:
+    module_name, _, class_name = BRIDGES[runner_type].partition(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def create_bridge(settings: RunnerSettings) -> Bridge:
+    return bridge_class(settings.runner_type)(settings)

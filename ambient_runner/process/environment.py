@@ -1,0 +1,26 @@
+"""The environment a CLI process gets: an allowlist of the runner's own variables plus what the bridge adds.
+
+Nothing else of the runner's environment is passed, so the runner's own secrets (``AGUI_TOKEN``, storage
+credentials, other runners' API keys) never reach the CLI or the tools it runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+BASE_VARIABLES = (
+    "PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+)
+
+
+def cli_environment(extra: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """Allowlisted runner variables (``BASE_VARIABLES``, ``LC_*`` and ``passthrough``) overlaid with ``extra``."""
+    allowed = set(BASE_VARIABLES) | set(passthrough)
+    env = {k: v for k, v in os.environ.items() if k in allowed or k.startswith("LC_")}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update({"NO_COLOR": "1", "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "CI": "true"})
+    env.update(extra)
+    return env
