@@ -1,0 +1,56 @@
+"""Turn an error ``ResultMessage`` into a RUN_ERROR message a user can act on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from claude_agent_sdk import ResultMessage
+
+# Subtypes/terminal reasons the CLI reports for a turn stopped by an interrupt: not an error.
+INTERRUPTED_REASONS = {"aborted_streaming", "aborted_tools", "interrupted", "user_interrupt"}
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    message: str
+    code: str
+
+
+def is_interrupted(result: ResultMessage, saw_interrupt_marker: bool) -> bool:
+    """True for the result of a turn that ``interrupt()`` (or SIGINT) ended."""
+    if not result.is_error or result.subtype != "error_during_execution":
+        return False
+    return saw_interrupt_marker or (result.terminal_reason or "") in INTERRUPTED_REASONS
+
+
+def describe_failure(result: ResultMessage, cli_text: str = "") -> RunFailure:
+    """The user-facing message for an ``is_error`` result (API errors, max turns, budget, crashes)."""
+    detail = (result.result or cli_text or "").strip()
+    errors = "; ".join(str(e) for e in (result.errors or []) if e)
+    said = f" Claude Code said: {detail}" if detail else ""
+    status = result.api_error_status
+    if status in (401, 403):
+        return RunFailure(
+            f"Anthropic rejected the API key (HTTP {status}). Check ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN,"
+            f" ANTHROPIC_AUTH_TOKEN, or the Vertex credentials) configured for this session.{said}",
+            "AUTH_FAILED")
+    if status == 429:
+        return RunFailure(
+            "The Anthropic API rate limit was reached (HTTP 429). Wait a minute and try again, or use a key with"
+            f" a higher limit.{said}", "RATE_LIMITED")
+    if status == 529:
+        return RunFailure(f"The Anthropic API is overloaded (HTTP 529). Try again in a moment.{said}",
+                          "PROVIDER_OVERLOADED")
+    if isinstance(status, int) and status >= 500:
+        return RunFailure(
+            f"The Anthropic API had a server error (HTTP {status}). This is usually temporary: try again in a"
+            f" moment.{said}", "PROVIDER_ERROR")
+    if isinstance(status, int):
+        return RunFailure(f"The Anthropic API rejected the request (HTTP {status}).{said}", "PROVIDER_REJECTED")
+    if result.subtype == "error_max_turns":
+        return RunFailure(f"Claude stopped after reaching the maximum number of turns ({result.num_turns}).",
+                          "MAX_TURNS")
+    if result.subtype == "error_max_budget_usd":
+        return RunFailure("Claude stopped because the run reached its cost budget.", "MAX_BUDGET")
+    reason = detail or errors or result.terminal_reason or result.subtype
+    return RunFailure(f"Claude Code failed during the turn: {reason}", "AGENT_ERROR")
