@@ -1,0 +1,106 @@
+"""Turn the Gemini CLI's error texts into messages a user can act on.
+
+The CLI reports an API failure as ``[API Error: {"error": {"code": 401, "message": ..., "status": ...}}]``
+(the Google error body, quoted) or as free text naming the HTTP status. ``describe_error`` finds the status and
+returns a message saying what happened and what to do, plus a stable error code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from dataclasses import dataclass
+
+CREDENTIAL_HINT = ("Check GEMINI_API_KEY / GOOGLE_API_KEY, or the Vertex AI settings (GOOGLE_CLOUD_PROJECT, "
+                   "GOOGLE_APPLICATION_CREDENTIALS), or the mounted login credentials.")
+_STATUS_IN_TEXT = re.compile(r"\b(?:status(?: code)?|code|HTTP)[\s:=\"]*([1-5]\d\d)\b", re.IGNORECASE)
+_GOOGLE_STATUS = {
+    "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403, "RESOURCE_EXHAUSTED": 429, "INVALID_ARGUMENT": 400,
+    "NOT_FOUND": 404, "INTERNAL": 500, "UNAVAILABLE": 503, "DEADLINE_EXCEEDED": 504,
+}
+
+
+@dataclass(frozen=True)
+class DescribedError:
+    message: str
+    code: str
+    http_status: int | None = None
+
+
+@dataclass(frozen=True)
+class ApiErrorDetail:
+    http_status: int | None
+    text: str
+
+
+def api_error_detail(raw: str) -> ApiErrorDetail:
+    """The HTTP status and the API's own message inside a CLI error text (best effort)."""
+    start = raw.find("{")
+    if start >= 0:
+        try:
+            body = json.loads(raw[start: raw.rfind("}") + 1])
+        except ValueError:
+            body = None
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            status = error.get("code")
+            if not isinstance(status, int):
+                status = _GOOGLE_STATUS.get(str(error.get("status", "")))
+            return ApiErrorDetail(status, str(error.get("message") or raw))
+    match = _STATUS_IN_TEXT.search(raw)
+    if match:
+        return ApiErrorDetail(int(match.group(1)), raw)
+    for name, status in _GOOGLE_STATUS.items():
+        if name in raw:
+            return ApiErrorDetail(status, raw)
+    return ApiErrorDetail(None, raw)
+
+
+def describe_error(raw: str, error_type: str | None = None) -> DescribedError:
+    """A user-actionable message for the ``error.message`` of a ``result`` line (or an error line)."""
+    detail = api_error_detail(raw)
+    status, text = detail.http_status, detail.text.strip()
+    if status in (401, 403):
+        return DescribedError(f"The Gemini API rejected the credentials (HTTP {status}: {text}). {CREDENTIAL_HINT}",
+                              "AUTH_FAILED", status)
+    if status == 429:
+        return DescribedError(f"The Gemini API quota or rate limit was reached (HTTP 429: {text}). "
+                              "Wait a moment and try again, or check the project's quota and billing.",
+                              "RATE_LIMITED", status)
+    if status is not None and status >= 500:
+        return DescribedError(f"The Gemini API had a server error (HTTP {status}: {text}). "
+                              "This is usually temporary: try again in a moment.", "UPSTREAM_ERROR", status)
+    if status == 404:
+        return DescribedError(f"The Gemini API does not know the requested model or endpoint (HTTP 404: {text}). "
+                              "Check the model name.", "MODEL_NOT_FOUND", status)
+    if status == 400:
+        return DescribedError(f"The Gemini API rejected the request (HTTP 400: {text}).", "BAD_REQUEST", status)
+    if error_type == "FatalTurnLimitedError":
+        return DescribedError(f"The Gemini CLI stopped: {text}", "TURN_LIMIT")
+    if error_type == "FatalCancellationError":
+        return DescribedError("The Gemini CLI cancelled the turn.", "CANCELLED")
+    return DescribedError(f"The Gemini CLI reported an error: {text}", "AGENT_ERROR", status)
+
+
+def describe_exit(exit_code: int | None) -> DescribedError:
+    """Why the CLI ended without a ``result`` line, from its exit code (None: unknown)."""
+    if exit_code is None:
+        return DescribedError("The Gemini CLI output ended before the turn finished.", "CLI_EXITED")
+    if exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = f"signal {-exit_code}"
+        return DescribedError(f"The Gemini CLI was killed by {name} before finishing the turn "
+                              "(out of memory, or stopped from outside).", "CLI_KILLED")
+    if exit_code == 42:
+        return DescribedError("The Gemini CLI rejected its input (exit code 42): for a continued conversation this "
+                              "means its saved session could not be found, so the conversation could not be "
+                              "resumed.", "RESUME_FAILED")
+    if exit_code == 41:
+        return DescribedError(f"The Gemini CLI could not authenticate (exit code 41). {CREDENTIAL_HINT}",
+                              "AUTH_FAILED")
+    if exit_code == 52:
+        return DescribedError("The Gemini CLI rejected its configuration (exit code 52).", "CLI_CONFIG_ERROR")
+    return DescribedError(f"The Gemini CLI exited with code {exit_code} before finishing the turn.", "CLI_EXITED")

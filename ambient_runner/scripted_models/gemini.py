@@ -1,0 +1,157 @@
+"""The scripted Gemini API (``generativelanguage`` v1beta) for the Gemini CLI.
+
+Endpoints the CLI calls (research: headless-clis.md section 1):
+
+* ``POST /v1beta/models/<model>:streamGenerateContent?alt=sse``: the model turns (SSE, ``data: <json>``);
+* ``POST /v1beta/models/<model>:generateContent``: the router/classifier (asks for JSON) and utility calls;
+* ``POST /v1beta/models/<model>:countTokens``.
+
+Besides the common script (``ScriptedModelServer.decide``) the Gemini server understands:
+
+* ``TOOLFAIL``  -> a ``read_file`` call outside the workspace, which the CLI rejects (``tool_result`` error);
+* ``ZEROUSAGE`` -> usage metadata that reports 0 output tokens (as some gateways do).
+
+Errors use Google's body: ``{"error": {"code": 401, "message": ..., "status": "UNAUTHENTICATED"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ambient_runner.scripted_models.base import Plan, ScriptedModelServer, ScriptedResponse, sleep_between
+
+ERROR_STATUS = {
+    400: ("INVALID_ARGUMENT", "Request contains an invalid argument (scripted)."),
+    401: ("UNAUTHENTICATED", "API key not valid. Please pass a valid API key. (scripted)"),
+    403: ("PERMISSION_DENIED", "The caller does not have permission (scripted)."),
+    429: ("RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota). (scripted)"),
+    500: ("INTERNAL", "An internal error has occurred. (scripted)"),
+    503: ("UNAVAILABLE", "The model is overloaded. Please try again later. (scripted)"),
+}
+THOUGHT_TEXT = "Let me think about this request step by step."
+TOOLFAIL_PATH = "/nonexistent/ambient-runner-toolfail.txt"
+_MODEL_PATH = re.compile(r"/models/([^/:?]+):(\w+)")
+
+
+def _texts(content: dict[str, Any]) -> str:
+    return "\n".join(str(p["text"]) for p in content.get("parts", []) if isinstance(p, dict) and "text" in p)
+
+
+def latest_user_turn(body: Any) -> tuple[str, bool]:
+    """(text of the latest user prompt, whether the latest content carries a function response)."""
+    contents = body.get("contents", []) if isinstance(body, dict) else []
+    if not contents:
+        return "", False
+    last = contents[-1] if isinstance(contents[-1], dict) else {}
+    has_tool_result = any(isinstance(p, dict) and "functionResponse" in p for p in last.get("parts", []))
+    for content in reversed(contents):
+        if isinstance(content, dict) and content.get("role", "user") == "user":
+            text = _texts(content)
+            if text:
+                return text, has_tool_result
+    return "", has_tool_result
+
+
+def declared_tool_names(body: Any) -> list[str]:
+    names: list[str] = []
+    for tool in body.get("tools", []) if isinstance(body, dict) else []:
+        for decl in tool.get("functionDeclarations", []) if isinstance(tool, dict) else []:
+            if isinstance(decl, dict) and "name" in decl:
+                names.append(str(decl["name"]))
+    return names
+
+
+def mcp_tool_name(body: Any, server: str, tool: str) -> str:
+    """The name the CLI declared for ``server``'s ``tool`` (``mcp_<server>_<tool>`` in CLI 0.61)."""
+    names = declared_tool_names(body)
+    for name in names:
+        if name.endswith(f"_{tool}") and server in name:
+            return name
+    return re.sub(r"[^a-zA-Z0-9_\-.:]", "_", f"mcp_{server}_{tool}")
+
+
+class ScriptedGeminiServer(ScriptedModelServer):
+    name = "scripted-gemini"
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(host, port)
+        self.prompt_tokens = 100
+        self.output_tokens_per_chunk = 5
+
+    def error_body(self, status: int) -> Any:
+        code, message = ERROR_STATUS.get(status, ("UNKNOWN", f"Scripted error {status}."))
+        return {"error": {"code": status, "message": message, "status": code}}
+
+    # ----- routing ---------------------------------------------------------------------------------------
+    def respond(self, method: str, path: str, body: Any) -> ScriptedResponse:
+        match = _MODEL_PATH.search(path)
+        if method != "POST" or not match:
+            return ScriptedResponse(404, self._not_found(path))
+        model, action = match.group(1), match.group(2)
+        if action == "countTokens":
+            return ScriptedResponse(200, {"totalTokens": self.prompt_tokens})
+        if action == "generateContent":
+            return ScriptedResponse(200, self._generate(model, body))
+        if action == "streamGenerateContent":
+            return ScriptedResponse(200, sse=self._stream(model, body))
+        return ScriptedResponse(404, self._not_found(path))
+
+    def _not_found(self, path: str) -> Any:
+        return {"error": {"code": 404, "message": f"Unknown path {path} (scripted).", "status": "NOT_FOUND"}}
+
+    # ----- non-streaming ---------------------------------------------------------------------------------
+    def _generate(self, model: str, body: Any) -> Any:
+        config = body.get("generationConfig", {}) if isinstance(body, dict) else {}
+        if config.get("responseMimeType") == "application/json":
+            # The model router/classifier (and other JSON utility calls): a small, valid JSON answer.
+            text = json.dumps({"complexity_reasoning": "scripted", "complexity_score": 10})
+            return self._chunk(model, [{"text": text}], finish=True, output_tokens=10)
+        prompt, has_tool_result = latest_user_turn(body)
+        plan = self.decide(prompt, has_tool_result)
+        parts = [{"text": "".join(plan.chunks)}] if plan.kind != "tool" else [{"text": "Scripted summary."}]
+        return self._chunk(model, parts, finish=True, output_tokens=10)
+
+    # ----- streaming -------------------------------------------------------------------------------------
+    def _stream(self, model: str, body: Any) -> Iterator[tuple[str | None, Any]]:
+        prompt, has_tool_result = latest_user_turn(body)
+        plan = self.decide(prompt, has_tool_result)
+        zero_usage = "ZEROUSAGE" in prompt
+        frames: list[list[dict[str, Any]]] = []
+        if plan.think:
+            frames.append([{"text": THOUGHT_TEXT, "thought": True}])
+        frames.extend([{"text": chunk}] for chunk in plan.chunks)
+        call = self._function_call(plan, prompt, body)
+        if call is not None:
+            frames.append([{"functionCall": call}])
+        pause = self.chunk_pause(plan)
+        output_tokens = 0 if zero_usage else self.output_tokens_per_chunk * len(frames)
+        for index, parts in enumerate(frames):
+            if index:
+                sleep_between(pause)
+            yield None, self._chunk(model, parts, finish=index == len(frames) - 1, output_tokens=output_tokens)
+
+    def _function_call(self, plan: Plan, prompt: str, body: Any) -> dict[str, Any] | None:
+        if plan.kind == "tool" and "TOOLFAIL" in prompt:
+            return {"name": "read_file", "args": {"file_path": TOOLFAIL_PATH}}
+        if plan.kind == "tool":
+            return {"name": "run_shell_command",
+                    "args": {"command": self.shell_command, "description": "scripted shell command"}}
+        if plan.kind == "mcp":
+            return {"name": mcp_tool_name(body, plan.mcp_server, plan.mcp_tool), "args": {"text": "hello"}}
+        return None
+
+    def _chunk(self, model: str, parts: list[dict[str, Any]], *, finish: bool, output_tokens: int) -> Any:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        payload: dict[str, Any] = {"candidates": [candidate], "modelVersion": model,
+                                   "responseId": "scripted-response"}
+        if finish:
+            candidate["finishReason"] = "STOP"
+            payload["usageMetadata"] = {
+                "promptTokenCount": self.prompt_tokens,
+                "candidatesTokenCount": output_tokens,
+                "totalTokenCount": self.prompt_tokens + output_tokens,
+            }
+        return payload
