@@ -1,0 +1,74 @@
+"""A failed Codex turn in words a user can act on.
+
+Codex reports provider failures as ``error`` notifications and as ``turn.error`` of a failed
+``turn/completed``: ``{"message": "unexpected status 401 Unauthorized: ...", "codexErrorInfo": ...}`` where
+``codexErrorInfo`` is a camelCase code (``"unauthorized"``, ``"usageLimitExceeded"``...) or an object such as
+``{"httpConnectionFailed": {"httpStatusCode": 401}}``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+STATUS_IN_MESSAGE = re.compile(r"\b(?:status|HTTP)\s*:?\s*(\d{3})\b", re.IGNORECASE)
+URL_SUFFIX = re.compile(r",?\s*url:\s*\S+\s*$")
+
+
+@dataclass(frozen=True)
+class TurnFailure:
+    message: str  # for the user
+    code: str  # RUN_ERROR code
+
+
+def http_status(error: dict[str, Any]) -> int | None:
+    """The upstream HTTP status of a Codex turn error, if it names one."""
+    info = error.get("codexErrorInfo")
+    if isinstance(info, dict):
+        for value in info.values():
+            if isinstance(value, dict) and isinstance(value.get("httpStatusCode"), int):
+                return int(value["httpStatusCode"])
+    match = STATUS_IN_MESSAGE.search(str(error.get("message", "")))
+    return int(match.group(1)) if match else None
+
+
+def error_kind(error: dict[str, Any]) -> str:
+    info = error.get("codexErrorInfo")
+    if isinstance(info, str):
+        return info
+    if isinstance(info, dict) and info:
+        return next(iter(info))
+    return "other"
+
+
+def describe_failure(error: dict[str, Any] | None) -> TurnFailure:
+    """Map a Codex turn error to a ``TurnFailure`` (message + code)."""
+    error = error or {}
+    detail = URL_SUFFIX.sub("", str(error.get("message") or "").strip())
+    extra = str(error.get("additionalDetails") or "").strip()
+    if extra:
+        detail = f"{detail} ({extra})" if detail else extra
+    suffix = f" Details: {detail}" if detail else ""
+    status, kind = http_status(error), error_kind(error)
+    if status in (401, 403) or kind == "unauthorized":
+        shown = status or 401
+        return TurnFailure(f"OpenAI rejected the API key (HTTP {shown}). Check OPENAI_API_KEY / CODEX_API_KEY "
+                           f"(or the mounted auth.json).{suffix}", "AUTH_FAILED")
+    if status == 429 or kind in ("rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"):
+        return TurnFailure("OpenAI rate limit or quota reached (HTTP 429). Wait and retry, or check the plan and "
+                           f"billing of the OpenAI account.{suffix}", "RATE_LIMITED")
+    if (status is not None and status >= 500) or kind in ("internalServerError", "serverOverloaded"):
+        shown = f"HTTP {status}" if status else "server error"
+        return TurnFailure(f"The OpenAI API had a server error ({shown}). Retry in a moment.{suffix}",
+                           "PROVIDER_ERROR")
+    if kind == "contextWindowExceeded":
+        return TurnFailure("The conversation no longer fits the model's context window. Start a new thread."
+                           f"{suffix}", "CONTEXT_WINDOW_EXCEEDED")
+    if kind in ("responseStreamConnectionFailed", "responseStreamDisconnected", "httpConnectionFailed",
+                "responseTooManyFailedAttempts"):
+        return TurnFailure(f"Codex could not reach the model API (connection failed). Check the network and "
+                           f"OPENAI_BASE_URL.{suffix}", "PROVIDER_UNREACHABLE")
+    if status == 400 or kind == "badRequest":
+        return TurnFailure(f"The model API rejected the request (HTTP 400).{suffix}", "BAD_REQUEST")
+    return TurnFailure(f"The Codex turn failed.{suffix}", "AGENT_ERROR")

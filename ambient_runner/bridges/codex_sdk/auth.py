@@ -1,0 +1,74 @@
+"""Codex credentials: an API key (``CODEX_API_KEY`` / ``OPENAI_API_KEY``) or a mounted ChatGPT-login
+``auth.json`` (``CODEX_AUTH_JSON_FILE``), or the scripted provider's fake key.
+
+Only the variable that holds the key reaches the app-server (``env_key`` of the custom provider names it).
+A mounted auth.json is copied into CODEX_HOME with mode 0600; it is a credential file that the state sync
+must not upload (``CREDENTIAL_FILES``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+KEY_VARIABLES = ("CODEX_API_KEY", "OPENAI_API_KEY")
+AUTH_FILE_VARIABLE = "CODEX_AUTH_JSON_FILE"
+BASE_URL_VARIABLE = "OPENAI_BASE_URL"
+CREDENTIAL_FILES = ("auth.json",)  # relative to CODEX_HOME; never synced to the state store
+SCRIPTED_KEY = "sk-scripted-offline"
+MISSING_MESSAGE = ("No OpenAI credentials: set OPENAI_API_KEY or CODEX_API_KEY, or mount a ChatGPT-login "
+                   "auth.json and point CODEX_AUTH_JSON_FILE at it.")
+
+
+@dataclass(frozen=True)
+class CodexAuth:
+    """How the app-server authenticates."""
+
+    kind: str  # "api_key" | "auth_json" | "scripted" | "missing"
+    env_key: str = "OPENAI_API_KEY"
+    key: str = ""
+    auth_file: Path | None = None
+    base_url: str | None = None  # OPENAI_BASE_URL (or the scripted server)
+
+    @property
+    def ok(self) -> bool:
+        return self.kind != "missing"
+
+    def environment(self) -> dict[str, str]:
+        """The variables the app-server needs for this auth (and nothing else)."""
+        return {self.env_key: self.key} if self.key else {}
+
+    def secrets(self) -> list[str]:
+        return [self.key] if self.key and self.kind != "scripted" else []
+
+
+def resolve_auth(environ: Mapping[str, str] | None = None, scripted_base_url: str | None = None) -> CodexAuth:
+    """Pick the credentials from the environment (the scripted provider wins when it is on)."""
+    env = os.environ if environ is None else environ
+    if scripted_base_url is not None:
+        return CodexAuth("scripted", key=SCRIPTED_KEY, base_url=scripted_base_url)
+    base_url = (env.get(BASE_URL_VARIABLE) or "").strip() or None
+    for name in KEY_VARIABLES:
+        value = (env.get(name) or "").strip()
+        if value:
+            return CodexAuth("api_key", env_key=name, key=value, base_url=base_url)
+    auth_file = (env.get(AUTH_FILE_VARIABLE) or "").strip()
+    if auth_file and Path(auth_file).is_file():
+        return CodexAuth("auth_json", auth_file=Path(auth_file), base_url=base_url)
+    return CodexAuth("missing")
+
+
+def install_auth_file(auth: CodexAuth, codex_home: Path) -> None:
+    """Copy a mounted auth.json into CODEX_HOME (0600); remove a stale copy when another auth is used."""
+    target = codex_home / "auth.json"
+    if auth.kind != "auth_json" or auth.auth_file is None:
+        target.unlink(missing_ok=True)
+        return
+    codex_home.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".auth.json.{os.getpid()}.tmp")
+    shutil.copyfile(auth.auth_file, tmp)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, target)

@@ -1,0 +1,148 @@
+"""The session worker: one ``codex app-server`` (``openai_codex.AsyncCodex``) for the pod's life.
+
+* Started lazily on the first turn, restarted when it has died (the next turn gets a fresh one).
+* Launched through ``setsid`` (``CodexConfig.launch_args_override``) so the app-server and every command it
+  spawns live in their own process group; ``close()`` lets the SDK terminate it and then SIGKILLs the group,
+  so no codex process or tool child survives. (The SDK's own ``Popen`` does not start a new session, and its
+  ``close()`` only terminates the leader.)
+* Threads: ``thread_start`` for a new AG-UI thread, ``thread_resume`` (by the persisted Codex thread id)
+  the first time a thread is used in this process, then the cached ``AsyncThread``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from openai_codex import ApprovalMode, AsyncCodex, AsyncThread, CodexConfig
+
+log = logging.getLogger(__name__)
+
+
+def bundled_codex() -> tuple[Path | None, Path | None]:
+    """The codex binary of ``openai-codex-cli-bin`` and its helper PATH dir (rg), or ``None``."""
+    try:
+        from codex_cli_bin import bundled_codex_path, bundled_path_dir
+    except ImportError:
+        return None, None
+    try:
+        return bundled_codex_path(), bundled_path_dir()
+    except FileNotFoundError:
+        return None, None
+
+
+def _process_of(codex: AsyncCodex) -> Any:
+    """The SDK's ``subprocess.Popen`` of the app-server (private attribute; ``None`` if not running)."""
+    sync = getattr(getattr(codex, "_client", None), "_sync", None)
+    return getattr(sync, "_proc", None)
+
+
+def stderr_tail_of(codex: AsyncCodex | None, lines: int = 20) -> str:
+    """The app-server's recent stderr as kept by the SDK (private; empty if unavailable)."""
+    sync = getattr(getattr(codex, "_client", None), "_sync", None)
+    tail = getattr(sync, "_stderr_tail", None)
+    return tail(lines) if callable(tail) else ""
+
+
+class AppServer:
+    """The long-lived Codex app-server and the threads opened on it."""
+
+    def __init__(self, *, codex_bin: Path, codex_home: Path, workspace: Path, env: Mapping[str, str],
+                 path_dir: Path | None = None) -> None:
+        self.codex_bin = codex_bin
+        self.codex_home = codex_home
+        self.workspace = workspace
+        self.env = dict(env)
+        self.path_dir = path_dir
+        self._codex: AsyncCodex | None = None
+        self._pgid: int | None = None
+        self._threads: dict[str, AsyncThread] = {}
+        self._lock = asyncio.Lock()
+
+    # ----- lifecycle -------------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        proc = _process_of(self._codex) if self._codex is not None else None
+        return proc is not None and proc.poll() is None
+
+    @property
+    def pgid(self) -> int | None:
+        return self._pgid
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        return stderr_tail_of(self._codex, lines)
+
+    async def ensure(self) -> AsyncCodex:
+        """The running app-server, started (or restarted after it died) on demand."""
+        async with self._lock:
+            if self._codex is not None and self.alive:
+                return self._codex
+            if self._codex is not None:
+                log.warning("codex app-server died; restarting. stderr: %s", self.stderr_tail(5))
+                await self._close_locked()
+            codex = AsyncCodex(self._config())
+            try:
+                await codex._ensure_initialized()  # start + initialize handshake now, not mid-turn
+            except BaseException:
+                await self._kill(codex)
+                raise
+            self._codex = codex
+            proc = _process_of(codex)
+            self._pgid = proc.pid if proc is not None else None
+            return codex
+
+    def _config(self) -> CodexConfig:
+        env = dict(self.env)
+        if self.path_dir is not None:
+            env["PATH"] = os.pathsep.join([str(self.path_dir), env.get("PATH", "")])
+        setsid = shutil.which("setsid") or "/usr/bin/setsid"
+        argv = (setsid, str(self.codex_bin), "app-server", "--listen", "stdio://")
+        # The SDK merges ``env`` over os.environ; blank out every other variable so the runner's own
+        # secrets never reach the app-server (CONTRACTS.md section 5).
+        full_env = {name: "" for name in os.environ if name not in env} | env
+        return CodexConfig(launch_args_override=argv, cwd=str(self.workspace), env=full_env)
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._close_locked()
+
+    async def _close_locked(self) -> None:
+        codex, self._codex = self._codex, None
+        self._threads.clear()
+        if codex is not None:
+            await self._kill(codex)
+
+    async def _kill(self, codex: AsyncCodex) -> None:
+        proc = _process_of(codex)
+        pgid = proc.pid if proc is not None else self._pgid
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(codex.close()), timeout=5)
+        if pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(proc.wait, 5)
+        self._pgid = None
+
+    # ----- threads ---------------------------------------------------------------------------------------
+    async def thread(self, codex_thread_id: str | None, *, model: str | None) -> AsyncThread:
+        """The Codex thread: resumed by id (first use in this app-server), or a new one."""
+        codex = await self.ensure()
+        if codex_thread_id is not None and codex_thread_id in self._threads:
+            return self._threads[codex_thread_id]
+        options: dict[str, Any] = {"approval_mode": ApprovalMode.deny_all, "cwd": str(self.workspace),
+                                   "model": model}
+        if codex_thread_id is not None:
+            thread = await codex.thread_resume(codex_thread_id, **options)
+        else:
+            thread = await codex.thread_start(**options)
+        self._threads[thread.id] = thread
+        return thread
