@@ -1,0 +1,228 @@
+"""RUNNER_TYPE=codex-sdk: OpenAI Codex through the official ``openai-codex`` SDK (``codex app-server``).
+
+* One app-server for the pod's life (``worker.AppServer``), started on the first turn, restarted if it died.
+* One Codex thread per AG-UI thread; the mapping is persisted in ``SessionMap(state_dir)`` so a replaced pod
+  continues with ``thread_resume``.
+* ``interrupt`` uses the SDK's ``turn.interrupt()``: the turn completes with status ``interrupted``, the run
+  ends (the core marks it cancelled) and the thread stays usable.
+* CODEX_HOME = ``settings.state_dir`` (config.toml written at start, see ``config``); HOME = a runner dir
+  next to it, never the real home. Only the auth variable the provider needs reaches the app-server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ag_ui.core import BaseEvent, RunErrorEvent
+from openai_codex import CodexError, Sandbox
+
+from ag_ui_codex_sdk import CodexEventAdapter
+from ambient_runner.bridge.contract import (
+    Bridge,
+    BridgeError,
+    Capabilities,
+    OptionError,
+    OptionSpec,
+    Readiness,
+    RunOptions,
+    Turn,
+)
+from ambient_runner.bridges.codex_sdk.auth import (
+    AUTH_FILE_VARIABLE,
+    CREDENTIAL_FILES,
+    KEY_VARIABLES,
+    MISSING_MESSAGE,
+    CodexAuth,
+    install_auth_file,
+    resolve_auth,
+)
+from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
+from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex
+from ambient_runner.process.environment import cli_environment
+from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
+from ambient_runner.settings import RunnerSettings
+from ambient_runner.state.session_map import SessionMap
+
+log = logging.getLogger(__name__)
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+INTERRUPT_TIMEOUT = 10.0
+
+
+class CodexBridge(Bridge):
+    runner_type: ClassVar[str] = "codex-sdk"
+    credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
+
+    def __init__(self, settings: RunnerSettings) -> None:
+        self.settings = settings
+        self.codex_home = Path(settings.state_dir)
+        self.runner_home = Path(settings.runner_state_root) / ".codex-runner-home"
+        self.sessions = SessionMap(self.codex_home)
+        self.codex_bin, self.path_dir = bundled_codex()
+        self.scripted: OpenAIResponsesServer | None = None
+        self._auth: CodexAuth | None = None
+        self._app: AppServer | None = None
+        self._prepare_lock = asyncio.Lock()
+        self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
+        self._interrupts: set[str] = set()  # interrupt asked before the turn handle existed
+
+    # ----- lifecycle -------------------------------------------------------------------------------------
+    @property
+    def auth(self) -> CodexAuth:
+        if self._auth is None:
+            scripted = f"{self.scripted.base_url}/v1" if self.scripted is not None else None
+            self._auth = resolve_auth(scripted_base_url=scripted)
+        return self._auth
+
+    async def startup(self) -> None:
+        if self.settings.runner_scripted_model and self.scripted is None:
+            self.scripted = OpenAIResponsesServer().start()
+            self._auth = None
+        await self._prepare()
+
+    async def shutdown(self) -> None:
+        app, self._app = self._app, None
+        if app is not None:
+            await app.close()
+        if self.scripted is not None:
+            self.scripted.stop()
+            self.scripted = None
+
+    async def _prepare(self) -> AppServer:
+        """Write CODEX_HOME (config.toml, auth.json) and create the (not yet started) app-server."""
+        async with self._prepare_lock:
+            if self._app is not None:
+                return self._app
+            if self.codex_bin is None:
+                raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.",
+                                  code="CLI_NOT_FOUND")
+            auth = self.auth
+            self.write_config(auth)
+            self.runner_home.mkdir(parents=True, exist_ok=True)
+            env = cli_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
+                                   **auth.environment()})
+            self._app = AppServer(codex_bin=self.codex_bin, codex_home=self.codex_home,
+                                  workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir)
+            return self._app
+
+    def write_config(self, auth: CodexAuth) -> None:
+        extra: dict[str, object] = {}
+        base_url: str | None = auth.base_url
+        if auth.kind in ("api_key", "scripted"):
+            base_url = base_url or OPENAI_API_BASE
+        elif auth.kind == "auth_json":
+            if base_url:
+                extra["openai_base_url"] = base_url
+            base_url = None  # ChatGPT login: Codex's built-in provider
+        CodexConfigFile(model=self.default_model, base_url=base_url, env_key=auth.env_key,
+                        extra=extra).write(self.codex_home)
+        install_auth_file(auth, self.codex_home)
+
+    @property
+    def default_model(self) -> str:
+        return self.settings.runner_default_model or DEFAULT_MODEL
+
+    # ----- description -----------------------------------------------------------------------------------
+    def readiness(self) -> Readiness:
+        if self.codex_bin is None:
+            return Readiness(False, ["openai-codex-cli-bin"], "the bundled codex binary is not installed")
+        if not self.settings.runner_scripted_model and not self.auth.ok:
+            return Readiness(False, [*KEY_VARIABLES, AUTH_FILE_VARIABLE], MISSING_MESSAGE)
+        return Readiness(True)
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            runner_type=self.runner_type, framework="openai-codex", reasoning=True, state_snapshots=True,
+            default_model=self.default_model, models=self.settings.model_list or [self.default_model],
+            options=[
+                OptionSpec(name="model", description="Codex model slug"),
+                OptionSpec(name="reasoningEffort", description="model reasoning effort",
+                           values=list(REASONING_EFFORTS)),
+                OptionSpec(name="mode", description="plan = read-only sandbox", values=["plan"]),
+            ])
+
+    def secret_values(self) -> Iterable[str]:
+        return self.auth.secrets()
+
+    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+        options = super().parse_options(forwarded_props)
+        props = dict(forwarded_props or {})
+        effort = props.get("reasoningEffort", props.get("reasoning_effort"))
+        if effort is not None and effort not in REASONING_EFFORTS:
+            raise OptionError("reasoningEffort", f"must be one of {', '.join(REASONING_EFFORTS)}")
+        mode = props.get("mode")
+        if mode is not None and mode != "plan":
+            raise OptionError("mode", "must be 'plan' (or absent)")
+        return options.model_copy(update={"reasoning_effort": effort, "mode": mode})
+
+    # ----- turns -----------------------------------------------------------------------------------------
+    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        if not self.settings.runner_scripted_model and not self.auth.ok:
+            raise BridgeError(MISSING_MESSAGE, code="AUTH_MISSING")
+        app = await self._prepare()
+        model = turn.options.model or self.default_model
+        self._interrupts.discard(turn.thread_id)
+        handle = await self._start_turn(app, turn, model)
+        adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model)
+        events = adapter.stream(handle.stream())
+        try:
+            async for event in events:
+                if isinstance(event, RunErrorEvent):
+                    raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
+                                      stderr_tail=self._stderr(turn, app))
+                yield event
+        except CodexError as exc:  # transport closed: the app-server died mid-turn
+            raise BridgeError(f"The Codex app-server stopped unexpectedly: {exc}", code="CLI_CRASHED",
+                              stderr_tail=self._stderr(turn, app)) from exc
+        finally:
+            self._turns.pop(turn.thread_id, None)
+            if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(handle.interrupt()), INTERRUPT_TIMEOUT)
+            with contextlib.suppress(Exception):
+                await events.aclose()
+
+    async def _start_turn(self, app: AppServer, turn: Turn, model: str) -> Any:
+        codex_thread_id = self.sessions.get(turn.thread_id)
+        try:
+            thread = await app.thread(codex_thread_id, model=model)
+        except CodexError as exc:
+            what = f"resume Codex thread {codex_thread_id}" if codex_thread_id else "start a Codex thread"
+            raise BridgeError(f"Could not {what}: {exc}", code="SESSION_ERROR",
+                              stderr_tail=self._stderr(turn, app)) from exc
+        self.sessions.set(turn.thread_id, thread.id)
+        options: dict[str, Any] = {"model": model}
+        if turn.options.reasoning_effort:
+            options["effort"] = turn.options.reasoning_effort
+        if turn.options.mode == "plan":
+            options["sandbox"] = Sandbox.read_only
+        try:
+            handle = await thread.turn(turn.prompt, **options)
+        except CodexError as exc:
+            raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",
+                              stderr_tail=self._stderr(turn, app)) from exc
+        self._turns[turn.thread_id] = handle
+        if turn.thread_id in self._interrupts:
+            await self.interrupt(turn.thread_id)
+        return handle
+
+    async def interrupt(self, thread_id: str) -> None:
+        handle = self._turns.get(thread_id)
+        if handle is None:
+            self._interrupts.add(thread_id)
+            return
+        self._interrupts.discard(thread_id)
+        try:
+            await asyncio.wait_for(handle.interrupt(), INTERRUPT_TIMEOUT)
+        except Exception as exc:  # the turn already ended, or the app-server is gone
+            log.info("codex interrupt of %s: %s", thread_id, exc)
+
+    @staticmethod
+    def _stderr(turn: Turn, app: AppServer) -> str:
+        for line in app.stderr_tail(20).splitlines():
+            turn.stderr_tail.add(line)
+        return turn.stderr_tail.text()
