@@ -1,0 +1,70 @@
+"""Which Anthropic credentials the runner has, and the variables Claude Code gets for them.
+
+Accepted, in this order: Vertex AI (``CLAUDE_CODE_USE_VERTEX=1`` with ``ANTHROPIC_VERTEX_PROJECT_ID`` and
+``CLOUD_ML_REGION``; ``GOOGLE_APPLICATION_CREDENTIALS`` optional for workload identity), a gateway
+(``ANTHROPIC_BASE_URL`` with ``ANTHROPIC_AUTH_TOKEN`` or ``ANTHROPIC_API_KEY``), ``ANTHROPIC_API_KEY``,
+``CLAUDE_CODE_OAUTH_TOKEN``. In scripted mode the CLI gets the scripted server's URL and a fake key instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+TRUE = {"1", "true", "yes", "on"}
+SECRET_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+VERTEX_REQUIRED = ("ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION")
+VERTEX_OPTIONAL = ("GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_VERTEX_BASE_URL", "GOOGLE_CLOUD_PROJECT")
+OPTIONAL_PASSTHROUGH = ("ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
+                        "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
+                        "ANTHROPIC_DEFAULT_HAIKU_MODEL", "API_TIMEOUT_MS")
+MISSING_HINT = ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_VERTEX",
+                "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION"]
+SCRIPTED_KEY = "sk-ant-scripted-offline-key"
+
+
+@dataclass(frozen=True)
+class ClaudeAuth:
+    source: str  # "vertex" | "gateway" | "api-key" | "oauth" | "scripted" | "" (none)
+    env: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.source)
+
+    @property
+    def secrets(self) -> list[str]:
+        return [v for k, v in self.env.items() if k in SECRET_NAMES and v and v != SCRIPTED_KEY]
+
+    def describe_missing(self) -> str:
+        return ("No Anthropic credentials are configured. Set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN, or "
+                "CLAUDE_CODE_USE_VERTEX=1 with ANTHROPIC_VERTEX_PROJECT_ID and CLOUD_ML_REGION, or ANTHROPIC_BASE_URL "
+                "with ANTHROPIC_AUTH_TOKEN" + (f" (missing: {', '.join(self.missing)})" if self.missing else "") + ".")
+
+
+def scripted_auth(base_url: str) -> ClaudeAuth:
+    return ClaudeAuth("scripted", {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": SCRIPTED_KEY})
+
+
+def resolve_auth(environ: Mapping[str, str]) -> ClaudeAuth:
+    def value(name: str) -> str:
+        return (environ.get(name) or "").strip()
+
+    extra = {k: value(k) for k in OPTIONAL_PASSTHROUGH if value(k)}
+    if value("CLAUDE_CODE_USE_VERTEX").lower() in TRUE:
+        missing = [k for k in VERTEX_REQUIRED if not value(k)]
+        if missing:
+            return ClaudeAuth("", missing=missing)
+        env = {"CLAUDE_CODE_USE_VERTEX": "1", **{k: value(k) for k in VERTEX_REQUIRED + VERTEX_OPTIONAL if value(k)}}
+        env.update({k: v for k, v in environ.items() if k.startswith("VERTEX_REGION_") and v})
+        return ClaudeAuth("vertex", env | extra)
+    base_url = value("ANTHROPIC_BASE_URL")
+    if base_url and (value("ANTHROPIC_AUTH_TOKEN") or value("ANTHROPIC_API_KEY")):
+        env = {k: value(k) for k in ("ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY") if value(k)}
+        return ClaudeAuth("gateway", env | extra)
+    if value("ANTHROPIC_API_KEY"):
+        return ClaudeAuth("api-key", {"ANTHROPIC_API_KEY": value("ANTHROPIC_API_KEY")} | extra)
+    if value("CLAUDE_CODE_OAUTH_TOKEN"):
+        return ClaudeAuth("oauth", {"CLAUDE_CODE_OAUTH_TOKEN": value("CLAUDE_CODE_OAUTH_TOKEN")} | extra)
+    return ClaudeAuth("", missing=list(MISSING_HINT))

@@ -1,0 +1,145 @@
+"""RUNNER_TYPE=claude (alias claude-agent-sdk): Claude Code through claude-agent-sdk's ``ClaudeSDKClient``.
+
+One persistent client (one CLI process) per AG-UI thread, partial messages on, translated to AG-UI by
+``ag_ui_claude``. The thread -> Claude session id map is persisted as soon as the CLI reports its session, so
+a new runner instance with the same state dir resumes the conversation (``--resume``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+
+from ag_ui.core import BaseEvent, RunErrorEvent
+from ag_ui_claude import ClaudeEventAdapter
+from claude_agent_sdk import ClaudeAgentOptions
+
+from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.claude.auth import ClaudeAuth, resolve_auth, scripted_auth
+from ambient_runner.bridges.claude.options import (
+    build_options,
+    claude_environment,
+    find_cli,
+    launcher_dir,
+    process_group_launcher,
+)
+from ambient_runner.bridges.claude.worker import ClaudeSession
+from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
+from ambient_runner.settings import RunnerSettings
+from ambient_runner.state.session_map import SessionMap
+
+SHUTDOWN_TIMEOUT = 40.0
+
+
+class ClaudeBridge(Bridge):
+    runner_type = "claude"
+
+    def __init__(self, settings: RunnerSettings) -> None:
+        self.settings = settings
+        self.scripted: AnthropicScriptedServer | None = None
+        self._sessions: dict[str, ClaudeSession] = {}
+        self._session_map: SessionMap | None = None
+        self._cli_path: Path | None = None
+
+    # ----- lifecycle -------------------------------------------------------------------------------------
+    async def startup(self) -> None:
+        os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")  # read by the SDK in this process
+        (self.settings.state_dir / "home").mkdir(parents=True, exist_ok=True)
+        self._session_map = SessionMap(self.settings.state_dir)
+        if self.settings.runner_scripted_model and self.scripted is None:
+            self.scripted = AnthropicScriptedServer().start()
+
+    async def shutdown(self) -> None:
+        sessions, self._sessions = list(self._sessions.values()), {}
+        if sessions:
+            await asyncio.wait_for(asyncio.gather(*(s.close() for s in sessions), return_exceptions=True),
+                                   SHUTDOWN_TIMEOUT)
+        if self.scripted is not None:
+            self.scripted.stop()
+            self.scripted = None
+        launcher = launcher_dir()
+        if launcher.exists():
+            shutil.rmtree(launcher, ignore_errors=True)
+
+    # ----- status ----------------------------------------------------------------------------------------
+    def auth(self) -> ClaudeAuth:
+        if self.settings.runner_scripted_model:
+            base_url = self.scripted.base_url if self.scripted is not None else "http://127.0.0.1:0"
+            return scripted_auth(base_url)
+        return resolve_auth(os.environ)
+
+    def readiness(self) -> Readiness:
+        if find_cli() is None:
+            return Readiness(False, ["CLAUDE_CLI_PATH"],
+                             "The Claude Code CLI was not found (claude-agent-sdk bundles it; or set CLAUDE_CLI_PATH).")
+        auth = self.auth()
+        if not auth.ok:
+            return Readiness(False, auth.missing, auth.describe_missing())
+        return Readiness(True, detail=f"claude credentials: {auth.source}")
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(runner_type="claude", framework="claude-agent-sdk", reasoning=True, mcp=True,
+                            default_model=self.settings.runner_default_model, models=self.settings.model_list)
+
+    def secret_values(self) -> Iterable[str]:
+        return self.auth().secrets
+
+    # ----- turns -----------------------------------------------------------------------------------------
+    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        auth = self.auth()
+        if not auth.ok:
+            raise BridgeError(auth.describe_missing(), code="AUTH_MISSING")
+        if not turn.prompt.strip():
+            raise BridgeError("The run has no user message to send to Claude.", code="EMPTY_PROMPT")
+        session = self._session(turn.thread_id)
+        adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
+        model = turn.options.model or self.settings.runner_default_model
+        turn_messages = session.turn(turn.prompt, model, turn.stderr_tail)
+        try:
+            async for item in turn_messages:
+                for event in adapter.feed(item):
+                    if isinstance(event, RunErrorEvent):
+                        raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
+                                          stderr_tail=turn.stderr_tail.text())
+                    yield event
+            for event in adapter.finish():
+                yield event
+        finally:
+            await turn_messages.aclose()
+
+    async def interrupt(self, thread_id: str) -> None:
+        session = self._sessions.get(thread_id)
+        if session is not None:
+            await session.interrupt()
+
+    # ----- sessions --------------------------------------------------------------------------------------
+    def _session(self, thread_id: str) -> ClaudeSession:
+        session = self._sessions.get(thread_id)
+        if session is None:
+            session_map = self._map()
+            session = ClaudeSession(
+                thread_id, self._options_factory(), session_id=session_map.get(thread_id),
+                on_session_id=lambda session_id: session_map.set(thread_id, session_id))
+            self._sessions[thread_id] = session
+        return session
+
+    def _map(self) -> SessionMap:
+        if self._session_map is None:
+            self._session_map = SessionMap(self.settings.state_dir)
+        return self._session_map
+
+    def _options_factory(self):  # noqa: ANN202 - see worker.OptionsFactory
+        def make(resume: str | None, model: str | None, stderr) -> ClaudeAgentOptions:  # noqa: ANN001
+            cli = find_cli()
+            if cli is None:
+                raise BridgeError("The Claude Code CLI was not found.", code="CLI_MISSING")
+            if self._cli_path is None:
+                self._cli_path = process_group_launcher(cli, launcher_dir())
+            env = claude_environment(self.settings, self.auth().env)
+            return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
+                                 stderr=stderr)
+
+        return make

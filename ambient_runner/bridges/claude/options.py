@@ -1,0 +1,118 @@
+"""The ``ClaudeAgentOptions`` (and the CLI environment) of one thread's Claude Code process.
+
+Decisions:
+
+* ``permission_mode="bypassPermissions"`` so a tool call never waits for a prompt nobody can answer, with
+  ``IS_SANDBOX=1`` (Claude Code refuses bypassPermissions as root otherwise).
+* ``setting_sources=[]``: the user's repository settings (``.claude/settings.json`` hooks, permission rules,
+  ``CLAUDE.md`` memory) and any user-level settings do not change the runner's behaviour unexpectedly.
+  ``CLAUDE_SETTING_SOURCES=user,project,local`` opts back in.
+* ``system_prompt`` is the ``claude_code`` preset: the SDK sends ``--system-prompt ""`` when it is left None.
+* ``CLAUDE_CONFIG_DIR`` = the state dir (sessions live there, synced to the store); ``HOME`` = a directory
+  inside it, never the machine user's home.
+* Environment: the SDK starts the CLI with ``{**os.environ, **options.env}`` and has no way to drop a variable,
+  so every runner variable that is not in the allowlisted CLI environment is overridden with an empty value
+  (``AGUI_TOKEN``, storage credentials and other runners' keys never reach the CLI or its tools).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from claude_agent_sdk import ClaudeAgentOptions
+
+from ambient_runner.process.environment import cli_environment
+from ambient_runner.settings import RunnerSettings
+
+DEFAULT_MAX_RETRIES = "2"
+# Variables the SDK sets itself: blanking them would override the SDK's value.
+SDK_OWNED = ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SDK_READS_SESSION_STATE", "CLAUDE_AGENT_SDK_")
+QUIET_FLAGS = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
+    "IS_SANDBOX": "1",
+}
+
+
+def bundled_cli() -> Path | None:
+    import claude_agent_sdk
+
+    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return path if path.is_file() else None
+
+
+def find_cli() -> Path | None:
+    """``CLAUDE_CLI_PATH``, else the SDK's bundled binary, else ``claude`` on PATH."""
+    configured = os.environ.get("CLAUDE_CLI_PATH")
+    if configured:
+        return Path(configured) if Path(configured).is_file() else None
+    found = bundled_cli() or shutil.which("claude")
+    return Path(found) if found else None
+
+
+def process_group_launcher(cli: Path, directory: Path) -> Path:
+    """A two-line launcher that ``exec``s the CLI through ``setsid``, so it leads its own process group.
+
+    The SDK starts the CLI with ``anyio.open_process`` in the runner's process group and signals only its pid;
+    with its own group the bridge can end the CLI and every tool process it started (``killpg``). The launched
+    process keeps the same pid (``setsid`` does not fork when its caller is not a group leader).
+    """
+    setsid = shutil.which("setsid")
+    if setsid is None:
+        return cli
+    directory.mkdir(parents=True, exist_ok=True)
+    launcher = directory / "claude"
+    launcher.write_text(f'#!/bin/sh\nexec {setsid} "{cli}" "$@"\n')
+    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return launcher
+
+
+def launcher_dir() -> Path:
+    return Path(tempfile.gettempdir()) / f"ambient-runner-claude-{os.getpid()}"
+
+
+def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
+                       environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    state_dir = settings.state_dir
+    extra = {
+        **QUIET_FLAGS,
+        "CLAUDE_CONFIG_DIR": str(state_dir),
+        "HOME": str(state_dir / "home"),
+        "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", DEFAULT_MAX_RETRIES),
+        **auth_env,
+    }
+    env = cli_environment(extra)
+    for name in (os.environ if environ is None else environ):
+        if name not in env and not name.startswith(SDK_OWNED):
+            env[name] = ""  # the SDK merges os.environ under options.env: hide the runner's own variables
+    return env
+
+
+def setting_sources() -> list[str]:
+    raw = os.environ.get("CLAUDE_SETTING_SOURCES", "")
+    return [s.strip() for s in raw.split(",") if s.strip() in ("user", "project", "local")]
+
+
+def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, str], model: str | None,
+                  resume: str | None, stderr: Callable[[str], None]) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(
+        cli_path=cli_path,
+        cwd=settings.workspace_path,
+        env=env,
+        model=model,
+        resume=resume,
+        permission_mode="bypassPermissions",
+        include_partial_messages=True,
+        setting_sources=setting_sources(),
+        system_prompt={"type": "preset", "preset": "claude_code"},
+        stderr=stderr,
+        max_buffer_size=settings.runner_max_line_bytes,
+    )

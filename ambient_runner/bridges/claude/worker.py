@@ -1,0 +1,217 @@
+"""One AG-UI thread's Claude Code session: a persistent ``ClaudeSDKClient`` (one CLI process for many turns).
+
+A long-lived reader task per session reads every message the CLI prints and hands it to the turn in progress;
+messages that belong to no turn (the tail of an abandoned turn) are dropped. The session survives interrupts;
+when the CLI dies, the next turn starts a new process that resumes the same Claude session id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+
+from ambient_runner.bridge.contract import BridgeError
+from ambient_runner.process.stderr_tail import StderrTail
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT = 90.0
+CONTROL_TIMEOUT = 10.0
+DRAIN_TIMEOUT = 15.0
+DISCONNECT_TIMEOUT = 25.0
+
+OptionsFactory = Callable[[str | None, str | None, Callable[[str], None]], ClaudeAgentOptions]
+
+
+@dataclass(frozen=True)
+class _End:
+    """The CLI's output ended (process exit or read error)."""
+
+    error: BaseException | None = None
+
+
+def _is_result(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "result"
+
+
+class ClaudeSession:
+    def __init__(self, thread_id: str, make_options: OptionsFactory, *, session_id: str | None,
+                 on_session_id: Callable[[str], None]) -> None:
+        self.thread_id = thread_id
+        self.session_id = session_id
+        self._make_options = make_options
+        self._on_session_id = on_session_id
+        self._client: ClaudeSDKClient | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._pid: int | None = None
+        self._model: str | None = None
+        self._queue: asyncio.Queue[Any] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._lock = asyncio.Lock()
+        self._stderr: StderrTail | None = None
+        self.session_stderr = StderrTail()
+
+    # ----- one turn --------------------------------------------------------------------------------------
+    async def turn(self, prompt: str, model: str | None, stderr_tail: StderrTail) -> AsyncIterator[Any]:
+        """Raw stream-json dicts of one turn, up to and including its ``result``."""
+        async with self._lock:
+            self._stderr = stderr_tail
+            await self._ready_for_turn(model)
+            client = self._client
+            assert client is not None
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+            self._queue = queue
+            self._idle.clear()
+            completed = False
+            try:
+                await client.query(prompt)
+                while True:
+                    item = await queue.get()
+                    if isinstance(item, _End):
+                        completed = True
+                        raise self._exit_error(item, stderr_tail)
+                    completed = _is_result(item)
+                    yield item
+                    if completed:
+                        return
+            finally:
+                self._stderr = None
+                if self._queue is queue:
+                    self._queue = None
+                if not completed:
+                    await self._abandon()
+
+    async def interrupt(self) -> bool:
+        """Ask the CLI to stop the current turn; the turn then ends with an interrupted result."""
+        client = self._client
+        if client is None or self._idle.is_set():
+            return False
+        try:
+            await asyncio.wait_for(client.interrupt(), CONTROL_TIMEOUT)
+            return True
+        except Exception as exc:  # noqa: BLE001 - a dead CLI cannot be interrupted; the core escalates
+            log.warning("claude interrupt failed for thread %s: %s", self.thread_id, exc)
+            return False
+
+    # ----- process lifecycle -----------------------------------------------------------------------------
+    async def _ready_for_turn(self, model: str | None) -> None:
+        if self._client is not None and not self._idle.is_set():
+            # An abandoned turn has not reported its result yet: wait for it, else start over.
+            try:
+                await asyncio.wait_for(self._idle.wait(), DRAIN_TIMEOUT)
+            except TimeoutError:
+                log.warning("claude session %s did not finish its previous turn; restarting", self.thread_id)
+                await self.close()
+        if self._client is not None and self._reader is not None and self._reader.done():
+            await self.close()
+        if self._client is None:
+            await self._connect(model)
+        elif model != self._model:
+            try:
+                await asyncio.wait_for(self._client.set_model(model), CONTROL_TIMEOUT)
+                self._model = model
+            except Exception:  # noqa: BLE001 - fall back to a new process with the new model
+                await self.close()
+                await self._connect(model)
+
+    async def _connect(self, model: str | None) -> None:
+        options = self._make_options(self.session_id, model, self._on_stderr)
+        client = ClaudeSDKClient(options)
+        try:
+            await asyncio.wait_for(client.connect(), CONNECT_TIMEOUT)
+        except BaseException as exc:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
+            if not isinstance(exc, Exception):
+                raise
+            tail = self._stderr.text() if self._stderr else self.session_stderr.text()
+            resumed = f" while resuming session {self.session_id}" if self.session_id else ""
+            raise BridgeError(f"Claude Code could not start{resumed}: {exc}", code="CLI_START_FAILED",
+                              stderr_tail=tail) from exc
+        self._client = client
+        self._model = model
+        transport = getattr(client, "_transport", None)
+        process = getattr(transport, "_process", None)
+        self._pid = getattr(process, "pid", None)
+        self._idle.set()
+        self._reader = asyncio.create_task(self._read(client), name=f"claude-reader-{self.thread_id}")
+
+    async def _read(self, client: ClaudeSDKClient) -> None:
+        end = _End()
+        try:
+            async for item in _raw_messages(client):
+                self._route(item)
+        except Exception as exc:  # noqa: BLE001 - handed to the turn as its error
+            end = _End(exc)
+        finally:
+            if self._queue is not None:
+                self._queue.put_nowait(end)
+            self._idle.set()
+
+    def _route(self, item: Any) -> None:
+        if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
+            session_id = item.get("session_id")
+            if session_id and session_id != self.session_id:
+                self.session_id = str(session_id)
+                self._on_session_id(self.session_id)
+        if self._queue is not None:
+            self._queue.put_nowait(item)
+        if _is_result(item):
+            self._idle.set()
+
+    def _on_stderr(self, line: str) -> None:
+        self.session_stderr.add(line)
+        if self._stderr is not None:
+            self._stderr.add(line)
+
+    async def _abandon(self) -> None:
+        """The consumer stopped before the result (interrupt escalation, timeout, shutdown)."""
+        if self._client is not None and not self._idle.is_set():
+            await self.interrupt()
+
+    def _exit_error(self, end: _End, tail: StderrTail) -> BridgeError:
+        why = f": {end.error}" if end.error else ""
+        return BridgeError(f"Claude Code stopped before finishing the turn{why}", code="CLI_EXITED",
+                           stderr_tail=tail.text() or self.session_stderr.text())
+
+    async def close(self) -> None:
+        """Disconnect (stdin closed, then SIGTERM, then SIGKILL inside the SDK) and end the process group."""
+        client, reader, pid = self._client, self._reader, self._pid
+        self._client, self._reader, self._pid = None, None, None
+        if client is not None:
+            try:
+                await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001
+                log.warning("claude disconnect failed for thread %s: %s", self.thread_id, exc)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # tool processes the CLI left behind
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+        self._idle.set()
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+
+async def _raw_messages(client: ClaudeSDKClient) -> AsyncIterator[Any]:
+    """The CLI's messages as raw dicts (the SDK's public iterator drops message kinds it does not know)."""
+    query = getattr(client, "_query", None)
+    if query is not None and hasattr(query, "receive_messages"):
+        async for item in query.receive_messages():
+            yield item
+        return
+    async for message in client.receive_messages():  # fallback: typed messages, also accepted by the adapter
+        yield message
