@@ -157,7 +157,7 @@ class CodexEventAdapter:
 
     # ----- text -------------------------------------------------------------------------------------------
     def _text_delta(self, params: dict[str, Any]) -> list[BaseEvent]:
-        item_id, delta = str(params.get("itemId", "")), str(params.get("delta") or "")
+        item_id, delta = str(params.get("itemId", "")), _text(params.get("delta"))
         if not delta:
             return []
         self._text_streamed.add(item_id)
@@ -179,7 +179,7 @@ class CodexEventAdapter:
 
     # ----- reasoning --------------------------------------------------------------------------------------
     def _reasoning_delta(self, params: dict[str, Any]) -> list[BaseEvent]:
-        item_id, delta = str(params.get("itemId", "")), str(params.get("delta") or "")
+        item_id, delta = str(params.get("itemId", "")), _text(params.get("delta"))
         if not delta:
             return []
         index = params.get("summaryIndex", params.get("contentIndex", 0))
@@ -275,3 +275,11 @@ class CodexEventAdapter:
 
     def _raw(self, method: str, params: dict[str, Any]) -> RawEvent:
         return RawEvent(event={"method": method, "params": params}, source=SOURCE)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a text delta, got {type(value).__name__}")
+    return value

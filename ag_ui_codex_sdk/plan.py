@@ -12,6 +12,8 @@ from ag_ui.core import BaseEvent, StateDeltaEvent, StateSnapshotEvent
 
 
 def plan_state(params: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(params.get("plan"), list):
+        raise TypeError("turn/plan/updated without a plan list")
     steps = [{"step": str(s.get("step", "")), "status": str(s.get("status", "pending"))}
              for s in params.get("plan") or [] if isinstance(s, dict)]
     return {"explanation": params.get("explanation"), "steps": steps}
