@@ -123,6 +123,10 @@ class GeminiCliAdapter:
         self.finished = True
         return events
 
+    def close_open_blocks(self) -> list[BaseEvent]:
+        """END events for what is still open (the text message), e.g. after an interrupt."""
+        return self._close_text()
+
     # ----- text ------------------------------------------------------------------------------------------
     def _close_text(self) -> list[BaseEvent]:
         if self._message_id is None:

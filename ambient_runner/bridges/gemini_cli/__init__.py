@@ -1,0 +1,1 @@
+"""The Gemini CLI bridge (RUNNER_TYPE=gemini-cli)."""

@@ -1,0 +1,125 @@
+"""Which credentials the Gemini CLI uses, read from the runner's environment.
+
+Modes, first match wins:
+
+* ``scripted``: the runner's offline scripted model (``RUNNER_SCRIPTED_MODEL=true``), a fake key;
+* ``vertex``: ``GOOGLE_GENAI_USE_VERTEXAI=true`` with ``GOOGLE_CLOUD_PROJECT`` + ``GOOGLE_CLOUD_LOCATION`` (or
+  ``GOOGLE_API_KEY`` for Vertex express mode); ``GOOGLE_APPLICATION_CREDENTIALS`` names a key file if set;
+* ``api-key``: ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` (passed to the CLI as ``GEMINI_API_KEY``), optionally
+  through a gateway (``GOOGLE_GEMINI_BASE_URL``);
+* ``gateway``: ``GOOGLE_GEMINI_BASE_URL`` alone (the gateway authenticates; the CLI gets a placeholder key);
+* ``oauth``: a personal Google login, ``GEMINI_OAUTH_CREDS_FILE`` pointing at a mounted ``oauth_creds.json``;
+  it is copied (0600) into the CLI's home in the state dir.
+
+Only the variables the chosen mode needs are passed to the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+VERTEX_VARS = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
+OAUTH_FILE_VAR = "GEMINI_OAUTH_CREDS_FILE"
+GATEWAY_VAR = "GOOGLE_GEMINI_BASE_URL"
+OAUTH_CREDS_NAME = "oauth_creds.json"
+# Files in the CLI's home that hold credentials: never synced to the state store.
+CREDENTIAL_FILE_NAMES = ("oauth_creds.json", "google_accounts.json", "mcp-oauth-tokens.json",
+                         "a2a-oauth-tokens.json", "gemini-credentials.json")
+SCRIPTED_KEY = "scripted-offline-key"
+GATEWAY_PLACEHOLDER_KEY = "gateway-managed"
+SELECTED_TYPES = {"scripted": "gemini-api-key", "api-key": "gemini-api-key", "gateway": "gemini-api-key",
+                  "vertex": "vertex-ai", "oauth": "oauth-personal"}
+ACCEPTED = ("GEMINI_API_KEY or GOOGLE_API_KEY; GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and "
+            "GOOGLE_CLOUD_LOCATION; GEMINI_OAUTH_CREDS_FILE (a mounted oauth_creds.json); or GOOGLE_GEMINI_BASE_URL")
+
+
+@dataclass(frozen=True)
+class GeminiAuth:
+    mode: str | None  # None: nothing configured
+    env: dict[str, str] = field(default_factory=dict)  # variables for the CLI
+    secrets: tuple[str, ...] = ()
+    oauth_file: Path | None = None
+    problem: str = ""  # why the configuration cannot work (empty when fine)
+    missing: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.mode is not None and not self.problem
+
+    @property
+    def selected_type(self) -> str:
+        return SELECTED_TYPES.get(self.mode or "", "gemini-api-key")
+
+
+def _get(environ: Mapping[str, str], name: str) -> str:
+    return environ.get(name, "").strip()
+
+
+def scripted_auth(base_url: str) -> GeminiAuth:
+    return GeminiAuth("scripted", {"GEMINI_API_KEY": SCRIPTED_KEY, GATEWAY_VAR: base_url})
+
+
+def resolve_auth(environ: Mapping[str, str] | None = None) -> GeminiAuth:
+    """The credentials configured in ``environ`` (default ``os.environ``)."""
+    env = os.environ if environ is None else environ
+    gateway = _get(env, GATEWAY_VAR)
+    if _get(env, "GOOGLE_GENAI_USE_VERTEXAI").lower() == "true":
+        return _vertex(env)
+    key = _get(env, "GEMINI_API_KEY") or _get(env, "GOOGLE_API_KEY")
+    if key:
+        cli_env = {"GEMINI_API_KEY": key} | ({GATEWAY_VAR: gateway} if gateway else {})
+        return GeminiAuth("gateway" if gateway else "api-key", cli_env, (key,))
+    oauth = _get(env, OAUTH_FILE_VAR)
+    if oauth:
+        path = Path(oauth)
+        if not path.is_file():
+            return GeminiAuth("oauth", problem=f"{OAUTH_FILE_VAR} points at {oauth}, which is not a readable file.",
+                              missing=(OAUTH_FILE_VAR,))
+        project = {"GOOGLE_CLOUD_PROJECT": _get(env, "GOOGLE_CLOUD_PROJECT")} if _get(env, "GOOGLE_CLOUD_PROJECT") else {}
+        return GeminiAuth("oauth", project, oauth_file=path)
+    if gateway:
+        return GeminiAuth("gateway", {"GEMINI_API_KEY": GATEWAY_PLACEHOLDER_KEY, GATEWAY_VAR: gateway})
+    return GeminiAuth(None, problem=f"No Gemini credentials are configured. Set {ACCEPTED}.",
+                      missing=(*API_KEY_VARS, "GOOGLE_GENAI_USE_VERTEXAI", OAUTH_FILE_VAR))
+
+
+def _vertex(env: Mapping[str, str]) -> GeminiAuth:
+    cli_env = {"GOOGLE_GENAI_USE_VERTEXAI": "true"}
+    secrets: list[str] = []
+    for name in ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_VERTEX_BASE_URL"):
+        if _get(env, name):
+            cli_env[name] = _get(env, name)
+    express_key = _get(env, "GOOGLE_API_KEY")
+    if express_key:
+        cli_env["GOOGLE_API_KEY"] = express_key
+        secrets.append(express_key)
+    credentials = _get(env, "GOOGLE_APPLICATION_CREDENTIALS")
+    if credentials:
+        if not Path(credentials).is_file():
+            return GeminiAuth("vertex", problem=f"GOOGLE_APPLICATION_CREDENTIALS points at {credentials}, which is "
+                              "not a readable file.", missing=("GOOGLE_APPLICATION_CREDENTIALS",))
+        cli_env["GOOGLE_APPLICATION_CREDENTIALS"] = credentials
+    has_project = "GOOGLE_CLOUD_PROJECT" in cli_env and "GOOGLE_CLOUD_LOCATION" in cli_env
+    if not has_project and not express_key:
+        missing = tuple(n for n in ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION") if n not in cli_env)
+        return GeminiAuth("vertex", problem="Vertex AI is selected (GOOGLE_GENAI_USE_VERTEXAI=true) but "
+                          f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set "
+                          "(or set GOOGLE_API_KEY for Vertex express mode).", missing=missing)
+    return GeminiAuth("vertex", cli_env, tuple(secrets))
+
+
+def install_oauth_credentials(auth: GeminiAuth, gemini_dir: Path) -> None:
+    """Copy the mounted login credentials into the CLI's home (0600), where the CLI reads them."""
+    if auth.oauth_file is None:
+        return
+    gemini_dir.mkdir(parents=True, exist_ok=True)
+    target = gemini_dir / OAUTH_CREDS_NAME
+    data = auth.oauth_file.read_bytes()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    os.chmod(target, 0o600)

@@ -1,0 +1,147 @@
+"""RUNNER_TYPE=gemini-cli: the Gemini CLI (``@google/gemini-cli``) as an AG-UI runner."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import ClassVar
+
+from ag_ui.core import BaseEvent
+
+from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.gemini_cli.auth import GeminiAuth, install_oauth_credentials, resolve_auth, scripted_auth
+from ambient_runner.bridges.gemini_cli.cli_config import (
+    CLI_PATH_VAR,
+    DEFAULT_MODEL,
+    DEFAULT_MODELS,
+    GeminiHome,
+    cli_env,
+    cli_path_or_name,
+    find_cli,
+    max_attempts,
+    turn_argv,
+    write_settings,
+)
+from ambient_runner.bridges.gemini_cli.worker import TurnRunner, TurnSpec
+from ambient_runner.process.environment import cli_environment
+from ambient_runner.process.supervisor import ProcessLimits
+from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
+from ambient_runner.settings import RunnerSettings
+from ambient_runner.state.session_map import SessionMap
+
+log = logging.getLogger(__name__)
+
+
+class GeminiCliBridge(Bridge):
+    runner_type: ClassVar[str] = "gemini-cli"
+
+    def __init__(self, settings: RunnerSettings) -> None:
+        self.settings = settings
+        self.home = GeminiHome.for_state_dir(settings.state_dir)
+        self.max_attempts = max_attempts()
+        self.scripted_server: ScriptedGeminiServer | None = None
+        self._auth: GeminiAuth | None = None
+        self._sessions: SessionMap | None = None
+        self._runner: TurnRunner | None = None
+        self._prepared = False
+
+    # ----- lifecycle -------------------------------------------------------------------------------------
+    async def startup(self) -> None:
+        if self.settings.runner_scripted_model and self.scripted_server is None:
+            self.scripted_server = ScriptedGeminiServer().start()
+            log.info("scripted Gemini model serving at %s", self.scripted_server.base_url)
+        self._prepare()
+
+    async def shutdown(self) -> None:
+        if self.scripted_server is not None:
+            self.scripted_server.stop()
+            self.scripted_server = None
+
+    def _prepare(self) -> None:
+        """Idempotent: CLI home, settings.json, login credentials, session map."""
+        auth = self.auth
+        if not self._prepared:
+            self.home.prepare()
+            if auth.ok:
+                write_settings(self.home, auth, self.max_attempts)
+                install_oauth_credentials(auth, self.home.gemini_dir)
+            self._prepared = auth.ok
+        if self._runner is None:
+            self._sessions = SessionMap(self.settings.state_dir)
+            self._runner = TurnRunner(self._sessions)
+
+    @property
+    def auth(self) -> GeminiAuth:
+        if self.scripted_server is not None:
+            return scripted_auth(self.scripted_server.base_url)
+        if self._auth is None:
+            self._auth = resolve_auth()
+        return self._auth
+
+    @property
+    def sessions(self) -> SessionMap:
+        self._prepare()
+        assert self._sessions is not None
+        return self._sessions
+
+    # ----- contract --------------------------------------------------------------------------------------
+    def readiness(self) -> Readiness:
+        missing: list[str] = []
+        details: list[str] = []
+        if find_cli() is None:
+            missing.append(CLI_PATH_VAR)
+            details.append(f"The Gemini CLI was not found ('{cli_path_or_name()}'): install @google/gemini-cli "
+                           f"or set {CLI_PATH_VAR}.")
+        if self.settings.runner_scripted_model and self.scripted_server is None:
+            details.append("The scripted model server is not started yet.")
+        elif not self.auth.ok:
+            missing.extend(self.auth.missing)
+            details.append(self.auth.problem)
+        return Readiness(not details, missing, " ".join(details))
+
+    def capabilities(self) -> Capabilities:
+        models = self.settings.model_list or list(DEFAULT_MODELS)
+        return Capabilities(runner_type=self.runner_type, framework="gemini-cli", reasoning=False, mcp=True,
+                            default_model=self._model(None), models=models)
+
+    def secret_values(self) -> Iterable[str]:
+        return [*self.auth.secrets, *self.settings.secret_values()]
+
+    def _model(self, requested: str | None) -> str:
+        return requested or self.settings.runner_default_model or DEFAULT_MODEL
+
+    def resume_failed_message(self, session_id: str) -> str:
+        return (f"The conversation could not be resumed: the Gemini CLI did not find its saved session {session_id} "
+                f"under {self.home.gemini_dir / 'tmp'} for the workspace {self.settings.workspace_path}. This "
+                "happens when the runner's state was not restored or the workspace path changed. The thread still "
+                "points at that session (nothing was dropped): restore the state dir, or start a new thread.")
+
+    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        auth = self.auth
+        if not auth.ok:
+            raise BridgeError(auth.problem, code="AUTH_MISSING")
+        self._prepare()
+        assert self._runner is not None
+        cli = find_cli()
+        if cli is None:
+            raise BridgeError(f"The Gemini CLI was not found ('{cli_path_or_name()}'). Install @google/gemini-cli "
+                              f"(npm install) or set {CLI_PATH_VAR} to the gemini executable.", code="CLI_NOT_FOUND")
+        workspace = self.settings.workspace_path
+        try:
+            workspace.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BridgeError(f"The workspace {workspace} cannot be used: {exc}", code="WORKSPACE_MISSING") from exc
+        resume = self.sessions.get(turn.thread_id)
+        spec = TurnSpec(
+            argv=turn_argv(cli, self._model(turn.options.model), resume),
+            cwd=workspace,
+            env=cli_environment(cli_env(self.home, auth)),
+            resume_session=resume,
+            limits=ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes),
+        )
+        async for event in self._runner.run(turn, spec, self.resume_failed_message):
+            yield event
+
+    async def interrupt(self, thread_id: str) -> None:
+        if self._runner is not None:
+            await self._runner.interrupt(thread_id)

@@ -1,0 +1,140 @@
+"""Where the Gemini CLI lives, where its home is, its settings.json, and the command line of one turn.
+
+The CLI keeps everything under ``$GEMINI_CLI_HOME/.gemini`` (settings.json, projects.json, tmp/<project>/chats
+with the sessions ``--resume`` needs). ``GEMINI_CLI_HOME`` is chosen so that this directory *is* the runner's
+state dir (``$RUNNER_STATE_ROOT/.gemini``): never the machine user's home, never inside the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ambient_runner.bridges.gemini_cli.auth import GeminiAuth
+
+DEFAULT_MODEL = "gemini-2.5-flash"
+DEFAULT_MODELS = ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite")
+DEFAULT_MAX_ATTEMPTS = 3
+MAX_ATTEMPTS_VAR = "GEMINI_CLI_MAX_ATTEMPTS"
+CLI_PATH_VAR = "GEMINI_CLI_PATH"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+GEMINI_DIR_NAME = ".gemini"
+
+
+@dataclass(frozen=True)
+class GeminiHome:
+    """The CLI's home (``GEMINI_CLI_HOME`` and ``HOME``), its ``.gemini`` dir and its temp dir."""
+
+    cli_home: Path
+    gemini_dir: Path
+    tmp_dir: Path
+
+    @classmethod
+    def for_state_dir(cls, state_dir: Path) -> GeminiHome:
+        state_dir = Path(state_dir).absolute()
+        if state_dir.name == GEMINI_DIR_NAME:  # $RUNNER_STATE_ROOT/.gemini: the CLI's home is the state root
+            cli_home, gemini_dir = state_dir.parent, state_dir
+        else:  # another name: the home is the state dir itself, the files go to <state dir>/.gemini
+            cli_home, gemini_dir = state_dir, state_dir / GEMINI_DIR_NAME
+        # Error reports and other temp files: next to the state dir (not synced, not the shared /tmp).
+        return cls(cli_home, gemini_dir, cli_home / f"{state_dir.name}-tmp")
+
+    @property
+    def settings_path(self) -> Path:
+        return self.gemini_dir / "settings.json"
+
+    def prepare(self) -> None:
+        for directory in (self.gemini_dir, self.tmp_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+
+
+def max_attempts(environ: Mapping[str, str] | None = None) -> int:
+    raw = (os.environ if environ is None else environ).get(MAX_ATTEMPTS_VAR, "").strip()
+    if not raw:
+        return DEFAULT_MAX_ATTEMPTS
+    try:
+        return min(10, max(1, int(raw)))
+    except ValueError:
+        return DEFAULT_MAX_ATTEMPTS
+
+
+def runner_settings(selected_type: str, attempts: int) -> dict[str, Any]:
+    """The settings the runner enforces: no telemetry, no update checks, bounded retries, no IDE."""
+    return {
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "maxAttempts": attempts},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "ide": {"enabled": False},
+        "security": {"auth": {"selectedType": selected_type}},
+    }
+
+
+def _merge(base: dict[str, Any], enforced: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in enforced.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def write_settings(home: GeminiHome, auth: GeminiAuth, attempts: int) -> None:
+    """Write settings.json (0600), keeping keys others put there (e.g. mcpServers) and enforcing ours."""
+    try:
+        existing = json.loads(home.settings_path.read_text())
+        if not isinstance(existing, dict):
+            existing = {}
+    except (OSError, ValueError):
+        existing = {}
+    merged = _merge(existing, runner_settings(auth.selected_type, attempts))
+    home.gemini_dir.mkdir(parents=True, exist_ok=True)
+    tmp = home.settings_path.with_name(f".settings.json.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(merged, out, indent=2)
+    os.replace(tmp, home.settings_path)
+
+
+def find_cli(environ: Mapping[str, str] | None = None) -> str | None:
+    """``$GEMINI_CLI_PATH``, else the repo's ``node_modules/.bin/gemini``, else ``gemini`` on PATH."""
+    env = os.environ if environ is None else environ
+    configured = env.get(CLI_PATH_VAR, "").strip()
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    bundled = REPO_ROOT / "node_modules" / ".bin" / "gemini"
+    if os.access(bundled, os.X_OK):
+        return str(bundled)
+    return shutil.which("gemini")
+
+
+def cli_path_or_name(environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    return find_cli(env) or env.get(CLI_PATH_VAR, "").strip() or "gemini"
+
+
+def turn_argv(cli: str, model: str, resume_session: str | None) -> list[str]:
+    """One headless turn. The prompt goes through stdin (``-p ""`` makes the run headless and the CLI uses
+    stdin as the prompt), so there is no argv size limit, no quoting and no leading-dash problem."""
+    argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", "yolo"]
+    if resume_session:
+        argv += ["--resume", resume_session]
+    return argv
+
+
+def cli_env(home: GeminiHome, auth: GeminiAuth) -> dict[str, str]:
+    """The variables the bridge sets for the CLI (on top of the allowlisted base environment)."""
+    return {
+        "GEMINI_CLI_HOME": str(home.cli_home),
+        "HOME": str(home.cli_home),
+        "TMPDIR": str(home.tmp_dir),
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "GEMINI_CLI_NO_RELAUNCH": "1",
+        "NO_COLOR": "1",
+        **auth.env,
+    }

@@ -1,0 +1,129 @@
+"""One Gemini CLI turn: start the process, translate its output, decide how the turn ended, clean up.
+
+A turn is one ``gemini --prompt= ... --output-format stream-json`` process (``--resume <session>`` for later
+turns of a thread), the prompt on stdin. The session id from ``init`` is saved in the session map at once.
+The terminal event is held back until the process has exited, so a finished run never leaves a CLI behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ag_ui.core import BaseEvent, RunErrorEvent, RunFinishedEvent
+
+from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
+from ambient_runner.bridge.contract import BridgeError, Turn
+from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
+from ambient_runner.state.session_map import SessionMap
+
+log = logging.getLogger(__name__)
+
+EXIT_WAIT = 15.0  # s to wait for the CLI to exit after its result line
+INTERRUPT_ESCALATION = 3.0  # s after SIGINT before the group is terminated
+
+
+@dataclass
+class TurnSpec:
+    """Everything one turn's process needs."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    resume_session: str | None
+    limits: ProcessLimits = field(default_factory=ProcessLimits)
+
+
+@dataclass
+class ActiveTurn:
+    process: SupervisedProcess
+    interrupted: bool = False
+    escalation: asyncio.Task[None] | None = None
+
+
+class TurnRunner:
+    """Runs turns and remembers the live one per thread (for ``interrupt``)."""
+
+    def __init__(self, sessions: SessionMap) -> None:
+        self.sessions = sessions
+        self.active: dict[str, ActiveTurn] = {}
+
+    async def interrupt(self, thread_id: str) -> bool:
+        """SIGINT to the turn's process group (the CLI stops at once, exit code 0, no result line)."""
+        active = self.active.get(thread_id)
+        if active is None:
+            return False
+        active.interrupted = True
+        active.process.signal_group(signal.SIGINT)
+        if active.escalation is None:
+            active.escalation = asyncio.create_task(self._escalate(active))
+        return True
+
+    @staticmethod
+    async def _escalate(active: ActiveTurn) -> None:
+        await asyncio.sleep(INTERRUPT_ESCALATION)
+        if active.process.returncode is None:
+            await active.process.stop(signal.SIGTERM)
+
+    async def run(self, turn: Turn, spec: TurnSpec, resume_hint: Callable[[str], str]) -> AsyncIterator[BaseEvent]:
+        adapter = GeminiCliAdapter(turn.thread_id, turn.run_id)
+        process = await SupervisedProcess.start(
+            spec.argv, cwd=spec.cwd, env=spec.env, stdin_data=turn.prompt.encode("utf-8"),
+            stderr_tail=turn.stderr_tail, limits=spec.limits)
+        active = ActiveTurn(process)
+        self.active[turn.thread_id] = active
+        terminal: BaseEvent | None = None
+        try:
+            async for line in process.lines():
+                for event in adapter.translate_line(line.text, line.dropped_bytes):
+                    if isinstance(event, RunFinishedEvent | RunErrorEvent):
+                        terminal = event
+                    else:
+                        yield event
+                if adapter.session_id:
+                    self.sessions.set(turn.thread_id, adapter.session_id)
+            exit_code = await self._wait(process)
+            if active.interrupted:
+                for event in adapter.close_open_blocks():
+                    yield event
+                return  # the core ends the run as cancelled
+            if isinstance(terminal, RunErrorEvent):
+                raise BridgeError(terminal.message, code=terminal.code or "AGENT_ERROR",
+                                  stderr_tail=turn.stderr_tail.text())
+            if terminal is not None:
+                yield terminal
+                return
+            for event in adapter.close_open_blocks():  # close an open text message before the error
+                yield event
+            raise self._exit_error(exit_code, spec, turn, resume_hint)
+        finally:
+            if self.active.get(turn.thread_id) is active:
+                del self.active[turn.thread_id]
+            if active.escalation is not None:
+                active.escalation.cancel()
+            await process.stop(signal.SIGTERM)
+
+    @staticmethod
+    async def _wait(process: SupervisedProcess) -> int | None:
+        try:
+            return await asyncio.wait_for(process.wait(), timeout=EXIT_WAIT)
+        except asyncio.TimeoutError:
+            log.warning("gemini (pid %s) did not exit %.0fs after its output ended; stopping it",
+                        process.pid, EXIT_WAIT)
+            with contextlib.suppress(Exception):
+                await process.stop(signal.SIGTERM)
+            return process.returncode
+
+    @staticmethod
+    def _exit_error(exit_code: int | None, spec: TurnSpec, turn: Turn,
+                    resume_hint: Callable[[str], str]) -> BridgeError:
+        stderr = turn.stderr_tail.text()
+        if exit_code == 42 and spec.resume_session:
+            return BridgeError(resume_hint(spec.resume_session), code="RESUME_FAILED", stderr_tail=stderr)
+        described = describe_exit(exit_code)
+        return BridgeError(described.message, code=described.code, stderr_tail=stderr)

@@ -1,0 +1,88 @@
+"""Fixtures for the Gemini CLI bridge tests: settings in a temp dir, the bridge with its scripted server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ag_ui.core import RunAgentInput, UserMessage
+
+from ambient_runner.bridge.contract import BridgeError, RunOptions, Turn
+from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
+from ambient_runner.settings import RunnerSettings
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "gemini"
+
+
+def make_settings(root: Path, **overrides: object) -> RunnerSettings:
+    values: dict[str, object] = {"runner_type": "gemini-cli", "workspace_path": root / "workspace",
+                                 "runner_state_root": root / "state", "runner_scripted_model": True}
+    values.update(overrides)
+    settings = RunnerSettings(**values)  # type: ignore[arg-type]
+    settings.workspace_path.mkdir(parents=True, exist_ok=True)
+    return settings
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> RunnerSettings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def one_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Errors fail after one request (production default: 3 attempts with backoff)."""
+    monkeypatch.setenv("GEMINI_CLI_MAX_ATTEMPTS", "1")
+
+
+@pytest.fixture
+async def bridge(settings: RunnerSettings, isolated_network: None, one_attempt: None
+                 ) -> AsyncIterator[GeminiCliBridge]:
+    bridge = GeminiCliBridge(settings)
+    await bridge.startup()
+    try:
+        yield bridge
+    finally:
+        await bridge.shutdown()
+
+
+def make_turn(thread_id: str, prompt: str, run_id: str = "run-1", model: str | None = None) -> Turn:
+    run_input = RunAgentInput(thread_id=thread_id, run_id=run_id, state=None, tools=[], context=[],
+                              forwarded_props=None, messages=[UserMessage(id=f"u-{run_id}", content=prompt)])
+    return Turn(thread_id=thread_id, run_id=run_id, prompt=prompt, input=run_input, options=RunOptions(model=model))
+
+
+def wire(event: Any) -> dict[str, Any]:
+    return event.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def collect(bridge: GeminiCliBridge, turn: Turn) -> list[dict[str, Any]]:
+    """run_turn's events as wire dicts; a BridgeError becomes a final RUN_ERROR entry."""
+    events: list[dict[str, Any]] = []
+    try:
+        async for event in bridge.run_turn(turn):
+            events.append(wire(event))
+    except BridgeError as exc:
+        events.append({"type": "RUN_ERROR", "message": exc.message, "code": exc.code, "stderr": exc.stderr_tail})
+    return events
+
+
+def gemini_pids() -> set[int]:
+    """Pids of live Gemini CLI processes (node running the gemini bundle)."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if any(b"gemini" in part and (b"bundle" in part or part.endswith(b"/gemini")) for part in argv[:3]) \
+                and state != "Z":
+            pids.add(int(entry))
+    return pids
