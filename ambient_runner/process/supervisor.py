@@ -156,6 +156,8 @@ class SupervisedProcess:
             self.signal_group(signal.SIGKILL)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._proc.wait(), timeout=self._limits.reap_timeout)
+            if self._proc.returncode is not None:
+                await _reap_group(self.pgid, self._limits.reap_timeout)
             self._stderr_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._stderr_task
@@ -168,6 +170,35 @@ class SupervisedProcess:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+async def _reap_group(pgid: int, timeout: float) -> None:
+    """Reap the group's orphans that were re-parented to us (we are a child subreaper, or PID 1 in a pod).
+
+    Called once the leader is reaped, so only grandchildren can be collected here.
+    """
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            reaped = os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG)
+        except ChildProcessError:
+            return  # none of the group's processes is our child (any more)
+        if reaped is None:  # children of ours remain in the group but are still dying
+            if asyncio.get_running_loop().time() > deadline:
+                log.warning("process group %s still has members after SIGKILL", pgid)
+                return
+            await asyncio.sleep(0.02)
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants (a CLI's grandchildren) re-parent to this process, so they can be reaped."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
 
 
 def kill_all_groups() -> None:

@@ -1,0 +1,77 @@
+"""Parsing a ``POST /run`` body into ``RunAgentInput`` with clear 4xx answers for anything malformed."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+import uuid
+from typing import Any
+
+from ag_ui.core import RunAgentInput
+from pydantic import ValidationError
+from starlette.requests import Request
+
+from ambient_runner.api.errors import ApiError
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_ID_CHARS = 256
+MAX_MESSAGES = 10_000
+
+
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "BODY_TOO_LARGE", f"the body is larger than {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise ApiError(413, "BODY_TOO_LARGE", f"the body is larger than {limit} bytes")
+    return bytes(body)
+
+
+def parse_json(body: bytes) -> Any:
+    if not body.strip():
+        raise ApiError(422, "INVALID_JSON", "the body is empty; send an AG-UI RunAgentInput as JSON")
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise ApiError(422, "INVALID_JSON", "the body is not valid UTF-8") from None
+    except RecursionError:
+        raise ApiError(422, "INVALID_JSON", "the body is nested too deeply") from None
+    except ValueError as exc:
+        raise ApiError(422, "INVALID_JSON", f"the body is not valid JSON: {exc}") from None
+
+
+def check_id(name: str, value: str) -> str:
+    if not value or not value.strip():
+        raise ApiError(422, "INVALID_REQUEST", f"{name} must not be empty")
+    if len(value) > MAX_ID_CHARS:
+        raise ApiError(422, "INVALID_REQUEST", f"{name} is longer than {MAX_ID_CHARS} characters")
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):
+        raise ApiError(422, "INVALID_REQUEST", f"{name} must not contain control characters")
+    return value
+
+
+def parse_run_input(body: bytes) -> RunAgentInput:
+    data = parse_json(body)
+    if not isinstance(data, dict):
+        raise ApiError(422, "INVALID_REQUEST", "the body must be a JSON object (an AG-UI RunAgentInput)")
+    data = dict(data)
+    if "runId" not in data and "run_id" not in data:
+        data["runId"] = str(uuid.uuid4())
+    messages = data.get("messages")
+    if isinstance(messages, list):
+        if len(messages) > MAX_MESSAGES:
+            raise ApiError(422, "INVALID_REQUEST", f"more than {MAX_MESSAGES} messages")
+        data["messages"] = [{"id": str(uuid.uuid4()), **m} if isinstance(m, dict) and "id" not in m else m
+                            for m in messages]
+    try:
+        run_input = RunAgentInput.model_validate(data)
+    except ValidationError as exc:
+        problems = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
+        raise ApiError(422, "INVALID_RUN_INPUT", "the body is not a valid AG-UI RunAgentInput",
+                       problems=problems) from None
+    check_id("threadId", run_input.thread_id)
+    check_id("runId", run_input.run_id)
+    return run_input

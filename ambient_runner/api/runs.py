@@ -1,0 +1,122 @@
+"""``POST /run`` (and ``/``), ``POST /interrupt``, ``GET /events/{threadId}``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse
+
+from ambient_runner.api.errors import ApiError
+from ambient_runner.api.run_input import check_id, parse_json, parse_run_input, read_body
+from ambient_runner.bridge.contract import OptionError
+from ambient_runner.runs.event_log import ThreadEventLog
+from ambient_runner.runs.manager import DrainingError, RunManager, ThreadBusyError
+from ambient_runner.runs.prompt import NoPromptError, new_user_text
+from ambient_runner.stream.encoding import sse_frame
+
+router = APIRouter()
+PING_SECONDS = 15
+RUN_BODY_SCHEMA = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+    "type": "object", "required": ["threadId", "messages"],
+    "properties": {"threadId": {"type": "string"}, "runId": {"type": "string"},
+                   "messages": {"type": "array", "items": {"type": "object"}},
+                   "forwardedProps": {"type": "object"}, "state": {}, "tools": {"type": "array"},
+                   "context": {"type": "array"}}}}}}}
+
+
+def _runs(request: Request) -> RunManager:
+    return request.app.state.runs
+
+
+async def stream_frames(request: Request, event_log: ThreadEventLog, after: int) -> AsyncIterator[bytes]:
+    """SSE frames of ``event_log`` after ``after``; batches are sent as one write."""
+    metrics = request.app.state.metrics
+    metrics.sse_clients.inc()
+    try:
+        async for batch in event_log.follow(after):
+            yield "".join(sse_frame(seq, data) for seq, data in batch).encode()
+    finally:
+        metrics.sse_clients.dec()
+
+
+def sse_response(request: Request, event_log: ThreadEventLog, after: int) -> EventSourceResponse:
+    return EventSourceResponse(stream_frames(request, event_log, after), ping=PING_SECONDS,
+                               headers={"X-Accel-Buffering": "no"})
+
+
+async def start_run(request: Request) -> EventSourceResponse:
+    runs = _runs(request)
+    run_input = parse_run_input(await read_body(request))
+    try:
+        prompt = new_user_text(run_input)
+    except NoPromptError as exc:
+        raise ApiError(422, "NO_PROMPT", str(exc)) from None
+    try:
+        options = runs.bridge.parse_options(run_input.forwarded_props if isinstance(
+            run_input.forwarded_props, dict) else None)
+    except OptionError as exc:
+        raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
+    try:
+        run = runs.start(run_input, prompt, options)
+    except ThreadBusyError as exc:
+        raise ApiError(409, "THREAD_BUSY", str(exc), threadId=run_input.thread_id) from None
+    except DrainingError as exc:
+        raise ApiError(503, "DRAINING", str(exc)) from None
+    state = runs.thread(run.thread_id)
+    assert state is not None
+    return sse_response(request, state.log, run.first_seq - 1)
+
+
+router.add_api_route("/run", start_run, methods=["POST"], response_class=EventSourceResponse,
+                     openapi_extra=RUN_BODY_SCHEMA, summary="Start a run; answers an SSE stream of AG-UI events")
+router.add_api_route("/", start_run, methods=["POST"], response_class=EventSourceResponse,
+                     openapi_extra=RUN_BODY_SCHEMA, summary="Alias of POST /run")
+
+
+@router.post("/interrupt", openapi_extra={"requestBody": {"required": False, "content": {"application/json": {
+    "schema": {"type": "object", "properties": {"threadId": {"type": "string"}}}}}}})
+async def interrupt(request: Request) -> JSONResponse:
+    """Interrupt the run of ``threadId`` (or every active run when no thread is named)."""
+    runs = _runs(request)
+    body = await read_body(request, limit=64 * 1024)
+    thread_id = None
+    if body.strip():
+        data = parse_json(body)
+        if not isinstance(data, dict):
+            raise ApiError(422, "INVALID_REQUEST", 'the body must be a JSON object like {"threadId": "..."}')
+        thread_id = data.get("threadId", data.get("thread_id"))
+        if thread_id is not None and not isinstance(thread_id, str):
+            raise ApiError(422, "INVALID_REQUEST", "threadId must be a string")
+    if thread_id is not None:
+        check_id("threadId", thread_id)
+        state = runs.thread(thread_id)
+        targets = [state.active] if state is not None and state.active is not None else []
+        if not targets:
+            raise ApiError(404, "NO_ACTIVE_RUN", f"thread {thread_id!r} has no run in progress")
+    else:
+        targets = runs.active_runs()
+        if not targets:
+            raise ApiError(404, "NO_ACTIVE_RUN", "no run is in progress")
+    for run in targets:
+        await runs.interrupt(run)
+    return JSONResponse({"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]})
+
+
+@router.get("/events/{thread_id}", response_class=EventSourceResponse)
+async def events(request: Request, thread_id: str, after: str | None = None) -> EventSourceResponse:
+    """Replay the thread's events after N (``Last-Event-ID`` or ``?after=N``), then follow its live run."""
+    check_id("threadId", thread_id)
+    raw = after if after is not None else request.headers.get("last-event-id", "0")
+    try:
+        cursor = int(raw or "0")
+        if cursor < 0:
+            raise ValueError
+    except ValueError:
+        raise ApiError(422, "INVALID_REQUEST", f"after / Last-Event-ID must be a whole number >= 0, got {raw!r}")
+    state = _runs(request).thread(thread_id)
+    if state is None:
+        raise ApiError(404, "UNKNOWN_THREAD", f"no events for thread {thread_id!r} in this runner")
+    return sse_response(request, state.log, cursor)
+

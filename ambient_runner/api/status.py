@@ -1,0 +1,61 @@
+"""``GET /health``, ``/ready``, ``/capabilities``, ``/metrics``, ``/mcp-status``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from ag_ui.core import PROTOCOL_VERSION
+
+router = APIRouter()
+
+
+@router.get("/health")
+async def health(request: Request) -> JSONResponse:
+    """Liveness: 200 while the process serves."""
+    return JSONResponse({"status": "ok", "runnerType": request.app.state.settings.runner_type})
+
+
+@router.get("/ready")
+async def ready(request: Request) -> JSONResponse:
+    """Readiness: 200 only when the CLI/SDK is present, credentials are configured and the runner is not draining."""
+    app_state = request.app.state
+    missing: list[str] = []
+    details: list[str] = []
+    readiness = app_state.bridge.readiness()
+    if not readiness.ready:
+        missing += readiness.missing
+        details.append(readiness.detail)
+    for check in app_state.readiness_checks:
+        problem = check()
+        if problem:
+            details.append(problem)
+    if app_state.runs.draining:
+        details.append("the runner is shutting down")
+    if missing or details:
+        return JSONResponse({"ready": False, "missing": missing, "detail": "; ".join(d for d in details if d)},
+                            status_code=503)
+    return JSONResponse({"ready": True})
+
+
+@router.get("/capabilities")
+async def capabilities(request: Request) -> JSONResponse:
+    caps = request.app.state.bridge.capabilities().model_dump(by_alias=True, exclude_none=True)
+    caps.update({
+        "protocolVersion": PROTOCOL_VERSION,
+        "replay": True,
+        "endpoints": ["POST /run", "POST /", "POST /interrupt", "GET /events/{threadId}", "GET /health",
+                      "GET /ready", "GET /capabilities", "GET /metrics", "GET /mcp-status"],
+    })
+    return JSONResponse(caps)
+
+
+@router.get("/metrics")
+async def metrics(request: Request) -> Response:
+    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/mcp-status")
+async def mcp_status(request: Request) -> JSONResponse:
+    return JSONResponse({"servers": await request.app.state.bridge.mcp_status()})

@@ -1,0 +1,128 @@
+"""The ASGI application: wires settings, the selected bridge, the run manager and the HTTP API together."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from ag_ui.core import RunAgentInput, UserMessage
+from fastapi import FastAPI
+
+from ambient_runner.api import runs as runs_api
+from ambient_runner.api import status as status_api
+from ambient_runner.api.auth import TokenAuthMiddleware
+from ambient_runner.api.errors import install_error_handlers
+from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.registry import create_bridge
+from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.process.supervisor import become_subreaper
+from ambient_runner.runs.manager import RunManager
+from ambient_runner.settings import RunnerSettings, load_settings
+from ambient_runner.stream.encoding import Redactor, environment_secrets
+
+log = logging.getLogger(__name__)
+
+INITIAL_PROMPT_MARKER = ".ambient-initial-prompt-started"
+
+# A lifecycle extension (e.g. state-dir sync): called at startup with the app; returns an async cleanup.
+StartupExtension = Callable[[FastAPI], Awaitable[Callable[[], Awaitable[None]] | None]]
+
+
+def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = None, *,
+               install_signal_handlers: bool = True,
+               extensions: list[StartupExtension] | None = None) -> FastAPI:
+    settings = settings or load_settings()
+    bridge = bridge or create_bridge(settings)
+    metrics = RunnerMetrics(settings.runner_type)
+    runs = RunManager(settings, bridge, Redactor(()), metrics)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        become_subreaper()
+        cleanups: list[Callable[[], Awaitable[None]]] = []
+        for extension in extensions or []:
+            cleanup = await extension(app)
+            if cleanup is not None:
+                cleanups.append(cleanup)
+        try:
+            await bridge.startup()
+        except Exception as exc:  # keep serving: /ready says what is wrong
+            log.exception("bridge startup failed")
+            app.state.readiness_checks.append(lambda: f"bridge startup failed: {exc}")
+        runs.redactor = Redactor([*settings.secret_values(), *bridge.secret_values(), *environment_secrets()])
+        restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
+        _start_initial_prompt(settings, runs)
+        try:
+            yield
+        finally:
+            await runs.shutdown()
+            for cleanup in reversed(cleanups):
+                with contextlib.suppress(Exception):
+                    await cleanup()
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(settings.runner_shutdown_grace):
+                    await bridge.shutdown()
+            runs.close()
+            if restore_signal is not None:
+                restore_signal()
+
+    app = FastAPI(title="ambient-runner", version="0.1.0", lifespan=lifespan,
+                  description="Runs a coding-agent CLI and streams its work as AG-UI events.")
+    app.state.settings = settings
+    app.state.bridge = bridge
+    app.state.runs = runs
+    app.state.metrics = metrics
+    app.state.readiness_checks = []  # callables returning a problem string or None
+    install_error_handlers(app)
+    app.include_router(status_api.router)
+    app.include_router(runs_api.router)
+    token = settings.agui_token.get_secret_value() if settings.agui_token else None
+    app.add_middleware(TokenAuthMiddleware, token=token)
+    return app
+
+
+def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:
+    """On SIGTERM: end active runs with their terminal event first, then let the server stop."""
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+    except ValueError:
+        return None
+    loop = asyncio.get_running_loop()
+
+    async def drain_then_exit(sig: int, frame: Any) -> None:
+        await runs.shutdown()
+        if callable(previous):
+            previous(sig, frame)
+        else:
+            raise SystemExit(128 + sig)
+
+    def on_sigterm(sig: int, frame: Any) -> None:
+        log.info("SIGTERM: draining active runs before stopping")
+        loop.call_soon_threadsafe(lambda: asyncio.ensure_future(drain_then_exit(sig, frame)))
+
+    try:
+        signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:  # not the main thread
+        return None
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _start_initial_prompt(settings: RunnerSettings, runs: RunManager) -> None:
+    """``INITIAL_PROMPT``: start that run once per session (not again when a replaced pod starts)."""
+    prompt = settings.initial_prompt.strip()
+    marker = settings.state_dir / INITIAL_PROMPT_MARKER
+    if not prompt or marker.exists():
+        return
+    run_input = RunAgentInput(thread_id=settings.session_id, run_id=f"initial-{uuid.uuid4()}",
+                              messages=[UserMessage(id=f"initial-{uuid.uuid4()}", role="user", content=prompt)],
+                              state=None, tools=[], context=[], forwarded_props=None)
+    runs.start(run_input, prompt, runs.bridge.parse_options(None))
+    marker.write_text(run_input.run_id)
+    log.info("started the initial prompt as run %s on thread %s", run_input.run_id, settings.session_id)

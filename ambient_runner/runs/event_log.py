@@ -1,0 +1,101 @@
+"""The per-thread event log behind the SSE ids and ``GET /events/{threadId}``.
+
+Every event of a thread gets the next sequence number (1, 2, ...; across runs). The newest ``memory`` events
+are kept in memory; every event is also appended to a spool file, so a client that reconnects after a long
+absence still gets everything it missed, in order, exactly once, while memory stays bounded (the spool keeps
+one 8-byte offset per event). Followers wait on a change signal and read at their own pace: a slow client
+never slows the run, and a run never waits for a client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from array import array
+from collections import deque
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+
+class ThreadEventLog:
+    def __init__(self, thread_id: str, spool_dir: Path, memory: int) -> None:
+        self.thread_id = thread_id
+        self._recent: deque[tuple[int, str]] = deque(maxlen=memory)
+        self._terminal_seqs: set[int] = set()
+        self.last_seq = 0
+        self.live = False  # a run is in progress and has not written its terminal event yet
+        self._changed = asyncio.Event()
+        name = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        spool_dir.mkdir(parents=True, exist_ok=True)
+        self._spool_path = spool_dir / f"{name}.jsonl"
+        self._spool = open(self._spool_path, "w+b")  # noqa: SIM115 - lives as long as the log
+        self._offsets = array("q")
+        self._dirty = False
+
+    # ----- writing ---------------------------------------------------------------------------------------
+    def begin_run(self) -> None:
+        self.live = True
+
+    def append(self, data: str, *, terminal: bool = False) -> int:
+        self.last_seq += 1
+        seq = self.last_seq
+        self._offsets.append(self._spool.tell())
+        self._spool.write(data.encode("utf-8", "surrogatepass") + b"\n")
+        self._dirty = True
+        self._recent.append((seq, data))
+        if terminal:
+            self._terminal_seqs.add(seq)
+            self.live = False
+        self._notify()
+        return seq
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def close(self) -> None:
+        self._spool.close()
+        self._spool_path.unlink(missing_ok=True)
+
+    # ----- reading ---------------------------------------------------------------------------------------
+    def read_after(self, after: int, limit: int = 512) -> list[tuple[int, str]]:
+        """Up to ``limit`` events with seq > ``after``, oldest first."""
+        if after >= self.last_seq:
+            return []
+        first_recent = self._recent[0][0] if self._recent else self.last_seq + 1
+        start = max(after + 1, 1)
+        if start >= first_recent:
+            index = start - first_recent
+            return [self._recent[i] for i in range(index, min(index + limit, len(self._recent)))]
+        return self._read_spool(start, min(first_recent - 1, start + limit - 1))
+
+    def _read_spool(self, first: int, last: int) -> list[tuple[int, str]]:
+        if self._dirty:
+            self._spool.flush()
+            self._dirty = False
+        out: list[tuple[int, str]] = []
+        with open(self._spool_path, "rb") as spool:
+            spool.seek(self._offsets[first - 1])
+            for seq in range(first, last + 1):
+                out.append((seq, spool.readline()[:-1].decode("utf-8", "surrogatepass")))
+        return out
+
+    def is_terminal(self, seq: int) -> bool:
+        return seq in self._terminal_seqs
+
+    async def follow(self, after: int) -> AsyncIterator[list[tuple[int, str]]]:
+        """Batches of events after ``after``: the backlog, then the live run until its terminal event.
+
+        Ends at once when no run is live and the backlog is delivered.
+        """
+        cursor = after
+        while True:
+            changed = self._changed
+            batch = self.read_after(cursor)
+            if batch:
+                cursor = batch[-1][0]
+                yield batch
+                continue
+            if not self.live:
+                return
+            await changed.wait()

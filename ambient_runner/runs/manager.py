@@ -1,0 +1,231 @@
+"""Runs: one at a time per thread, driven in the background so a run keeps going when its client leaves.
+
+``RunManager.start`` writes ``RUN_STARTED`` to the thread's event log and starts a task that pulls the bridge's
+events through the ``StreamGuard`` into the log. The task enforces the idle and wall-clock timeouts (they fire
+even when the CLI prints nothing), turns failures into ``RUN_ERROR`` with the CLI's stderr tail, and ends an
+interrupted run with ``RUN_FINISHED`` outcome ``cancelled``. Interrupt escalates: the bridge's polite interrupt,
+then after ``RUNNER_INTERRUPT_GRACE`` the bridge's stream is cancelled (its ``finally`` ends the process group).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from ag_ui.core import BaseEvent, RunAgentInput
+
+from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
+from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.runs.event_log import ThreadEventLog
+from ambient_runner.settings import RunnerSettings
+from ambient_runner.stream.encoding import Redactor, event_json
+from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_MESSAGE = ("The runner is shutting down (its pod is being replaced or stopped), so this run was stopped. "
+                    "Send the message again to continue; the conversation is kept.")
+
+
+class ThreadBusyError(RuntimeError):
+    pass
+
+
+class DrainingError(RuntimeError):
+    pass
+
+
+@dataclass
+class ActiveRun:
+    thread_id: str
+    run_id: str
+    first_seq: int
+    turn: Turn
+    task: asyncio.Task[None] | None = None
+    cancel_requested: bool = False
+    shutdown_requested: bool = False
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class ThreadState:
+    log: ThreadEventLog
+    ids: ThreadIds = field(default_factory=ThreadIds)
+    active: ActiveRun | None = None
+
+
+AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
+
+
+class RunManager:
+    def __init__(self, settings: RunnerSettings, bridge: Bridge, redactor: Redactor, metrics: RunnerMetrics) -> None:
+        self.settings = settings
+        self.bridge = bridge
+        self.redactor = redactor
+        self.metrics = metrics
+        self.threads: dict[str, ThreadState] = {}
+        self.draining = False
+        self.after_run_hooks: list[AfterRunHook] = []
+
+    # ----- queries ---------------------------------------------------------------------------------------
+    def thread(self, thread_id: str) -> ThreadState | None:
+        return self.threads.get(thread_id)
+
+    def active_runs(self) -> list[ActiveRun]:
+        return [t.active for t in self.threads.values() if t.active is not None]
+
+    def _thread_state(self, thread_id: str) -> ThreadState:
+        state = self.threads.get(thread_id)
+        if state is None:
+            state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory))
+            self.threads[thread_id] = state
+        return state
+
+    # ----- starting --------------------------------------------------------------------------------------
+    def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions) -> ActiveRun:
+        """Start a run; ``RUN_STARTED`` is in the log when this returns. Raises ThreadBusy / Draining."""
+        if self.draining:
+            raise DrainingError("the runner is shutting down and takes no new runs")
+        state = self._thread_state(run_input.thread_id)
+        if state.active is not None:
+            raise ThreadBusyError(f"thread {run_input.thread_id!r} already has a run in progress "
+                                  f"({state.active.run_id}); interrupt it or wait for it to finish")
+        guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
+        turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
+                    options=options)
+        state.log.begin_run()
+        first_seq = self._emit(state.log, guard.started())
+        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn)
+        state.active = run
+        self.metrics.run_started()
+        run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
+        return run
+
+    def _emit(self, event_log: ThreadEventLog, event: BaseEvent, terminal: bool = False) -> int:
+        self.metrics.events.inc()
+        return event_log.append(event_json(event, self.redactor), terminal=terminal)
+
+    # ----- driving ---------------------------------------------------------------------------------------
+    async def _drive(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
+        settings = self.settings
+        started = time.monotonic()
+        deadline = started + settings.runner_run_timeout
+        ending = Ending()
+        stream = self.bridge.run_turn(run.turn)
+        try:
+            while not guard.terminated:
+                now = time.monotonic()
+                wall_left = deadline - now
+                wait = min(settings.runner_idle_timeout, wall_left)
+                try:
+                    async with asyncio.timeout(max(wait, 0)):
+                        event = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    ending = self._timeout_ending(run, wall_left <= settings.runner_idle_timeout)
+                    break
+                for out in guard.accept(event, cancelled=run.cancel_requested):
+                    self._emit(state.log, out, terminal=guard.terminated)
+        except asyncio.CancelledError:
+            # Interrupt escalation or shutdown cancelled the bridge; the run still gets its terminal event.
+            if not (run.cancel_requested or run.shutdown_requested):
+                raise
+        except BridgeError as exc:
+            ending = Ending(error_message=_with_stderr(exc.message, exc.stderr_tail or run.turn.stderr_tail.text()),
+                            error_code=exc.code)
+        except Exception as exc:  # a bridge bug must still end the run cleanly
+            log.exception("bridge %s failed in run %s", self.bridge.runner_type, run.run_id)
+            ending = Ending(error_message=_with_stderr(f"The runner failed: {type(exc).__name__}: {exc}",
+                                                       run.turn.stderr_tail.text()), error_code="RUNNER_ERROR")
+        finally:
+            await _close_quietly(stream)
+            if not guard.terminated:
+                if run.shutdown_requested:
+                    ending = Ending(error_message=SHUTDOWN_MESSAGE, error_code="SHUTDOWN")
+                elif run.cancel_requested:
+                    ending = Ending(cancelled=True)
+                for out in guard.finish(ending):
+                    self._emit(state.log, out, terminal=guard.terminated)
+            state.active = None
+            self.metrics.run_finished(guard.outcome, time.monotonic() - started, guard.usage)
+            run.done.set()
+        for hook in self.after_run_hooks:
+            try:
+                await hook(run, guard.outcome)
+            except Exception:
+                log.exception("after-run hook failed for run %s", run.run_id)
+
+    def _timeout_ending(self, run: ActiveRun, wall: bool) -> Ending:
+        if wall:
+            message = (f"The run exceeded its time limit of {self.settings.runner_run_timeout:g} s "
+                       "(RUNNER_RUN_TIMEOUT) and was stopped.")
+            code = "RUN_TIMEOUT"
+        else:
+            message = (f"The agent produced no output for {self.settings.runner_idle_timeout:g} s "
+                       "(RUNNER_IDLE_TIMEOUT) and was stopped.")
+            code = "IDLE_TIMEOUT"
+        return Ending(error_message=_with_stderr(message, run.turn.stderr_tail.text()), error_code=code)
+
+    # ----- interrupt and shutdown ------------------------------------------------------------------------
+    async def interrupt(self, run: ActiveRun, *, shutdown: bool = False) -> None:
+        """Stop ``run``: the bridge's polite interrupt, then cancellation after the grace period."""
+        if shutdown:
+            run.shutdown_requested = True
+        else:
+            run.cancel_requested = True
+        grace = self.settings.runner_interrupt_grace
+        if not run.done.is_set():
+            try:
+                async with asyncio.timeout(grace):
+                    await self.bridge.interrupt(run.thread_id)
+            except Exception as exc:  # the escalation below still ends the run
+                log.warning("interrupt of run %s: bridge said %r; cancelling it", run.run_id, exc)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                await run.done.wait()
+        if not run.done.is_set() and run.task is not None:
+            log.warning("run %s did not stop within %.1fs of its interrupt; cancelling it", run.run_id, grace)
+            run.task.cancel()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace + 10):
+                    await run.done.wait()
+
+    async def shutdown(self) -> None:
+        """Take no new runs; end active runs with a terminal event; bounded by RUNNER_SHUTDOWN_GRACE."""
+        self.draining = True
+        runs = self.active_runs()
+        if runs:
+            log.info("shutting down: stopping %d active run(s)", len(runs))
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.runner_shutdown_grace):
+                    await asyncio.gather(*(self.interrupt(r, shutdown=True) for r in runs))
+        for run in self.active_runs():
+            if run.task is not None:
+                run.task.cancel()
+
+    def close(self) -> None:
+        for state in self.threads.values():
+            state.log.close()
+
+
+def _with_stderr(message: str, stderr_tail: str) -> str:
+    if not stderr_tail:
+        return message
+    return f"{message}\n\nLast lines of the agent's stderr:\n{stderr_tail}"
+
+
+async def _close_quietly(stream: object) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is None:
+        return
+    task = asyncio.ensure_future(aclose())
+    try:
+        async with asyncio.timeout(30):
+            await asyncio.shield(task)
+    except (asyncio.CancelledError, TimeoutError, Exception):  # noqa: BLE001 - cleanup must not raise
+        log.debug("closing a bridge stream raised", exc_info=True)

@@ -1,0 +1,327 @@
+"""The one place that guarantees CONTRACTS.md section 3 for every bridge.
+
+``StreamGuard`` sits between a bridge's event stream and the thread's event log. Whatever the bridge yields,
+the client sees: ``RUN_STARTED`` first; every text message, tool call, reasoning message/block and step closed
+before the terminal event; exactly one terminal event and nothing after it; no empty deltas; message and
+tool-call ids unique within the thread (a reused id is remapped); tool-call arguments as valid JSON (buffered
+until the call ends, so a call cut short still ends with parseable arguments); results only for started calls.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+
+from ag_ui.core import (
+    PROTOCOL_VERSION,
+    BaseEvent,
+    EventType,
+    RawEvent,
+    ReasoningEndEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StepFinishedEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    TokenUsage,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+)
+
+log = logging.getLogger(__name__)
+
+DELTA_EVENTS = {EventType.TEXT_MESSAGE_CONTENT, EventType.TOOL_CALL_ARGS, EventType.REASONING_MESSAGE_CONTENT}
+
+
+@dataclass
+class ThreadIds:
+    """Ids already used in a thread (message ids and tool-call ids must be unique within it)."""
+
+    used: set[str] = field(default_factory=set)
+    tool_calls: set[str] = field(default_factory=set)  # started tool calls (final ids), for TOOL_CALL_RESULT
+
+    def claim(self, wanted: str) -> str:
+        final, n = wanted, 1
+        while final in self.used:
+            n += 1
+            final = f"{wanted}~{n}"
+        self.used.add(final)
+        return final
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a run ended when the bridge did not send (or is overridden on) its terminal event."""
+
+    error_message: str | None = None
+    error_code: str | None = None
+    cancelled: bool = False
+    usage: TokenUsage | None = None
+
+
+class StreamGuard:
+    def __init__(self, thread_id: str, run_id: str, ids: ThreadIds) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self._ids = ids
+        self._remap: dict[str, str] = {}  # bridge id -> id on the wire, for this run
+        self._texts: dict[str, None] = {}  # open text messages (ordered)
+        self._tools: dict[str, list[str]] = {}  # open tool call -> buffered argument deltas
+        self._reasoning_messages: dict[str, None] = {}
+        self._reasoning_blocks: dict[str, None] = {}
+        self._steps: dict[str, None] = {}
+        self.terminated = False
+        self.outcome = ""  # "success" | "error" | "cancelled" once terminated
+        self.usage: TokenUsage | None = None
+
+    # ----- entry points ----------------------------------------------------------------------------------
+    def started(self) -> RunStartedEvent:
+        return RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION)
+
+    def accept(self, event: BaseEvent, *, cancelled: bool = False) -> list[BaseEvent]:
+        """Events to emit for one bridge event (none after the terminal event)."""
+        if self.terminated:
+            return []
+        kind = event.type
+        if kind in DELTA_EVENTS and not getattr(event, "delta", None):
+            return []
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            return [event]
+        return handler(self, event, cancelled)
+
+    def finish(self, ending: Ending) -> list[BaseEvent]:
+        """Close everything open and emit the terminal event (if not already terminated)."""
+        if self.terminated:
+            return []
+        if ending.cancelled:
+            return self._terminate(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
+                                                    outcome=RunFinishedCancelledOutcome(), usage=ending.usage))
+        if ending.error_message is not None:
+            return self._terminate(RunErrorEvent(message=ending.error_message, code=ending.error_code,
+                                                 usage=ending.usage))
+        return self._terminate(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=ending.usage))
+
+    # ----- helpers ---------------------------------------------------------------------------------------
+    def _wire_id(self, bridge_id: str) -> str:
+        return self._remap.get(bridge_id, bridge_id)
+
+    def _open_id(self, bridge_id: str) -> str:
+        final = self._ids.claim(bridge_id)
+        if final != bridge_id:
+            log.debug("id %s reused in thread %s; sent as %s", bridge_id, self.thread_id, final)
+        self._remap[bridge_id] = final
+        return final
+
+    def _close_all(self) -> list[BaseEvent]:
+        out: list[BaseEvent] = []
+        for tool_id in list(self._tools):
+            out += self._end_tool(tool_id)
+        for message_id in list(self._texts):
+            out.append(TextMessageEndEvent(message_id=message_id))
+        self._texts.clear()
+        for message_id in list(self._reasoning_messages):
+            out.append(ReasoningMessageEndEvent(message_id=message_id))
+        self._reasoning_messages.clear()
+        for message_id in list(self._reasoning_blocks):
+            out.append(ReasoningEndEvent(message_id=message_id))
+        self._reasoning_blocks.clear()
+        for step in list(self._steps):
+            out.append(StepFinishedEvent(step_name=step))
+        self._steps.clear()
+        return out
+
+    def _end_tool(self, wire_id: str) -> list[BaseEvent]:
+        args = "".join(self._tools.pop(wire_id))
+        return [ToolCallArgsEvent(tool_call_id=wire_id, delta=_valid_json(args)),
+                ToolCallEndEvent(tool_call_id=wire_id)]
+
+    def _terminate(self, terminal: BaseEvent) -> list[BaseEvent]:
+        out = self._close_all()
+        self.terminated = True
+        if isinstance(terminal, RunErrorEvent):
+            self.outcome = "error"
+        elif isinstance(terminal, RunFinishedEvent) and terminal.outcome is not None and \
+                getattr(terminal.outcome, "type", "") == "cancelled":
+            self.outcome = "cancelled"
+        else:
+            self.outcome = "success"
+        self.usage = getattr(terminal, "usage", None)
+        out.append(terminal)
+        return out
+
+    # ----- handlers (one per event kind) -----------------------------------------------------------------
+    def _on_run_started(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        return []  # the core sent RUN_STARTED already
+
+    def _on_run_finished(self, event: RunFinishedEvent, cancelled: bool) -> list[BaseEvent]:
+        if cancelled:
+            return self.finish(Ending(cancelled=True, usage=event.usage))
+        return self._terminate(event.model_copy(update={"thread_id": self.thread_id, "run_id": self.run_id}))
+
+    def _on_run_error(self, event: RunErrorEvent, cancelled: bool) -> list[BaseEvent]:
+        if cancelled:  # the CLI reports its own interruption as an error: the user asked for it
+            return self.finish(Ending(cancelled=True, usage=event.usage))
+        return self._terminate(event)
+
+    def _on_text_start(self, event: TextMessageStartEvent, cancelled: bool) -> list[BaseEvent]:
+        if self._wire_id(event.message_id) in self._texts:
+            return []
+        wire = self._open_id(event.message_id)
+        self._texts[wire] = None
+        return [event.model_copy(update={"message_id": wire})]
+
+    def _on_text_content(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        out: list[BaseEvent] = []
+        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+        if wire not in self._texts:
+            wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
+            self._texts[wire] = None
+            out.append(TextMessageStartEvent(message_id=wire, role="assistant"))
+        out.append(event.model_copy(update={"message_id": wire}))
+        return out
+
+    def _on_text_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+        if wire not in self._texts:
+            return []
+        del self._texts[wire]
+        return [event.model_copy(update={"message_id": wire})]
+
+    def _on_tool_start(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        if self._wire_id(event.tool_call_id) in self._tools:  # type: ignore[attr-defined]
+            return []
+        wire = self._open_id(event.tool_call_id)  # type: ignore[attr-defined]
+        self._tools[wire] = []
+        self._ids.tool_calls.add(wire)
+        update: dict[str, object] = {"tool_call_id": wire}
+        parent = getattr(event, "parent_message_id", None)
+        if parent:
+            update["parent_message_id"] = self._wire_id(parent)
+        return [event.model_copy(update=update)]
+
+    def _on_tool_args(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
+        if wire in self._tools:
+            self._tools[wire].append(event.delta)  # type: ignore[attr-defined]
+        return []
+
+    def _on_tool_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
+        return self._end_tool(wire) if wire in self._tools else []
+
+    def _on_tool_result(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
+        out: list[BaseEvent] = []
+        if wire in self._tools:
+            out += self._end_tool(wire)
+        if wire not in self._ids.tool_calls:
+            payload = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return [RawEvent(event=payload, source="ambient-runner/orphan-tool-result")]
+        message_id = self._ids.claim(event.message_id)  # type: ignore[attr-defined]
+        out.append(event.model_copy(update={"tool_call_id": wire, "message_id": message_id}))
+        return out
+
+    def _on_reasoning_start(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        if self._wire_id(event.message_id) in self._reasoning_blocks:  # type: ignore[attr-defined]
+            return []
+        wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
+        self._reasoning_blocks[wire] = None
+        return [event.model_copy(update={"message_id": wire})]
+
+    def _on_reasoning_message_start(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        bridge_id = event.message_id  # type: ignore[attr-defined]
+        out: list[BaseEvent] = []
+        if self._wire_id(bridge_id) not in self._reasoning_blocks:
+            out += self._on_reasoning_start(ReasoningStartEvent(message_id=bridge_id), cancelled)
+        wire = self._wire_id(bridge_id)
+        if wire in self._reasoning_messages:
+            return out
+        self._reasoning_messages[wire] = None
+        out.append(event.model_copy(update={"message_id": wire}))
+        return out
+
+    def _on_reasoning_content(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        bridge_id = event.message_id  # type: ignore[attr-defined]
+        out: list[BaseEvent] = []
+        if self._wire_id(bridge_id) not in self._reasoning_messages:
+            out += self._on_reasoning_message_start(
+                ReasoningMessageStartEvent(message_id=bridge_id, role="reasoning"), cancelled)
+        out.append(event.model_copy(update={"message_id": self._wire_id(bridge_id)}))
+        return out
+
+    def _on_reasoning_message_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+        if wire not in self._reasoning_messages:
+            return []
+        del self._reasoning_messages[wire]
+        return [event.model_copy(update={"message_id": wire})]
+
+    def _on_reasoning_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+        if wire not in self._reasoning_blocks:
+            return []
+        out: list[BaseEvent] = []
+        if wire in self._reasoning_messages:
+            del self._reasoning_messages[wire]
+            out.append(ReasoningMessageEndEvent(message_id=wire))
+        del self._reasoning_blocks[wire]
+        out.append(event.model_copy(update={"message_id": wire}))
+        return out
+
+    def _on_step_started(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        self._steps[event.step_name] = None  # type: ignore[attr-defined]
+        return [event]
+
+    def _on_step_finished(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        if event.step_name not in self._steps:  # type: ignore[attr-defined]
+            return []
+        del self._steps[event.step_name]  # type: ignore[attr-defined]
+        return [event]
+
+    def _on_chunk(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+        # Chunk events are a producer convenience; keep them out of the stream (the bridges never send them).
+        return [RawEvent(event=event.model_dump(mode="json", by_alias=True, exclude_none=True),
+                         source="ambient-runner/chunk")]
+
+
+def _valid_json(args: str) -> str:
+    """Arguments as valid JSON text: kept when they parse, wrapped as {"_raw": ...} when they do not."""
+    if not args.strip():
+        return "{}"
+    try:
+        json.loads(args)
+        return args
+    except ValueError:
+        return json.dumps({"_raw": args})
+
+
+_HANDLERS = {
+    EventType.RUN_STARTED: StreamGuard._on_run_started,
+    EventType.RUN_FINISHED: StreamGuard._on_run_finished,
+    EventType.RUN_ERROR: StreamGuard._on_run_error,
+    EventType.TEXT_MESSAGE_START: StreamGuard._on_text_start,
+    EventType.TEXT_MESSAGE_CONTENT: StreamGuard._on_text_content,
+    EventType.TEXT_MESSAGE_END: StreamGuard._on_text_end,
+    EventType.TOOL_CALL_START: StreamGuard._on_tool_start,
+    EventType.TOOL_CALL_ARGS: StreamGuard._on_tool_args,
+    EventType.TOOL_CALL_END: StreamGuard._on_tool_end,
+    EventType.TOOL_CALL_RESULT: StreamGuard._on_tool_result,
+    EventType.REASONING_START: StreamGuard._on_reasoning_start,
+    EventType.REASONING_MESSAGE_START: StreamGuard._on_reasoning_message_start,
+    EventType.REASONING_MESSAGE_CONTENT: StreamGuard._on_reasoning_content,
+    EventType.REASONING_MESSAGE_END: StreamGuard._on_reasoning_message_end,
+    EventType.REASONING_END: StreamGuard._on_reasoning_end,
+    EventType.STEP_STARTED: StreamGuard._on_step_started,
+    EventType.STEP_FINISHED: StreamGuard._on_step_finished,
+    EventType.TEXT_MESSAGE_CHUNK: StreamGuard._on_chunk,
+    EventType.TOOL_CALL_CHUNK: StreamGuard._on_chunk,
+    EventType.REASONING_MESSAGE_CHUNK: StreamGuard._on_chunk,
+}
+

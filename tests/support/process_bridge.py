@@ -1,0 +1,77 @@
+"""A test bridge over the shared process supervision: it runs ``tests/fakes/fake_cli.py`` with the run's prompt
+as the fake CLI's script and passes the AG-UI events it prints on to the core."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from ag_ui.core import BaseEvent, Event, RawEvent
+from pydantic import TypeAdapter, ValidationError
+
+from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.process.environment import cli_environment
+from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
+
+FAKE_CLI = Path(__file__).resolve().parents[1] / "fakes" / "fake_cli.py"
+EVENT = TypeAdapter(Event)
+
+
+class FakeCliBridge(Bridge):
+    runner_type = "fake-cli"
+
+    def __init__(self, workdir: Path, *, max_line_bytes: int = 8 * 1024 * 1024, kill_grace: float = 1.0,
+                 secrets: tuple[str, ...] = ()) -> None:
+        self.workdir = workdir
+        self.limits = ProcessLimits(max_line_bytes=max_line_bytes, kill_grace=kill_grace)
+        self.processes: dict[str, SupervisedProcess] = {}
+        self.pgids: list[int] = []
+        self.environments: list[dict[str, str]] = []
+        self._secrets = secrets
+
+    def readiness(self) -> Readiness:
+        return Readiness(True)
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(runner_type=self.runner_type, framework="fake-cli")
+
+    def secret_values(self) -> tuple[str, ...]:
+        return self._secrets
+
+    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        env = cli_environment({"FAKE": "1"})
+        self.environments.append(env)
+        proc = await SupervisedProcess.start([sys.executable, str(FAKE_CLI), "-"], cwd=self.workdir, env=env,
+                                             stdin_data=turn.prompt.encode(), stderr_tail=turn.stderr_tail,
+                                             limits=self.limits)
+        self.processes[turn.thread_id] = proc
+        self.pgids.append(proc.pgid)
+        try:
+            async for line in proc.lines():
+                if line.truncated:
+                    yield RawEvent(event={"oversizedLine": True, "droppedBytes": line.dropped_bytes},
+                                   source="fake-cli")
+                    continue
+                try:
+                    yield EVENT.validate_json(line.text)
+                except ValidationError:
+                    yield RawEvent(event={"line": line.text[:200]}, source="fake-cli")
+            code = await proc.wait()
+            if code != 0:
+                raise BridgeError(f"The fake CLI exited with code {code}.", code="CLI_EXIT",
+                                  stderr_tail=turn.stderr_tail.text())
+        finally:
+            self.processes.pop(turn.thread_id, None)
+            await proc.stop()
+
+    async def interrupt(self, thread_id: str) -> None:
+        proc = self.processes.get(thread_id)
+        if proc is not None:
+            proc.signal_group(signal.SIGINT)
+
+
+def script(*steps: dict) -> str:
+    return json.dumps(list(steps))
