@@ -62,7 +62,7 @@ from ag_ui_claude.results import result_summary, token_usage, tool_result_text
 SOURCE = "claude"
 TOOL_BLOCKS = {"tool_use", "server_tool_use", "mcp_tool_use"}
 INTERRUPT_MARKER = "[Request interrupted by user"
-QUIET_SYSTEM_SUBTYPES = {"init", "status", "session_state_changed"}
+QUIET_SYSTEM_SUBTYPES = {"init", "status", "session_state_changed", "thinking_tokens"}
 
 
 @dataclass
