@@ -1,0 +1,41 @@
+# ambient-runner: `make run` serves the runner (offline on the built-in scripted model when no credentials are
+# set), `make test` runs the tests. Everything installs from the project's own lock files.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RUNNER_TYPE ?= gemini-cli
+export RUNNER_TYPE
+
+.PHONY: install run test test-fast test-slow lint bench image image-smoke clean
+
+install: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+run: install  ## serve on :8001 (AGUI_PORT); offline scripted model when no credentials are set
+	$(VENV)/bin/ambient-runner serve --offline-if-no-credentials
+
+test: install  ## the whole suite (real CLIs run inside a loopback-only network namespace)
+	$(PY) -m pytest -q
+
+test-fast: install
+	$(PY) -m pytest -q -m "not real_cli and not slow"
+
+test-slow: install
+	$(PY) -m pytest -q -m slow
+
+lint: install
+	$(VENV)/bin/ruff check ambient_runner ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache
