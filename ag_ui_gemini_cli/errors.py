@@ -15,10 +15,17 @@ from dataclasses import dataclass
 CREDENTIAL_HINT = ("Check GEMINI_API_KEY / GOOGLE_API_KEY, or the Vertex AI settings (GOOGLE_CLOUD_PROJECT, "
                    "GOOGLE_APPLICATION_CREDENTIALS), or the mounted login credentials.")
 _STATUS_IN_TEXT = re.compile(r"\b(?:status(?: code)?|code|HTTP)[\s:=\"]*([1-5]\d\d)\b", re.IGNORECASE)
+_API_ERROR_WRAPPER = re.compile(r"\[API Error: (.*?)\](?:\s|$)", re.DOTALL)
 _GOOGLE_STATUS = {
     "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403, "RESOURCE_EXHAUSTED": 429, "INVALID_ARGUMENT": 400,
     "NOT_FOUND": 404, "INTERNAL": 500, "UNAVAILABLE": 503, "DEADLINE_EXCEEDED": 504,
 }
+
+# The CLI rewrites some API errors into prose without the status (e.g. quota errors in 0.61).
+_PHRASES = (
+    (re.compile(r"resource has been exhausted|quota|rate.?limit|too many requests", re.IGNORECASE), 429),
+    (re.compile(r"api key not valid|invalid api key|unauthenticated|permission denied", re.IGNORECASE), 401),
+)
 
 
 @dataclass(frozen=True)
@@ -48,11 +55,17 @@ def api_error_detail(raw: str) -> ApiErrorDetail:
             if not isinstance(status, int):
                 status = _GOOGLE_STATUS.get(str(error.get("status", "")))
             return ApiErrorDetail(status, str(error.get("message") or raw))
+    wrapped = _API_ERROR_WRAPPER.search(raw)
+    if wrapped:  # "[API Error: <text>]" followed by the CLI's own hint (which suggests interactive /auth)
+        raw = wrapped.group(1).strip()
     match = _STATUS_IN_TEXT.search(raw)
     if match:
         return ApiErrorDetail(int(match.group(1)), raw)
     for name, status in _GOOGLE_STATUS.items():
         if name in raw:
+            return ApiErrorDetail(status, raw)
+    for pattern, status in _PHRASES:
+        if pattern.search(raw):
             return ApiErrorDetail(status, raw)
     return ApiErrorDetail(None, raw)
 
