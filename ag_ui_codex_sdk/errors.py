@@ -59,8 +59,8 @@ def describe_failure(error: dict[str, Any] | None) -> TurnFailure:
         return TurnFailure("OpenAI rate limit or quota reached (HTTP 429). Wait and retry, or check the plan and "
                            f"billing of the OpenAI account.{suffix}", "RATE_LIMITED")
     if (status is not None and status >= 500) or kind in ("internalServerError", "serverOverloaded"):
-        shown = f"HTTP {status}" if status else "server error"
-        return TurnFailure(f"The OpenAI API had a server error ({shown}). Retry in a moment.{suffix}",
+        shown = status if status else "5xx"
+        return TurnFailure(f"The OpenAI API returned a server error (HTTP {shown}). Retry in a moment.{suffix}",
                            "PROVIDER_ERROR")
     if kind == "contextWindowExceeded":
         return TurnFailure("The conversation no longer fits the model's context window. Start a new thread."

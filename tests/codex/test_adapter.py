@@ -106,6 +106,20 @@ def test_error_401_becomes_an_actionable_run_error() -> None:
     ]
 
 
+@pytest.mark.parametrize(("name", "code", "message"), [
+    ("error429", "RATE_LIMITED", "OpenAI rate limit or quota reached (HTTP 429). Wait and retry, or check the plan "
+                                 "and billing of the OpenAI account. Details: Quota exceeded. Check your plan and "
+                                 "billing details."),
+    ("error500", "PROVIDER_ERROR", "The OpenAI API returned a server error (HTTP 5xx). Retry in a moment. "
+                                   "Details: We\u2019re currently experiencing high demand, which may cause "
+                                   "temporary errors."),
+])
+def test_rate_limit_and_server_errors(name: str, code: str, message: str) -> None:
+    events = translate(recorded(name))
+    assert [e["type"] for e in events] == ["RAW", "RUN_ERROR"]
+    assert events[-1] == {"type": "RUN_ERROR", "code": code, "message": message}
+
+
 def test_interrupted_turn_closes_the_message_and_ends_cancelled() -> None:
     assert translate(recorded("interrupted")) == [
         *text("msg_15", "slow chunk 0. ", "slow chunk 1. "),

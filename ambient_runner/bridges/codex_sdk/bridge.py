@@ -51,6 +51,8 @@ from ambient_runner.state.session_map import SessionMap
 log = logging.getLogger(__name__)
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 INTERRUPT_TIMEOUT = 10.0
+# printed at every start when CODEX_HOME is under /tmp (it then skips its arg0 helper links; nothing breaks)
+HARMLESS_STDERR = ("WARNING: proceeding, even though we could not create PATH aliases",)
 
 
 class CodexBridge(Bridge):
@@ -224,5 +226,6 @@ class CodexBridge(Bridge):
     @staticmethod
     def _stderr(turn: Turn, app: AppServer) -> str:
         for line in app.stderr_tail(20).splitlines():
-            turn.stderr_tail.add(line)
+            if not line.startswith(HARMLESS_STDERR):
+                turn.stderr_tail.add(line)
         return turn.stderr_tail.text()
