@@ -33,13 +33,13 @@ class RunnerMetrics:
         self.runs_started.inc()
         self.active_runs.inc()
 
-    def run_finished(self, outcome: str, seconds: float, usage: TokenUsage | None) -> None:
+    def run_finished(self, outcome: str, seconds: float, usage: list[TokenUsage] | None) -> None:
         self.active_runs.dec()
         self._runs_finished.labels(runner=self.runner_type, outcome=outcome or "error").inc()
         self.run_seconds.observe(seconds)
-        if usage is not None:
+        for entry in usage or ():
             for kind in ("input_tokens", "output_tokens"):
-                value = getattr(usage, kind, None)
+                value = getattr(entry, kind, None)
                 if value:
                     self._tokens.labels(runner=self.runner_type, kind=kind.removesuffix("_tokens")).inc(value)
 

@@ -62,7 +62,7 @@ class Ending:
     error_message: str | None = None
     error_code: str | None = None
     cancelled: bool = False
-    usage: TokenUsage | None = None
+    usage: list[TokenUsage] | None = None
 
 
 class StreamGuard:
@@ -78,7 +78,7 @@ class StreamGuard:
         self._steps: dict[str, None] = {}
         self.terminated = False
         self.outcome = ""  # "success" | "error" | "cancelled" once terminated
-        self.usage: TokenUsage | None = None
+        self.usage: list[TokenUsage] | None = None
 
     # ----- entry points ----------------------------------------------------------------------------------
     def started(self) -> RunStartedEvent:

@@ -1,0 +1,72 @@
+"""Start-up: settings errors, bridge selection, INITIAL_PROMPT."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from harness import RunnerHarness, check_stream
+from process_bridge import FakeCliBridge, script
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_main(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_"))}
+    return subprocess.run([sys.executable, "-c", "import main"], cwd=ROOT, env=clean | env, text=True,
+                          capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"RUNNER_TYPE": "langgraph"},
+     "ambient-runner: invalid RUNNER_TYPE (got 'langgraph'): must be one of claude, gemini-cli, codex-sdk, "
+     "claude-agent-sdk"),
+    ({"AGUI_PORT": "99999"}, "ambient-runner: invalid AGUI_PORT (got '99999'): Input should be less than or equal "
+                             "to 65535"),
+    ({"RUNNER_IDLE_TIMEOUT": "-1"}, "ambient-runner: invalid RUNNER_IDLE_TIMEOUT (got '-1'): Input should be "
+                                    "greater than 0"),
+    ({"RUNNER_STATE_DIR": "../etc"}, "ambient-runner: invalid RUNNER_STATE_DIR (got '../etc'): must be a plain "
+                                     "directory name such as .gemini"),
+])
+def test_a_bad_setting_stops_the_process_with_one_line(env, expected):
+    result = start_main(env)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [expected]
+
+
+def test_only_the_selected_bridge_is_imported():
+    code = ("import sys, main; print(sorted(m for m in sys.modules if m.startswith("
+            "('ambient_runner.bridges.', 'claude_agent_sdk', 'openai_codex', 'ag_ui_'))))")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_"))}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True, capture_output=True, timeout=60,
+                            env=clean | {"RUNNER_TYPE": "gemini-cli"})
+    assert result.returncode == 0, result.stderr
+    loaded = eval(result.stdout)  # noqa: S307 - our own printed list
+    assert not [m for m in loaded if m.startswith(("claude_agent_sdk", "openai_codex", "ag_ui_claude",
+                                                   "ag_ui_codex_sdk", "ambient_runner.bridges.claude",
+                                                   "ambient_runner.bridges.codex_sdk"))]
+    assert "ambient_runner.bridges.gemini_cli.bridge" in loaded
+
+
+async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path):
+    state_root = tmp_path / "state"
+    prompt = script({"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "started by itself"}})
+    async with RunnerHarness(FakeCliBridge(tmp_path), initial_prompt=prompt, session_id="sess-1",
+                             runner_state_root=state_root) as runner:
+        for _ in range(200):
+            state = runner.app.state.runs.thread("sess-1")
+            if state is not None and state.active is None:
+                break
+            await asyncio.sleep(0.05)
+        events = [e for _, e in await runner.events("sess-1")]
+    check_stream(events)
+    assert events[2]["delta"] == "started by itself"
+    # A replaced pod with the same state dir does not run the initial prompt again.
+    async with RunnerHarness(FakeCliBridge(tmp_path), initial_prompt=prompt, session_id="sess-1",
+                             runner_state_root=state_root) as runner:
+        await asyncio.sleep(0.3)
+        assert runner.app.state.runs.thread("sess-1") is None

@@ -1,0 +1,134 @@
+"""StreamGuard on its own: whole event lists in, whole event lists out."""
+
+from __future__ import annotations
+
+from ag_ui.core import (
+    ReasoningMessageContentEvent,
+    ReasoningStartEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    TokenUsage,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from harness import check_stream
+
+from ambient_runner.stream.encoding import Redactor, event_json
+from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
+
+
+def wire(events) -> list[dict]:
+    import json
+
+    return [json.loads(event_json(e, Redactor(()))) for e in events]
+
+
+def drive(bridge_events, ending=Ending(), cancelled=False, ids=None) -> list[dict]:
+    guard = StreamGuard("t", "r", ids or ThreadIds())
+    out = [guard.started()]
+    for event in bridge_events:
+        out += guard.accept(event, cancelled=cancelled)
+    out += guard.finish(ending)
+    events = wire(out)
+    check_stream(events)
+    return events
+
+
+def test_open_blocks_are_closed_before_an_error():
+    events = drive([
+        ReasoningStartEvent(message_id="think"),
+        ReasoningMessageContentEvent(message_id="think", delta="hmm"),
+        TextMessageContentEvent(message_id="m1", delta="partial"),
+        ToolCallStartEvent(tool_call_id="c1", tool_call_name="shell"),
+        ToolCallArgsEvent(tool_call_id="c1", delta='{"command": "ec'),
+        StepStartedEvent(step_name="edit"),
+    ], Ending(error_message="The CLI crashed.", error_code="CLI_EXIT"))
+    assert events == [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"},
+        {"type": "REASONING_START", "messageId": "think"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "think", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "think", "delta": "hmm"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "partial"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell"},
+        {"type": "STEP_STARTED", "stepName": "edit"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"_raw": "{\\"command\\": \\"ec"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "think"},
+        {"type": "REASONING_END", "messageId": "think"},
+        {"type": "STEP_FINISHED", "stepName": "edit"},
+        {"type": "RUN_ERROR", "message": "The CLI crashed.", "code": "CLI_EXIT"},
+    ]
+
+
+def test_tool_arguments_are_buffered_into_one_valid_delta():
+    events = drive([
+        ToolCallStartEvent(tool_call_id="c1", tool_call_name="shell"),
+        ToolCallArgsEvent(tool_call_id="c1", delta='{"command": '),
+        ToolCallArgsEvent(tool_call_id="c1", delta='"ls"}'),
+        ToolCallEndEvent(tool_call_id="c1"),
+        ToolCallResultEvent(message_id="res", tool_call_id="c1", content="a.txt"),
+    ])
+    assert events[1:-1] == [
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"command": "ls"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "res", "toolCallId": "c1", "content": "a.txt"},
+    ]
+
+
+def test_bridge_terminal_event_is_kept_with_usage_and_nothing_follows():
+    usage = TokenUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    events = drive([
+        RunStartedEvent(thread_id="x", run_id="y"),
+        TextMessageStartEvent(message_id="m", role="assistant"),
+        TextMessageContentEvent(message_id="m", delta="hi"),
+        RunFinishedEvent(thread_id="x", run_id="y", usage=[usage], result={"costUsd": 0.01}),
+        TextMessageContentEvent(message_id="late", delta="after the end"),
+        RunErrorEvent(message="also late"),
+    ])
+    assert [e["type"] for e in events] == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",
+                                           "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert events[-1] == {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "result": {"costUsd": 0.01},
+                          "usage": [{"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}]}
+
+
+def test_an_error_after_an_interrupt_becomes_the_cancelled_outcome():
+    events = drive([TextMessageContentEvent(message_id="m", delta="stopping"),
+                    RunErrorEvent(message="error_during_execution: aborted")], cancelled=True)
+    assert events[-1] == {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": "cancelled"}}
+
+
+def test_empty_deltas_duplicate_starts_and_stray_ends_are_dropped():
+    events = drive([
+        TextMessageStartEvent(message_id="m", role="assistant"),
+        TextMessageStartEvent(message_id="m", role="assistant"),
+        TextMessageContentEvent.model_construct(message_id="m", delta=""),
+        TextMessageEndEvent(message_id="m"),
+        TextMessageEndEvent(message_id="m"),
+        ToolCallEndEvent(tool_call_id="never-started"),
+    ])
+    assert [e["type"] for e in events] == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+
+
+def test_ids_reused_in_a_later_run_are_remapped_consistently():
+    ids = ThreadIds()
+    drive([TextMessageContentEvent(message_id="msg_1", delta="one")], ids=ids)
+    second = drive([TextMessageStartEvent(message_id="msg_1", role="assistant"),
+                    TextMessageContentEvent(message_id="msg_1", delta="two"),
+                    TextMessageEndEvent(message_id="msg_1")], ids=ids)
+    assert {e.get("messageId") for e in second[1:-1]} == {"msg_1~2"}
+
+
+def test_secrets_are_redacted_from_the_wire_json():
+    redact = Redactor(["sk-test-secret-1", 'quote"d-secret'])
+    text = event_json(RunErrorEvent(message='bad key sk-test-secret-1 and quote"d-secret'), redact)
+    assert text == '{"type":"RUN_ERROR","message":"bad key [REDACTED] and [REDACTED]"}'
