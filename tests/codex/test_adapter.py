@@ -71,7 +71,7 @@ def test_basic_tool_call() -> None:
 
 def test_text_with_several_deltas() -> None:
     assert translate(recorded("text_deltas")) == [
-        *text("msg_7", "Hello from the scripted model.", " No tools were needed."),
+        *text("msg_2", "Hello from the scripted model.", " No tools were needed."),
         finished(USAGE_1),
     ]
 
@@ -80,15 +80,15 @@ def test_reasoning_and_apply_patch() -> None:
     path = "/recorded/think_patch/workspace/hello.txt"
     changes = [{"path": path, "kind": "add"}]
     assert translate(recorded("think_patch")) == [
-        {"type": "REASONING_START", "messageId": "rs_9"},
-        {"type": "REASONING_MESSAGE_START", "messageId": "rs_9", "role": "reasoning"},
-        *[{"type": "REASONING_MESSAGE_CONTENT", "messageId": "rs_9", "delta": d}
+        {"type": "REASONING_START", "messageId": "rs_2"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "rs_2", "role": "reasoning"},
+        *[{"type": "REASONING_MESSAGE_CONTENT", "messageId": "rs_2", "delta": d}
           for d in ["**Planning** I should", " do what was asked", " (scripted reasoning)."]],
-        {"type": "REASONING_MESSAGE_END", "messageId": "rs_9"},
-        {"type": "REASONING_END", "messageId": "rs_9"},
-        *text("msg_10", "I will edit a file."),
-        *tool("call_11", "apply_patch", {"changes": changes}, {"status": "completed", "changes": changes}),
-        *text("msg_13", *FINAL),
+        {"type": "REASONING_MESSAGE_END", "messageId": "rs_2"},
+        {"type": "REASONING_END", "messageId": "rs_2"},
+        *text("msg_3", "I will edit a file."),
+        *tool("call_4", "apply_patch", {"changes": changes}, {"status": "completed", "changes": changes}),
+        *text("msg_6", *FINAL),
         finished(USAGE_2),
     ]
 
@@ -122,7 +122,7 @@ def test_rate_limit_and_server_errors(name: str, code: str, message: str) -> Non
 
 def test_interrupted_turn_closes_the_message_and_ends_cancelled() -> None:
     assert translate(recorded("interrupted")) == [
-        *text("msg_15", "slow chunk 0. ", "slow chunk 1. "),
+        *text("msg_2", "slow chunk 0. ", "slow chunk 1. "),
         finished(outcome={"type": "cancelled"}),
     ]
 
