@@ -145,6 +145,11 @@ class Bridge(ABC):
             raise OptionError("model", "must be a non-empty string")
         return RunOptions(model=model)
 
+    def state_excludes(self) -> list[str]:
+        """Globs, relative to the state dir, that state sync leaves out: caches, sockets, logs, temporary files
+        and every file that holds a credential (those come from secrets, never from the store)."""
+        return []
+
     async def mcp_status(self) -> list[dict[str, Any]]:
         """``GET /mcp-status``: configured MCP servers and whether the CLI connected to them."""
         return []
