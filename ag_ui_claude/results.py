@@ -16,7 +16,10 @@ def _int(value: Any) -> int:
 
 
 def token_usage(result: ResultMessage) -> list[TokenUsage] | None:
-    """Anthropic usage -> [TokenUsage] (RUN_FINISHED.usage is a list); input counts include cache reads and writes (they are input tokens)."""
+    """Anthropic usage -> ``[TokenUsage]`` (RUN_FINISHED.usage is a list).
+
+    Input counts include cache reads and writes: they are input tokens too.
+    """
     usage = result.usage if isinstance(result.usage, dict) else None
     if not usage:
         return None

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ag_ui_claude import ClaudeEventAdapter, translate
 from ag_ui_validate.pytest_plugin import assert_valid_agui
 from claude_agent_sdk._internal.message_parser import parse_message
+
+from ag_ui_claude import ClaudeEventAdapter, translate
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
 
@@ -59,8 +60,10 @@ def test_tool_call_stream() -> None:
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": first, "delta": "I will run a shell command."},
         {"type": "TEXT_MESSAGE_END", "messageId": first},
         {"type": "TOOL_CALL_START", "toolCallId": "toolu_scripted_1", "toolCallName": "Bash"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "toolu_scripted_1", "delta": '{"command": "echo hello > out.txt", "de'},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "toolu_scripted_1", "delta": 'scription": "run the scripted command"}'},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "toolu_scripted_1",
+         "delta": '{"command": "echo hello > out.txt", "de'},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "toolu_scripted_1",
+         "delta": 'scription": "run the scripted command"}'},
         {"type": "TOOL_CALL_END", "toolCallId": "toolu_scripted_1"},
         {"type": "TOOL_CALL_RESULT", "messageId": "toolu_scripted_1-result", "toolCallId": "toolu_scripted_1",
          "content": "(Bash completed with no output)", "role": "tool"},

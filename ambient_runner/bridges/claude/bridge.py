@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 from ag_ui.core import BaseEvent, RunErrorEvent
-from ag_ui_claude import ClaudeEventAdapter
 from claude_agent_sdk import ClaudeAgentOptions
 
+from ag_ui_claude import ClaudeEventAdapter
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
 from ambient_runner.bridges.claude.auth import ClaudeAuth, resolve_auth, scripted_auth
 from ambient_runner.bridges.claude.options import (

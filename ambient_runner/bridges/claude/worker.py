@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
 from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.process.stderr_tail import StderrTail
@@ -39,7 +39,15 @@ class _End:
 
 
 def _is_result(item: Any) -> bool:
-    return isinstance(item, dict) and item.get("type") == "result"
+    return isinstance(item, ResultMessage) or (isinstance(item, dict) and item.get("type") == "result")
+
+
+def _init_session_id(item: Any) -> str | None:
+    if isinstance(item, SystemMessage):
+        item = {"type": "system", "subtype": item.subtype, **(item.data if isinstance(item.data, dict) else {})}
+    if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
+        return str(item.get("session_id") or "") or None
+    return None
 
 
 class ClaudeSession:
@@ -158,11 +166,10 @@ class ClaudeSession:
             self._idle.set()
 
     def _route(self, item: Any) -> None:
-        if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
-            session_id = item.get("session_id")
-            if session_id and session_id != self.session_id:
-                self.session_id = str(session_id)
-                self._on_session_id(self.session_id)
+        session_id = _init_session_id(item)
+        if session_id and session_id != self.session_id:
+            self.session_id = session_id
+            self._on_session_id(session_id)
         if self._queue is not None:
             self._queue.put_nowait(item)
         if _is_result(item):
