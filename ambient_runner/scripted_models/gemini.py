@@ -36,8 +36,11 @@ TOOLFAIL_PATH = "/nonexistent/ambient-runner-toolfail.txt"
 _MODEL_PATH = re.compile(r"/models/([^/:?]+):(\w+)")
 
 
-def _texts(content: dict[str, Any]) -> str:
-    return "\n".join(str(p["text"]) for p in content.get("parts", []) if isinstance(p, dict) and "text" in p)
+def _last_text(content: dict[str, Any]) -> str:
+    """The last text part: after an interrupted turn the CLI sends the old and the new prompt as parts of one
+    user content, and the script must follow the new one."""
+    texts = [str(p["text"]) for p in content.get("parts", []) if isinstance(p, dict) and "text" in p]
+    return texts[-1] if texts else ""
 
 
 def latest_user_turn(body: Any) -> tuple[str, bool]:
@@ -49,7 +52,7 @@ def latest_user_turn(body: Any) -> tuple[str, bool]:
     has_tool_result = any(isinstance(p, dict) and "functionResponse" in p for p in last.get("parts", []))
     for content in reversed(contents):
         if isinstance(content, dict) and content.get("role", "user") == "user":
-            text = _texts(content)
+            text = _last_text(content)
             if text:
                 return text, has_tool_result
     return "", has_tool_result

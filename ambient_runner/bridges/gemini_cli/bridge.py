@@ -40,6 +40,7 @@ class GeminiCliBridge(Bridge):
         self.home = GeminiHome.for_state_dir(settings.state_dir)
         self.max_attempts = max_attempts()
         self.scripted_server: ScriptedGeminiServer | None = None
+        self._scripted_running = False
         self._auth: GeminiAuth | None = None
         self._sessions: SessionMap | None = None
         self._runner: TurnRunner | None = None
@@ -47,15 +48,16 @@ class GeminiCliBridge(Bridge):
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:
-        if self.settings.runner_scripted_model and self.scripted_server is None:
+        if self.settings.runner_scripted_model and not self._scripted_running:
             self.scripted_server = ScriptedGeminiServer().start()
+            self._scripted_running = True
             log.info("scripted Gemini model serving at %s", self.scripted_server.base_url)
         self._prepare()
 
     async def shutdown(self) -> None:
-        if self.scripted_server is not None:
-            self.scripted_server.stop()
-            self.scripted_server = None
+        if self.scripted_server is not None and self._scripted_running:
+            self.scripted_server.stop()  # kept: its request log stays readable
+            self._scripted_running = False
 
     def _prepare(self) -> None:
         """Idempotent: CLI home, settings.json, login credentials, session map."""
@@ -92,7 +94,7 @@ class GeminiCliBridge(Bridge):
             missing.append(CLI_PATH_VAR)
             details.append(f"The Gemini CLI was not found ('{cli_path_or_name()}'): install @google/gemini-cli "
                            f"or set {CLI_PATH_VAR}.")
-        if self.settings.runner_scripted_model and self.scripted_server is None:
+        if self.settings.runner_scripted_model and not self._scripted_running:
             details.append("The scripted model server is not started yet.")
         elif not self.auth.ok:
             missing.extend(self.auth.missing)
