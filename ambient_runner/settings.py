@@ -47,6 +47,11 @@ class RunnerSettings(BaseSettings):
     runner_default_model: str | None = Field(None, description="model when a run names none")
     runner_models: str = Field("", description="comma-separated models this deployment offers")
     runner_log_level: Literal["debug", "info", "warning", "error"] = "info"
+    state_store_url: str = Field("", description="durable store of the state dir: file:///path or s3://bucket/prefix")
+    state_store_s3_addressing_style: Literal["auto", "path", "virtual"] | None = Field(
+        None, description="S3 addressing style; default path with a custom endpoint, else auto")
+    runner_sync_interval: float = Field(30.0, gt=0, description="s between state syncs while a run is active")
+    runner_sync_timeout: float = Field(30.0, gt=0, description="s the final state sync on shutdown may take")
 
     @field_validator("runner_type")
     @classmethod
@@ -63,6 +68,19 @@ class RunnerSettings(BaseSettings):
         if value and (os.sep in value or value in (".", "..")):
             raise ValueError("must be a plain directory name such as .gemini")
         return value
+
+    @field_validator("state_store_url")
+    @classmethod
+    def _store_url(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            return value
+        scheme, sep, rest = value.partition("://")
+        if scheme == "file" and sep and rest.startswith("/") and rest.strip("/"):
+            return value
+        if scheme == "s3" and sep and rest.split("/", 1)[0]:
+            return value
+        raise ValueError("must be file:///absolute/path or s3://bucket/prefix")
 
     @property
     def state_dir(self) -> Path:
