@@ -188,3 +188,39 @@ class RunnerHarness:
         assert self.client is not None
         body = {} if thread_id is None else {"threadId": thread_id}
         return await self.client.post("/interrupt", json=body)
+
+
+class ThreadedRunner:
+    """The real app served by uvicorn in a background thread (for sync callers such as schemathesis)."""
+
+    def __init__(self, bridge: Bridge, **settings: Any) -> None:
+        import threading
+
+        self._harness = RunnerHarness(bridge, check=False, **settings)
+        self._thread = threading.Thread(target=self._serve, name="threaded-runner", daemon=True)
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.base_url = ""
+
+    def _serve(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            async with self._harness as runner:
+                self.base_url = runner.base_url
+                self._ready.set()
+                await self._stop.wait()
+
+        asyncio.run(main())
+
+    def __enter__(self) -> ThreadedRunner:
+        self._thread.start()
+        if not self._ready.wait(60):
+            raise RuntimeError("the runner did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(60)
