@@ -129,7 +129,7 @@ class RunManager:
                 except TimeoutError:
                     ending = self._timeout_ending(run, wall_left <= settings.runner_idle_timeout)
                     break
-                for out in guard.accept(event, cancelled=run.cancel_requested):
+                for out in guard.accept(event, stopping=self._stopping(run)):
                     self._emit(state.log, out, terminal=guard.terminated)
         except asyncio.CancelledError:
             # Interrupt escalation or shutdown cancelled the bridge; the run still gets its terminal event.
@@ -145,11 +145,7 @@ class RunManager:
         finally:
             await _close_quietly(stream)
             if not guard.terminated:
-                if run.shutdown_requested:
-                    ending = Ending(error_message=SHUTDOWN_MESSAGE, error_code="SHUTDOWN")
-                elif run.cancel_requested:
-                    ending = Ending(cancelled=True)
-                for out in guard.finish(ending):
+                for out in guard.finish(self._stopping(run) or ending):
                     self._emit(state.log, out, terminal=guard.terminated)
             state.active = None
             self.metrics.run_finished(guard.outcome, time.monotonic() - started, guard.usage)
@@ -159,6 +155,15 @@ class RunManager:
                 await hook(run, guard.outcome)
             except Exception:
                 log.exception("after-run hook failed for run %s", run.run_id)
+
+    @staticmethod
+    def _stopping(run: ActiveRun) -> Ending | None:
+        """How the run ends when the runner is stopping it (shutdown wins over an interrupt)."""
+        if run.shutdown_requested:
+            return Ending(error_message=SHUTDOWN_MESSAGE, error_code="SHUTDOWN")
+        if run.cancel_requested:
+            return Ending(cancelled=True)
+        return None
 
     def _timeout_ending(self, run: ActiveRun, wall: bool) -> Ending:
         if wall:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -84,8 +84,12 @@ class StreamGuard:
     def started(self) -> RunStartedEvent:
         return RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION)
 
-    def accept(self, event: BaseEvent, *, cancelled: bool = False) -> list[BaseEvent]:
-        """Events to emit for one bridge event (none after the terminal event)."""
+    def accept(self, event: BaseEvent, *, stopping: Ending | None = None) -> list[BaseEvent]:
+        """Events to emit for one bridge event (none after the terminal event).
+
+        ``stopping``: the run is being interrupted or shut down; a terminal event from the bridge (its report of
+        being stopped) is replaced by this ending, keeping the bridge's usage.
+        """
         if self.terminated:
             return []
         kind = event.type
@@ -94,7 +98,7 @@ class StreamGuard:
         handler = _HANDLERS.get(kind)
         if handler is None:
             return [event]
-        return handler(self, event, cancelled)
+        return handler(self, event, stopping)
 
     def finish(self, ending: Ending) -> list[BaseEvent]:
         """Close everything open and emit the terminal event (if not already terminated)."""
@@ -157,27 +161,27 @@ class StreamGuard:
         return out
 
     # ----- handlers (one per event kind) -----------------------------------------------------------------
-    def _on_run_started(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_run_started(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         return []  # the core sent RUN_STARTED already
 
-    def _on_run_finished(self, event: RunFinishedEvent, cancelled: bool) -> list[BaseEvent]:
-        if cancelled:
-            return self.finish(Ending(cancelled=True, usage=event.usage))
+    def _on_run_finished(self, event: RunFinishedEvent, stopping: Ending | None) -> list[BaseEvent]:
+        if stopping is not None:
+            return self.finish(replace(stopping, usage=event.usage))
         return self._terminate(event.model_copy(update={"thread_id": self.thread_id, "run_id": self.run_id}))
 
-    def _on_run_error(self, event: RunErrorEvent, cancelled: bool) -> list[BaseEvent]:
-        if cancelled:  # the CLI reports its own interruption as an error: the user asked for it
-            return self.finish(Ending(cancelled=True, usage=event.usage))
+    def _on_run_error(self, event: RunErrorEvent, stopping: Ending | None) -> list[BaseEvent]:
+        if stopping is not None:  # a CLI reports its own interruption as an error: the user asked for it
+            return self.finish(replace(stopping, usage=event.usage))
         return self._terminate(event)
 
-    def _on_text_start(self, event: TextMessageStartEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_text_start(self, event: TextMessageStartEvent, stopping: Ending | None) -> list[BaseEvent]:
         if self._wire_id(event.message_id) in self._texts:
             return []
         wire = self._open_id(event.message_id)
         self._texts[wire] = None
         return [event.model_copy(update={"message_id": wire})]
 
-    def _on_text_content(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_text_content(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         out: list[BaseEvent] = []
         wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
         if wire not in self._texts:
@@ -187,14 +191,14 @@ class StreamGuard:
         out.append(event.model_copy(update={"message_id": wire}))
         return out
 
-    def _on_text_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_text_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
         if wire not in self._texts:
             return []
         del self._texts[wire]
         return [event.model_copy(update={"message_id": wire})]
 
-    def _on_tool_start(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_tool_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         if self._wire_id(event.tool_call_id) in self._tools:  # type: ignore[attr-defined]
             return []
         wire = self._open_id(event.tool_call_id)  # type: ignore[attr-defined]
@@ -206,17 +210,17 @@ class StreamGuard:
             update["parent_message_id"] = self._wire_id(parent)
         return [event.model_copy(update=update)]
 
-    def _on_tool_args(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_tool_args(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
         if wire in self._tools:
             self._tools[wire].append(event.delta)  # type: ignore[attr-defined]
         return []
 
-    def _on_tool_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_tool_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
         return self._end_tool(wire) if wire in self._tools else []
 
-    def _on_tool_result(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_tool_result(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
         out: list[BaseEvent] = []
         if wire in self._tools:
@@ -228,18 +232,18 @@ class StreamGuard:
         out.append(event.model_copy(update={"tool_call_id": wire, "message_id": message_id}))
         return out
 
-    def _on_reasoning_start(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_reasoning_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         if self._wire_id(event.message_id) in self._reasoning_blocks:  # type: ignore[attr-defined]
             return []
         wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
         self._reasoning_blocks[wire] = None
         return [event.model_copy(update={"message_id": wire})]
 
-    def _on_reasoning_message_start(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_reasoning_message_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         bridge_id = event.message_id  # type: ignore[attr-defined]
         out: list[BaseEvent] = []
         if self._wire_id(bridge_id) not in self._reasoning_blocks:
-            out += self._on_reasoning_start(ReasoningStartEvent(message_id=bridge_id), cancelled)
+            out += self._on_reasoning_start(ReasoningStartEvent(message_id=bridge_id), stopping)
         wire = self._wire_id(bridge_id)
         if wire in self._reasoning_messages:
             return out
@@ -247,23 +251,23 @@ class StreamGuard:
         out.append(event.model_copy(update={"message_id": wire}))
         return out
 
-    def _on_reasoning_content(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_reasoning_content(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         bridge_id = event.message_id  # type: ignore[attr-defined]
         out: list[BaseEvent] = []
         if self._wire_id(bridge_id) not in self._reasoning_messages:
             out += self._on_reasoning_message_start(
-                ReasoningMessageStartEvent(message_id=bridge_id, role="reasoning"), cancelled)
+                ReasoningMessageStartEvent(message_id=bridge_id, role="reasoning"), stopping)
         out.append(event.model_copy(update={"message_id": self._wire_id(bridge_id)}))
         return out
 
-    def _on_reasoning_message_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_reasoning_message_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
         if wire not in self._reasoning_messages:
             return []
         del self._reasoning_messages[wire]
         return [event.model_copy(update={"message_id": wire})]
 
-    def _on_reasoning_end(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_reasoning_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
         if wire not in self._reasoning_blocks:
             return []
@@ -275,17 +279,17 @@ class StreamGuard:
         out.append(event.model_copy(update={"message_id": wire}))
         return out
 
-    def _on_step_started(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_step_started(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         self._steps[event.step_name] = None  # type: ignore[attr-defined]
         return [event]
 
-    def _on_step_finished(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_step_finished(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         if event.step_name not in self._steps:  # type: ignore[attr-defined]
             return []
         del self._steps[event.step_name]  # type: ignore[attr-defined]
         return [event]
 
-    def _on_chunk(self, event: BaseEvent, cancelled: bool) -> list[BaseEvent]:
+    def _on_chunk(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         # Chunk events are a producer convenience; keep them out of the stream (the bridges never send them).
         return [RawEvent(event=event.model_dump(mode="json", by_alias=True, exclude_none=True),
                          source="ambient-runner/chunk")]

@@ -30,11 +30,11 @@ def wire(events) -> list[dict]:
     return [json.loads(event_json(e, Redactor(()))) for e in events]
 
 
-def drive(bridge_events, ending=Ending(), cancelled=False, ids=None) -> list[dict]:
+def drive(bridge_events, ending=Ending(), stopping=None, ids=None) -> list[dict]:
     guard = StreamGuard("t", "r", ids or ThreadIds())
     out = [guard.started()]
     for event in bridge_events:
-        out += guard.accept(event, cancelled=cancelled)
+        out += guard.accept(event, stopping=stopping)
     out += guard.finish(ending)
     events = wire(out)
     check_stream(events)
@@ -103,7 +103,8 @@ def test_bridge_terminal_event_is_kept_with_usage_and_nothing_follows():
 
 def test_an_error_after_an_interrupt_becomes_the_cancelled_outcome():
     events = drive([TextMessageContentEvent(message_id="m", delta="stopping"),
-                    RunErrorEvent(message="error_during_execution: aborted")], cancelled=True)
+                    RunErrorEvent(message="error_during_execution: aborted")],
+                   stopping=Ending(cancelled=True))
     assert events[-1] == {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": "cancelled"}}
 
 

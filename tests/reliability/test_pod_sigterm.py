@@ -1,0 +1,114 @@
+"""Pod SIGTERM during a run, on the real entry point (``python main.py``) with each real CLI on its scripted
+model: the client gets a terminal event, the CLI's processes are gone, the runner exits within its grace."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from harness import check_stream
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def start_runner(runner_type: str, tmp_path: Path, port: int, **env: str) -> subprocess.Popen:
+    (tmp_path / "workspace").mkdir(exist_ok=True)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_"))}
+    return subprocess.Popen(
+        [sys.executable, "main.py"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=clean | {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "AGUI_HOST": "127.0.0.1",
+                     "AGUI_PORT": str(port), "WORKSPACE_PATH": str(tmp_path / "workspace"),
+                     "RUNNER_STATE_ROOT": str(tmp_path / "state"), "RUNNER_SHUTDOWN_GRACE": "8",
+                     "RUNNER_INTERRUPT_GRACE": "3"} | env)
+
+
+def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"runner exited: {proc.stdout.read() if proc.stdout else ''}")
+        try:
+            if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("runner not ready")
+
+
+@pytest.mark.real_cli
+@pytest.mark.parametrize("runner_type", RUNNERS)
+def test_sigterm_during_a_run_ends_it_cleanly(runner_type, tmp_path, isolated_network):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = start_runner(runner_type, tmp_path, port)
+    try:
+        wait_ready(url, proc)
+        body = {"threadId": "t1", "messages": [{"id": "u1", "role": "user", "content": "SLOW please stream"}]}
+        events: list[dict] = []
+        cli_processes: set[int] = set()
+        with httpx.stream("POST", f"{url}/run", json=body, timeout=60) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                events.append(json.loads(line[5:]))
+                if events[-1]["type"] == "TEXT_MESSAGE_CONTENT" and not cli_processes:
+                    cli_processes = descendants(proc.pid)
+                    assert cli_processes, "the CLI should be running"
+                    sent_at = time.monotonic()
+                    proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        exited_after = time.monotonic() - sent_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check_stream(events)
+    assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "SHUTDOWN", events[-1]
+    assert "shutting down" in events[-1]["message"]
+    assert code in (0, -signal.SIGTERM), proc.stdout.read() if proc.stdout else code  # uvicorn re-raises it
+    assert exited_after < 8 + 5
+    time.sleep(0.5)
+    assert [pid for pid in cli_processes if alive(pid)] == []
