@@ -10,10 +10,11 @@ from ambient_runner.app import create_app
 from ambient_runner.logging_setup import configure_logging
 from ambient_runner.server import serve
 from ambient_runner.settings import load_settings
+from ambient_runner.state.extension import state_extensions
 
 settings = load_settings()
 configure_logging(settings.runner_log_level)
-app = create_app(settings)
+app = create_app(settings, extensions=state_extensions(settings))
 
 if __name__ == "__main__":
     serve(app, settings)

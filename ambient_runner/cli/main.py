@@ -19,6 +19,7 @@ def serve(
     from ambient_runner.logging_setup import configure_logging
     from ambient_runner.server import serve as serve_app
     from ambient_runner.settings import load_settings
+    from ambient_runner.state.extension import state_extensions
 
     settings = load_settings()
     configure_logging(settings.runner_log_level)
@@ -34,7 +35,7 @@ def serve(
             bridge = create_bridge(settings)
     typer.secho(f"ambient-runner ({settings.runner_type}) on http://{settings.agui_host}:{settings.agui_port}",
                 err=True)
-    serve_app(create_app(settings, bridge), settings)
+    serve_app(create_app(settings, bridge, extensions=state_extensions(settings)), settings)
 
 
 def _register_client() -> None:
