@@ -196,3 +196,29 @@ def test_capabilities(tmp_path: Path) -> None:
     assert capabilities.reasoning and capabilities.state_snapshots
     assert capabilities.default_model == "gpt-5.5"
     assert os.path.basename(str(make_settings(tmp_path).state_dir)) == ".codex"
+
+
+async def test_app_server_death_ends_the_run_and_the_next_turn_restarts_it(runner: RunnerHarness) -> None:
+    import signal
+
+    bridge = runner.bridge
+    assert isinstance(bridge, CodexBridge)
+    await run(runner, "t-crash", "NOTOOL first")
+    server = scripted(runner)
+    server.slow_delay = 0.5
+    task = asyncio.create_task(run(runner, "t-crash", "SLOW keep going"))
+    async with asyncio.timeout(TIMEOUT):
+        while not any("SLOW keep going" in json.dumps(b) for b in server.bodies()):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.8)
+        assert bridge._app is not None and bridge._app.pgid is not None  # noqa: SLF001
+        dead_group = bridge._app.pgid  # noqa: SLF001
+        os.killpg(dead_group, signal.SIGKILL)
+        events = await task
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert "app-server stopped unexpectedly" in events[-1]["message"]
+    events = await run(runner, "t-crash", "NOTOOL after the crash")
+    assert events[-1]["type"] == "RUN_FINISHED"
+    assert bridge._app.pgid != dead_group  # noqa: SLF001 - a new app-server
+    texts = request_texts(runner)
+    assert any("NOTOOL first" in t for t in texts), "the restarted app-server resumed the thread"

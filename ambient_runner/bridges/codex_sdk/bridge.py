@@ -170,7 +170,8 @@ class CodexBridge(Bridge):
         self._interrupts.discard(turn.thread_id)
         handle = await self._start_turn(app, turn, model)
         adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model)
-        events = adapter.stream(handle.stream())
+        notifications = handle.stream()
+        events = adapter.stream(notifications)
         try:
             async for event in events:
                 if isinstance(event, RunErrorEvent):
@@ -178,15 +179,18 @@ class CodexBridge(Bridge):
                                       stderr_tail=self._stderr(turn, app))
                 yield event
         except CodexError as exc:  # transport closed: the app-server died mid-turn
-            raise BridgeError(f"The Codex app-server stopped unexpectedly: {exc}", code="CLI_CRASHED",
+            log.warning("codex app-server failed mid-turn: %s", exc)
+            raise BridgeError("The Codex app-server stopped unexpectedly; the next run starts a new one and "
+                              "continues the thread.", code="CLI_CRASHED",
                               stderr_tail=self._stderr(turn, app)) from exc
         finally:
             self._turns.pop(turn.thread_id, None)
             if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(asyncio.shield(handle.interrupt()), INTERRUPT_TIMEOUT)
-            with contextlib.suppress(Exception):
-                await events.aclose()
+            for generator in (events, notifications):  # the SDK's stream closes its turn subscription
+                with contextlib.suppress(Exception):
+                    await generator.aclose()
 
     async def _start_turn(self, app: AppServer, turn: Turn, model: str) -> Any:
         codex_thread_id = self.sessions.get(turn.thread_id)
