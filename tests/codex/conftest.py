@@ -29,8 +29,8 @@ def make_settings(root: Path, **overrides: object) -> RunnerSettings:
     return settings
 
 
-def harness_for(bridge: CodexBridge, root: Path) -> RunnerHarness:
-    return RunnerHarness(bridge, **settings_values(root))
+def harness_for(bridge: CodexBridge, root: Path, **overrides: object) -> RunnerHarness:
+    return RunnerHarness(bridge, **settings_values(root, **overrides))
 
 
 @pytest.fixture

@@ -222,3 +222,18 @@ async def test_app_server_death_ends_the_run_and_the_next_turn_restarts_it(runne
     assert bridge._app.pgid != dead_group  # noqa: SLF001 - a new app-server
     texts = request_texts(runner)
     assert any("NOTOOL first" in t for t in texts), "the restarted app-server resumed the thread"
+
+
+async def test_idle_timeout_stops_the_turn_and_the_thread_stays_usable(
+        tmp_path: Path, isolated_network: None, no_openai_env: None) -> None:
+    bridge = CodexBridge(make_settings(tmp_path))
+    async with harness_for(bridge, tmp_path, runner_idle_timeout=3.0) as runner:
+        await run(runner, "t-hang", "NOTOOL first")
+        scripted(runner).mode = "hang"
+        events = await run(runner, "t-hang", "NOTOOL this one hangs")
+        assert events[-1]["type"] == "RUN_ERROR"
+        scripted(runner).mode = "ok"
+        events = await run(runner, "t-hang", "NOTOOL after the timeout")
+        assert events[-1]["type"] == "RUN_FINISHED"
+        texts = request_texts(runner)  # a new turn (not a join of the hung one) on the same thread
+        assert "NOTOOL after the timeout" in texts[-1] and any("NOTOOL first" in t for t in texts)
