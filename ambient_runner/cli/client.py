@@ -1,0 +1,280 @@
+"""``ambient-runner run "prompt"``: talk to a runner from a terminal (locally or through ``kubectl port-forward``).
+
+Posts an AG-UI ``RunAgentInput`` to ``POST /run`` and renders the SSE stream (``render.EventRenderer``), or with
+``--json`` prints the raw events one per line for scripts. ``--resume-from N`` follows ``GET /events/{thread}``
+after N instead of posting. A dropped connection is resumed from the last event id it saw. Ctrl-C sends
+``POST /interrupt`` for the thread and then waits for the stream to end; a second Ctrl-C quits at once.
+
+Exit status: 0 finished, 1 the run ended with RUN_ERROR, 2 bad usage, 3 the runner could not be reached or refused
+the request (connection refused, 401, 409, 422, ...), 4 the stream ended without a terminal event, 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import typer
+from httpx_sse import EventSource
+from rich.console import Console
+
+from ambient_runner.cli.render import TERMINAL_TYPES, EventRenderer
+
+EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
+RECONNECT_ATTEMPTS = 5
+
+
+class ClientError(Exception):
+    """A problem talking to the runner, said in one line."""
+
+
+@dataclass
+class StreamItem:
+    seq: int | None
+    data: str
+    event: dict[str, Any]
+
+
+class RunnerClient:
+    """HTTP transport: ``POST /run``, ``GET /events/{thread}``, ``POST /interrupt``, with one-line errors."""
+
+    def __init__(self, base_url: str, token: str | None = None, connect_timeout: float = 10.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        # no read timeout: a run may be quiet for long (the runner sends SSE pings meanwhile)
+        self.http = httpx.Client(base_url=self.base_url, headers=headers,
+                                 timeout=httpx.Timeout(connect_timeout, read=None), trust_env=False)
+
+    def close(self) -> None:
+        self.http.close()
+
+    @contextmanager
+    def _sse(self, method: str, path: str, **kwargs: Any) -> Iterator[Iterator[StreamItem]]:
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **kwargs.pop("headers", {})}
+        try:
+            with self.http.stream(method, path, headers=headers, **kwargs) as response:
+                if response.status_code != 200:
+                    response.read()
+                    raise ClientError(describe_http_error(response))
+                yield _items(EventSource(response))
+        except httpx.ConnectError as exc:
+            raise ClientError(f"cannot connect to {self.base_url}: {_reason(exc)}. Is the runner running "
+                              "(or `kubectl port-forward` to it open)?") from None
+        except httpx.TimeoutException:
+            raise ClientError(f"{self.base_url} did not answer in time") from None
+
+    def start_run(self, body: dict[str, Any]) -> Any:
+        return self._sse("POST", "/run", json=body)
+
+    def follow(self, thread_id: str, after: int) -> Any:
+        return self._sse("GET", f"/events/{thread_id}", params={"after": after})
+
+    def interrupt(self, thread_id: str) -> str:
+        try:
+            response = self.http.post("/interrupt", json={"threadId": thread_id}, timeout=10.0)
+        except httpx.HTTPError as exc:
+            return f"could not send the interrupt: {_reason(exc)}"
+        if response.status_code == 200:
+            return "interrupt sent; waiting for the run to stop (Ctrl-C again to quit now)"
+        return f"interrupt not accepted: {describe_http_error(response)}"
+
+
+def _items(source: EventSource) -> Iterator[StreamItem]:
+    for sse in source.iter_sse():
+        if not sse.data:
+            continue
+        seq = int(sse.id) if sse.id and sse.id.isdigit() else None
+        yield StreamItem(seq, sse.data, json.loads(sse.data))
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return "connection refused" if "refused" in text.lower() else text
+
+
+def describe_http_error(response: httpx.Response) -> str:
+    """``HTTP 409 THREAD_BUSY: thread 't' already has a run in progress ...`` from the runner's JSON error."""
+    code, message = "", ""
+    try:
+        error = response.json().get("error", {})
+        code, message = str(error.get("code", "")), str(error.get("message", ""))
+        problems = error.get("details", {}).get("problems") or []
+        if problems:
+            message += " (" + "; ".join(f"{'.'.join(p.get('loc', []))}: {p.get('msg', '')}" for p in problems[:3]) + ")"
+    except (ValueError, AttributeError):
+        message = response.text[:200].strip()
+    hint = {401: " Pass the runner's AGUI_TOKEN with --token (or the AGUI_TOKEN variable)."}.get(
+        response.status_code, "")
+    return f"HTTP {response.status_code} {code}: {message or response.reason_phrase}.{hint}".replace("..", ".")
+
+
+class StreamReader(threading.Thread):
+    """Reads the stream in the background into a queue, so Ctrl-C in the main thread never cuts a read short.
+
+    Queue items: ``StreamItem``, then ``None`` at the end, or a ``ClientError``.
+    """
+
+    def __init__(self, client: RunnerClient, thread_id: str, body: dict[str, Any] | None, after: int) -> None:
+        super().__init__(daemon=True, name="runner-stream")
+        self.client, self.thread_id, self.body, self.after = client, thread_id, body, after
+        self.items: queue.Queue[StreamItem | ClientError | str | None] = queue.Queue()
+
+    def run(self) -> None:
+        try:
+            self._read()
+            self.items.put(None)
+        except ClientError as exc:
+            self.items.put(exc)
+        except Exception as exc:  # a bug must not hang the main thread
+            self.items.put(ClientError(f"unexpected {type(exc).__name__}: {exc}"))
+
+    def _read(self) -> None:
+        cursor, attempts, body = self.after, 0, self.body
+        while True:
+            stream = self.client.start_run(body) if body is not None else self.client.follow(self.thread_id, cursor)
+            try:
+                with stream as items:
+                    body = None  # a reconnect follows the thread instead of posting again
+                    for item in items:
+                        cursor = item.seq if item.seq is not None else cursor
+                        attempts = 0
+                        self.items.put(item)
+                        if item.event.get("type") in TERMINAL_TYPES:
+                            return
+                return  # the runner closed the stream
+            except (httpx.TransportError, httpx.RemoteProtocolError) as exc:
+                if body is not None or attempts >= RECONNECT_ATTEMPTS:
+                    raise ClientError(f"lost the connection to {self.client.base_url}: {_reason(exc)}") from None
+                attempts += 1
+                self.items.put(f"connection lost ({_reason(exc)}); resuming after event {cursor}")
+                time.sleep(min(0.5 * attempts, 3.0))
+
+
+def run_body(thread_id: str, prompt: str, model: str | None) -> dict[str, Any]:
+    return {"threadId": thread_id, "runId": f"cli-{uuid.uuid4()}",
+            "messages": [{"id": f"msg-{uuid.uuid4()}", "role": "user", "content": prompt}],
+            "state": {}, "tools": [], "context": [], "forwardedProps": {"model": model} if model else {}}
+
+
+class CtrlC:
+    """Counts SIGINTs (in the main thread) instead of raising KeyboardInterrupt inside a lock or a write."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._previous: Any = None
+
+    def __enter__(self) -> CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.count += 1
+
+
+def consume(reader: StreamReader, client: RunnerClient, json_out: bool, renderer: EventRenderer | None,
+            err: Console, ctrl_c: CtrlC) -> int:
+    """Drain the reader's queue into the output; Ctrl-C interrupts the run once, then quits."""
+    terminal: str | None = None
+    handled = 0
+    while True:
+        if ctrl_c.count > handled:
+            if handled:
+                if renderer:
+                    renderer.close()
+                return EXIT_CANCELLED
+            handled = ctrl_c.count = 1
+            note = client.interrupt(reader.thread_id)
+            (renderer.message(note) if renderer else err.print(note, style="yellow"))
+        try:
+            item = reader.items.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if item is None:
+            break
+        if isinstance(item, ClientError):
+            if renderer:
+                renderer.close()
+            err.print(f"error: {item}", style="bold red", highlight=False, soft_wrap=True)
+            return EXIT_UNREACHABLE
+        if isinstance(item, str):
+            (renderer.message(item) if renderer else err.print(item, style="yellow"))
+            continue
+        if json_out:
+            sys.stdout.write(item.data + "\n")
+            sys.stdout.flush()
+        elif renderer:
+            renderer.handle(item.event)
+        if item.event.get("type") in TERMINAL_TYPES:
+            terminal = _outcome(item.event)
+    if renderer:
+        renderer.close()
+    if terminal is None:
+        if reader.body is None:  # following a thread with no live run: the replay is complete
+            return EXIT_OK
+        err.print("error: the stream ended without a terminal event", style="bold red")
+        return EXIT_INCOMPLETE
+    return {"error": EXIT_RUN_ERROR, "cancelled": EXIT_CANCELLED}.get(terminal, EXIT_OK)
+
+
+def _outcome(event: dict[str, Any]) -> str:
+    if event.get("type") == "RUN_ERROR":
+        return "error"
+    outcome = event.get("outcome")
+    return "cancelled" if isinstance(outcome, dict) and outcome.get("type") == "cancelled" else "success"
+
+
+def run_command(
+    prompt: str | None = typer.Argument(None, help="The message to send (not needed with --resume-from)."),
+    url: str = typer.Option("http://127.0.0.1:8001", envvar="AMBIENT_RUNNER_URL", help="The runner's base URL."),
+    thread: str | None = typer.Option(None, help="Thread id; a new one when not given (continue a conversation "
+                                                  "by passing the same id)."),
+    token: str | None = typer.Option(None, envvar="AGUI_TOKEN", help="The runner's AGUI_TOKEN, if it has one."),
+    model: str | None = typer.Option(None, help="Model for this run (forwardedProps.model)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the raw AG-UI events, one JSON per line."),
+    resume_from: int | None = typer.Option(None, "--resume-from", min=0, help="Follow GET /events/{thread} "
+                                           "after event N instead of posting (needs --thread)."),
+) -> None:
+    """Send a prompt to a runner and show the agent's work as it streams."""
+    err = Console(stderr=True, highlight=False)
+    if resume_from is not None and not thread:
+        err.print("error: --resume-from needs --thread", style="bold red")
+        raise typer.Exit(EXIT_USAGE)
+    if resume_from is None and not (prompt and prompt.strip()):
+        err.print("error: give a prompt, e.g. ambient-runner run \"fix the failing test\"", style="bold red")
+        raise typer.Exit(EXIT_USAGE)
+    thread_id = thread or f"cli-{uuid.uuid4()}"
+    client = RunnerClient(url, token)
+    body = run_body(thread_id, prompt or "", model) if resume_from is None else None
+    renderer = None
+    if not json_out:
+        err.print(f"thread {thread_id}", style="dim")
+        renderer = EventRenderer(Console(highlight=False))
+    reader = StreamReader(client, thread_id, body, resume_from or 0)
+    try:
+        with CtrlC() as ctrl_c:
+            reader.start()
+            code = consume(reader, client, json_out, renderer, err, ctrl_c)
+    finally:
+        if renderer:
+            renderer.close()
+        client.close()
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
