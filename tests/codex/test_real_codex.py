@@ -37,6 +37,15 @@ def request_texts(runner: RunnerHarness) -> list[str]:
     return [json.dumps(item) for item in body["input"]]
 
 
+async def request_seen(server: Any, text: str) -> None:
+    """Wait until the scripted server has received a request containing ``text``."""
+    for _ in range(TIMEOUT * 20):
+        if any(text in json.dumps(body) for body in server.bodies()):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no request with {text!r}")
+
+
 async def run(runner: RunnerHarness, thread_id: str, prompt: str, **kwargs: Any) -> list[dict[str, Any]]:
     async with asyncio.timeout(TIMEOUT):
         return await runner.run(thread_id, prompt, **kwargs)
@@ -98,8 +107,7 @@ async def test_interrupt_mid_stream_then_the_thread_continues(runner: RunnerHarn
     server.slow_delay = 0.5
     task = asyncio.create_task(run(runner, "t-slow", "SLOW count for me"))
     async with asyncio.timeout(TIMEOUT):
-        while not any("SLOW count" in json.dumps(b) for b in server.bodies()):
-            await asyncio.sleep(0.05)
+        await request_seen(server, "SLOW count")
         await asyncio.sleep(1.2)  # a few chunks stream first
         response = await runner.interrupt("t-slow")
         assert response.status_code == 200
@@ -139,8 +147,7 @@ async def test_shutdown_leaves_no_codex_process(tmp_path: Path, isolated_network
         await run(runner, "t-proc", "Create out.txt with hello")
         pgid = bridge._app.pgid if bridge._app else None  # noqa: SLF001 - the test checks the process group
         assert pgid is not None and pgid in group_members(pgid)
-        with open(f"/proc/{pgid}/environ", "rb") as handle:
-            environ = handle.read()
+        environ = await asyncio.to_thread(Path(f"/proc/{pgid}/environ").read_bytes)
         assert b"runner-secret-value-123" not in environ, "the runner's own env must not reach codex"
         assert f"CODEX_HOME={bridge.codex_home}".encode() in environ
         assert b"HOME=" + str(Path.home()).encode() + b"\0" not in environ
@@ -208,8 +215,7 @@ async def test_app_server_death_ends_the_run_and_the_next_turn_restarts_it(runne
     server.slow_delay = 0.5
     task = asyncio.create_task(run(runner, "t-crash", "SLOW keep going"))
     async with asyncio.timeout(TIMEOUT):
-        while not any("SLOW keep going" in json.dumps(b) for b in server.bodies()):
-            await asyncio.sleep(0.05)
+        await request_seen(server, "SLOW keep going")
         await asyncio.sleep(0.8)
         assert bridge._app is not None and bridge._app.pgid is not None  # noqa: SLF001
         dead_group = bridge._app.pgid  # noqa: SLF001
