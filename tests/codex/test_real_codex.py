@@ -243,3 +243,12 @@ async def test_idle_timeout_stops_the_turn_and_the_thread_stays_usable(
         assert events[-1]["type"] == "RUN_FINISHED"
         texts = request_texts(runner)  # a new turn (not a join of the hung one) on the same thread
         assert "NOTOOL after the timeout" in texts[-1] and any("NOTOOL first" in t for t in texts)
+
+
+async def test_plan_mode_runs_commands_read_only(runner: RunnerHarness) -> None:
+    events = await run(runner, "t-plan", "Create out.txt with hello", forwarded_props={"mode": "plan"})
+    assert not (runner.settings.workspace_path / "out.txt").exists()
+    # codex 0.163 emits no commandExecution item for a command its read-only sandbox failed; the model sees it
+    (output,) = [t for t in request_texts(runner) if '"function_call_output"' in t]
+    assert "Read-only file system" in output
+    assert events[-1]["type"] == "RUN_FINISHED"

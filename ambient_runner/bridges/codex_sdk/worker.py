@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import signal
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,24 @@ def stderr_tail_of(codex: AsyncCodex | None, lines: int = 20) -> str:
     sync = getattr(getattr(codex, "_client", None), "_sync", None)
     tail = getattr(sync, "_stderr_tail", None)
     return tail(lines) if callable(tail) else ""
+
+
+def _drain_global_notifications(codex: AsyncCodex) -> None:
+    """Consume notifications that belong to no turn (thread/started, account/rateLimits/updated, ...).
+
+    The SDK queues them in an unbounded queue that nothing reads unless the caller does, which would grow
+    for the pod's life. Ends when the app-server's transport closes (the SDK then raises from the queue).
+    """
+    sync = getattr(getattr(codex, "_client", None), "_sync", None)
+    next_notification = getattr(sync, "next_notification", None)
+    if not callable(next_notification):
+        return
+    while True:
+        try:
+            notification = next_notification()
+        except BaseException:  # noqa: BLE001 - transport closed: the app-server is gone
+            return
+        log.debug("codex notification outside a turn: %s", getattr(notification, "method", "?"))
 
 
 class AppServer:
@@ -96,6 +115,8 @@ class AppServer:
             self._codex = codex
             proc = _process_of(codex)
             self._pgid = proc.pid if proc is not None else None
+            threading.Thread(target=_drain_global_notifications, args=(codex,), name="codex-global-drain",
+                             daemon=True).start()
             return codex
 
     def _config(self) -> CodexConfig:
