@@ -37,5 +37,9 @@ test-slow: install
 lint: install
 	$(VENV)/bin/ruff check ambient_runner ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests
 
+bench: install  ## benchmarks (not tests): writes docs/benchmarks.md and its plots; loopback-only netns, needs root
+	$(PY) -m pip install --quiet -r bench/requirements.txt
+	$(PY) bench/run.py $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache

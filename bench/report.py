@@ -1,0 +1,158 @@
+"""docs/benchmarks.md and one PNG per comparison from the measured results."""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from common import REPO  # noqa: E402
+
+DOCS = REPO / "docs"
+PLOTS = DOCS / "benchmarks"
+
+
+def _bars(ax: Any, labels: list[str], stats: list[dict[str, Any]], scale: float = 1.0, **kw: Any) -> None:
+    p50 = [s["p50"] * scale for s in stats]
+    low = [(s["p50"] - s["p25"]) * scale for s in stats]
+    high = [(s["p75"] - s["p50"]) * scale for s in stats]
+    ax.bar(labels, p50, yerr=[low, high], capsize=4, **kw)
+
+
+def plot_all(r: dict[str, Any]) -> dict[str, str]:
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        fig.savefig(PLOTS / f"{name}.png", dpi=110)
+        plt.close(fig)
+        files[name] = f"benchmarks/{name}.png"
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    samples = sorted(r["relay"]["relay_samples"])
+    ax.plot(samples, [i / len(samples) for i in range(len(samples))])
+    ax.set_xscale("log")
+    ax.axvline(0.5, color="green", ls="--", label="p50 target 0.5 ms")
+    ax.axvline(2.0, color="red", ls="--", label="p99 target 2 ms")
+    ax.set_xlabel("CLI write -> SSE client receive (ms, log)")
+    ax.set_ylabel("fraction of events")
+    ax.set_title("Relay overhead at 1,000 events/s")
+    ax.legend()
+    save(fig, "relay_latency")
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    _bars(ax, ["first->last event", "POST->stream end"], [r["relay"]["throughput"], r["relay"]["throughput_wall"]])
+    ax.axhline(20_000, color="red", ls="--", label="target 20,000/s")
+    ax.set_ylabel("events/s (median, IQR)")
+    ax.set_title("Whole-path throughput, one SSE client")
+    ax.legend()
+    save(fig, "throughput")
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    names = list(r["adapters"])
+    _bars(ax, names, [r["adapters"][n]["lines_per_s"] for n in names])
+    ax.axhline(100_000, color="red", ls="--", label="target 100,000/s")
+    ax.set_ylabel("lines/s -> SSE frames (median, IQR)")
+    ax.set_title("Adapter throughput on recorded streams")
+    ax.legend()
+    save(fig, "adapters")
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    kinds = list(r["startup"])
+    xs = range(len(kinds))
+    for offset, key, label in ((-0.2, "health_s", "/health 200"), (0.2, "ready_s", "/ready 200")):
+        stats = [r["startup"][k][key] for k in kinds]
+        ax.bar([x + offset for x in xs], [s["p50"] for s in stats], width=0.4, label=label,
+               yerr=[[s["p50"] - s["p25"] for s in stats], [s["p75"] - s["p50"] for s in stats]], capsize=4)
+    ax.set_xticks(list(xs), kinds)
+    ax.axhline(1.0, color="red", ls="--", label="target 1 s")
+    ax.set_ylabel("seconds from process start")
+    ax.set_title("Start-up (python main.py, scripted model)")
+    ax.legend()
+    save(fig, "startup")
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    mem = r["relay"]["memory_kib"]
+    _bars(ax, ["idle", "after 100k events", "peak"], [mem["idle_rss"], mem["after_rss"], mem["after_peak"]],
+          scale=1 / 1024)
+    ax.set_ylabel("runner RSS (MiB)")
+    ax.set_title("Runner memory (fake CLI)")
+    save(fig, "memory")
+
+    fig, axes = plt.subplots(1, len(r["turns"]), figsize=(4 * len(r["turns"]), 4), sharey=False)
+    for ax, (kind, sides) in zip(axes if len(r["turns"]) > 1 else [axes], r["turns"].items(), strict=True):
+        keys = ["first_text_s", "first_done_s", "later_text_s", "later_done_s"]
+        xs = range(len(keys))
+        for offset, side in ((-0.2, "runner"), (0.2, "bare")):
+            ax.bar([x + offset for x in xs], [sides[side][k]["p50"] for k in keys], width=0.4, label=side)
+        ax.set_xticks(list(xs), ["1st text", "1st done", "later text", "later done"], rotation=20)
+        ax.set_title(kind)
+        ax.set_ylabel("seconds (median)")
+        ax.legend()
+    fig.suptitle("Turn latency: runner vs bare CLI (scripted model)")
+    save(fig, "turns")
+    return files
+
+
+def ms(s: dict[str, Any], scale: float = 1000.0, digits: int = 1) -> str:
+    return f"{s['p50'] * scale:,.{digits}f} ({s['p25'] * scale:,.{digits}f}-{s['p75'] * scale:,.{digits}f})"
+
+
+def table(r: dict[str, Any]) -> str:
+    rel, mem = r["relay"], r["relay"]["memory_kib"]
+    rows = [("Relay overhead p50, 1,000 ev/s", f"{rel['relay_ms']['p50']:.3f} ms", "< 0.5 ms",
+             rel["relay_ms"]["p50"] < 0.5),
+            ("Relay overhead p99, 1,000 ev/s", f"{rel['relay_ms']['p99']:.3f} ms", "< 2 ms",
+             rel["relay_ms"]["p99"] < 2.0),
+            ("Whole-path throughput", f"{rel['throughput']['p50']:,.0f} ev/s (IQR {rel['throughput']['p25']:,.0f}-"
+             f"{rel['throughput']['p75']:,.0f})", ">= 20,000 ev/s", rel["throughput"]["p50"] >= 20_000)]
+    for name, a in r["adapters"].items():
+        s = a["lines_per_s"]
+        rows.append((f"Adapter {name}", f"{s['p50']:,.0f} lines/s (IQR {s['p25']:,.0f}-{s['p75']:,.0f})",
+                     ">= 100,000 lines/s", s["p50"] >= 100_000))
+    for kind, s in r["startup"].items():
+        rows.append((f"Start-up {kind}: /health 200", f"{ms(s['health_s'])} ms", "< 1,000 ms",
+                     s["health_s"]["p50"] < 1.0))
+        rows.append((f"Start-up {kind}: /ready 200", f"{ms(s['ready_s'])} ms", "", None))
+    rows.append(("Runner RSS idle", f"{mem['idle_rss']['p50'] / 1024:.1f} MiB", "", None))
+    rows.append(("Runner RSS after 100,000 events", f"{mem['after_rss']['p50'] / 1024:.1f} MiB "
+                 f"(peak {mem['after_peak']['p50'] / 1024:.1f})", "", None))
+    for kind, sides in r["turns"].items():
+        for key, label in (("first_text_s", "first turn, first text"), ("first_done_s", "first turn, done"),
+                           ("later_text_s", "later turn, first text"), ("later_done_s", "later turn, done")):
+            run, bare = sides["runner"][key], sides["bare"][key]
+            over = (run["p50"] - bare["p50"]) * 1000
+            rows.append((f"Turn {kind}: {label}", f"runner {ms(run)} ms / bare {ms(bare)} ms",
+                         "overhead < 30 ms", over < 30))
+            rows[-1] = (*rows[-1][:2], f"overhead {over:+,.0f} ms (< 30)", over < 30)
+    lines = ["| measure | median (IQR) | target | met |", "|---|---|---|---|"]
+    for name, value, target, ok in rows:
+        lines.append(f"| {name} | {value} | {target} | {'' if ok is None else ('yes' if ok else '**no**')} |")
+    return "\n".join(lines)
+
+
+def write(results: dict[str, Any], notes: str) -> Path:
+    files = plot_all(results)
+    body = [
+        "# Benchmarks", "",
+        "Measured by `make bench` (`bench/run.py`) on this machine "
+        f"({platform.machine()}, {results['meta']['cpus']} CPUs, Python {platform.python_version()}, "
+        f"{results['meta']['date']}), inside a loopback-only network namespace. Every figure is the median with its "
+        "spread (IQR, or p1/p99 where said) over repeated runs. The machine was shared with other work while "
+        f"measuring (load average at start: {results['meta']['load']}), which mostly shows in the tails.", "",
+        table(results), "",
+        *[f"![{name}]({path})" for name, path in files.items()], "",
+        notes, "",
+        "Raw figures: [benchmarks/results.json](benchmarks/results.json).",
+    ]
+    (PLOTS / "results.json").write_text(json.dumps({k: v for k, v in results.items()} | {
+        "relay": {k: v for k, v in results["relay"].items() if k != "relay_samples"}}, indent=1))
+    out = DOCS / "benchmarks.md"
+    out.write_text("\n".join(body) + "\n")
+    return out

@@ -1,0 +1,50 @@
+"""``make bench``: every benchmark in one run, inside a loopback-only network namespace; writes
+docs/benchmarks.md, docs/benchmarks/*.png and docs/benchmarks/results.json.
+
+``--quick`` runs fewer repetitions (for trying the harness, not for figures)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import isolate_or_die  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    isolate_or_die()  # before any thread or subprocess starts
+
+    import adapters  # noqa: PLC0415
+    import relay  # noqa: PLC0415
+    import report  # noqa: PLC0415
+    import startup  # noqa: PLC0415
+    import turns  # noqa: PLC0415
+
+    reps = 2 if args.quick else 5
+    results = {"meta": {"cpus": os.cpu_count(), "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+                        "date": datetime.date.today().isoformat()}}
+    print("bench: adapters", flush=True)
+    results["adapters"] = adapters.measure(runs=5 if args.quick else 15)
+    print("bench: relay overhead, throughput, memory", flush=True)
+    results["relay"] = relay.measure(latency_runs=reps, throughput_runs=reps, memory_runs=1 if args.quick else 3)
+    print("bench: start-up", flush=True)
+    results["startup"] = startup.measure(runs=3 if args.quick else 7)
+    print("bench: turn latency (real CLIs, scripted model)", flush=True)
+    results["turns"] = turns.measure(runs=reps)
+    notes_file = Path(__file__).resolve().parent / "NOTES.md"
+    notes = notes_file.read_text() if notes_file.exists() else ""
+    out = report.write(results, notes)
+    print(f"bench: wrote {out}")
+    print(report.table(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Turn latency per runner with its real CLI on the scripted model, next to the bare CLI run by hand.
+
+Runner: ``python main.py`` (RUNNER_TYPE=each, RUNNER_SCRIPTED_MODEL=true); POST /run -> first TEXT_MESSAGE_CONTENT
+and -> terminal event, for the first turn of a new thread and a second turn on the same thread.
+Bare: the same CLI binary with the same home/config/env the bridge prepares (``bridge.startup()`` in this
+process starts the same scripted server), on the same prompt, spawn -> first text line and -> process exit:
+  gemini-cli: ``gemini --prompt= --model M --output-format stream-json --approval-mode yolo`` (prompt on stdin),
+              later turn ``--resume <session_id>``;
+  claude:     ``claude -p PROMPT --output-format stream-json --verbose --include-partial-messages
+              --permission-mode bypassPermissions``, later turn ``--resume <session_id>``;
+  codex-sdk:  ``codex exec --json --skip-git-repo-check PROMPT``, later turn ``codex exec ... resume <thread_id>``
+              (the bridge drives ``codex app-server`` through the SDK; ``exec`` is the bare headless path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+from common import PYTHON, REPO, RunnerProcess, summary, wait_status
+
+from ambient_runner.process.environment import cli_environment
+from ambient_runner.settings import RunnerSettings
+
+PROMPT_1 = "NOTOOL say hello"
+PROMPT_2 = "NOTOOL and once more"
+
+
+# ----- through the runner ------------------------------------------------------------------------------------
+def runner_turn(url: str, thread_id: str, prompt: str) -> tuple[float, float]:
+    body = {"threadId": thread_id, "messages": [{"role": "user", "content": prompt}]}
+    first = None
+    with httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+        started = time.monotonic()
+        with client.stream("POST", f"{url}/run", json=body) as response:
+            assert response.status_code == 200, response.read()
+            for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                kind = json.loads(line[5:])["type"]
+                if kind == "TEXT_MESSAGE_CONTENT" and first is None:
+                    first = time.monotonic()
+                if kind in ("RUN_FINISHED", "RUN_ERROR"):
+                    assert kind == "RUN_FINISHED", line
+                    end = time.monotonic()
+                    break
+    assert first is not None
+    return first - started, end - started
+
+
+def through_runner(runner_type: str, runs: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-turn-") as root:
+        env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
+               "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
+        Path(root, "workspace").mkdir()
+        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner:
+            wait_status(f"{runner.url}/ready")
+            runner_turn(runner.url, "warm-up", PROMPT_1)
+            first, later = [], []
+            for _ in range(runs):
+                thread = f"bench-{uuid.uuid4()}"
+                first.append(runner_turn(runner.url, thread, PROMPT_1))
+                later.append(runner_turn(runner.url, thread, PROMPT_2))
+    return _pack(first, later)
+
+
+# ----- the bare CLI ------------------------------------------------------------------------------------------
+def bare_turn(argv: list[str], env: dict[str, str], cwd: Path, stdin: str | None, is_text: Any,
+              session_key: str) -> tuple[float, float, str | None]:
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin is not None else
+                            subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if stdin is not None:
+        assert proc.stdin is not None
+        proc.stdin.write(stdin.encode())
+        proc.stdin.close()
+    first, session = None, None
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        if first is None and is_text(raw):
+            first = time.monotonic()
+        if session is None and session_key.encode() in raw:
+            session = json.loads(raw).get(session_key)
+    code = proc.wait()
+    end = time.monotonic()
+    assert code == 0 and first is not None, (argv, code)
+    return first - started, end - started, session
+
+
+class BareCli:
+    """The bridge's prepared home/env/scripted server, and the CLI's own headless command line."""
+
+    def __init__(self, runner_type: str, root: Path) -> None:
+        self.runner_type = runner_type
+        self.settings = RunnerSettings(runner_type=runner_type, workspace_path=root / "workspace",
+                                       runner_state_root=root / "state", runner_scripted_model=True)
+        self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
+        from ambient_runner.bridges.registry import create_bridge  # noqa: PLC0415
+
+        self.bridge: Any = create_bridge(self.settings)
+        asyncio.run(self.bridge.startup())
+
+    def close(self) -> None:
+        asyncio.run(self.bridge.shutdown())
+
+    def turn(self, prompt: str, session: str | None) -> tuple[float, float, str | None]:
+        cwd = self.settings.workspace_path
+        if self.runner_type == "gemini-cli":
+            from ambient_runner.bridges.gemini_cli.bridge import DEFAULT_MODEL  # noqa: PLC0415
+            from ambient_runner.bridges.gemini_cli.cli_config import cli_env, find_cli, turn_argv  # noqa: PLC0415
+
+            argv = turn_argv(str(find_cli()), DEFAULT_MODEL, session)
+            env = cli_environment(cli_env(self.bridge.home, self.bridge.auth))
+            return bare_turn(argv, env, cwd, prompt, lambda r: b'"role":"assistant"' in r, "session_id")
+        if self.runner_type == "claude":
+            from ambient_runner.bridges.claude.options import claude_environment, find_cli  # noqa: PLC0415
+
+            argv = [str(find_cli()), "-p", prompt, "--output-format", "stream-json", "--verbose",
+                    "--include-partial-messages", "--permission-mode", "bypassPermissions"]
+            argv += ["--resume", session] if session else []
+            env = {k: v for k, v in claude_environment(self.settings, self.bridge.auth().env).items() if v}
+            return bare_turn(argv, env, cwd, None, lambda r: b'"text_delta"' in r, "session_id")
+        bridge = self.bridge
+        env = cli_environment({"CODEX_HOME": str(bridge.codex_home), "HOME": str(bridge.runner_home),
+                               **bridge.auth.environment()})
+        if bridge.path_dir:
+            env["PATH"] = f"{bridge.path_dir}:{env.get('PATH', '')}"
+        argv = [str(bridge.codex_bin), "exec", "--json", "--skip-git-repo-check"]
+        argv += ["resume", session, prompt] if session else [prompt]
+        return bare_turn(argv, env, cwd, None, lambda r: b'"agent_message"' in r, "thread_id")
+
+
+def bare(runner_type: str, runs: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-bare-") as root:
+        cli = BareCli(runner_type, Path(root))
+        try:
+            cli.turn(PROMPT_1, None)  # warm-up
+            first, later = [], []
+            for _ in range(runs):
+                a, b, session = cli.turn(PROMPT_1, None)
+                first.append((a, b))
+                c, d, _ = cli.turn(PROMPT_2, session)
+                later.append((c, d))
+        finally:
+            cli.close()
+    return _pack(first, later)
+
+
+def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) -> dict[str, Any]:
+    return {"first_text_s": summary([a for a, _ in first]), "first_done_s": summary([b for _, b in first]),
+            "later_text_s": summary([a for a, _ in later]), "later_done_s": summary([b for _, b in later])}
+
+
+def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude")) -> dict[str, Any]:
+    return {t: {"runner": through_runner(t, runs), "bare": bare(t, runs)} for t in runner_types}
+
+
+if __name__ == "__main__":
+    import sys
+
+    from common import isolate_or_die
+
+    isolate_or_die()
+    kinds = tuple(sys.argv[1:]) or ("gemini-cli", "codex-sdk", "claude")
+    out = measure(2, kinds)
+    print(json.dumps({t: {side: {k: round(v["p50"], 3) for k, v in d.items()} for side, d in r.items()}
+                      for t, r in out.items()}, indent=1))
