@@ -194,7 +194,7 @@ class StateSync:
                 if deadline is not None and time.monotonic() + delay >= deadline:
                     raise
                 self.record("retry")
-                log.warning("state sync: %s failed (%s); retrying in %.0f s", what, exc, delay)
+                log.warning("state sync: %s failed (%s); retrying in %g s", what, exc, delay)
                 await asyncio.sleep(delay)
 
     # ----- periodic --------------------------------------------------------------------------------------

@@ -1,0 +1,137 @@
+"""StateSync on its own: hydrate, generations, unchanged state, an older pod superseded by a newer one, failed
+syncs retried and reported without touching the stored state, an unreachable store at start."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from s3server import S3Server, free_port
+
+from ambient_runner.state.store import FileStore, S3Store, StoreError
+from ambient_runner.state.sync import ARCHIVE, LOCAL_MARKER, StateSync
+
+
+def make_sync(store, state_dir: Path, pod: str, results: list[str] | None = None) -> StateSync:  # type: ignore[no-untyped-def]
+    record = results.append if results is not None else (lambda _: None)
+    return StateSync(store, state_dir, lambda: ["cache"], record=record, pod_id=pod, retry_delays=(0.05, 0.1))
+
+
+def stored_names(store, tmp_path: Path) -> list[str]:  # type: ignore[no-untyped-def]
+    got = tmp_path / "stored.tar.gz"
+    assert store.download(ARCHIVE, got)
+    with tarfile.open(got, "r:gz") as tar:
+        return sorted(tar.getnames())
+
+
+async def test_hydrate_sync_and_hydrate_again_on_a_fresh_dir(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    results: list[str] = []
+    a_dir = tmp_path / "a" / ".gemini"
+    a = make_sync(store, a_dir, "pod-a", results)
+    await a.hydrate()
+    assert (a.epoch, a.generation) == (1, 0)
+    assert json.loads(store.read_bytes("owner.json"))["pod"] == "pod-a"
+    (a_dir / "chats").mkdir()
+    (a_dir / "chats" / "c1.json").write_text("turn 1")
+    (a_dir / "cache").mkdir()
+    (a_dir / "cache" / "x").write_text("cache")
+    assert (await a.sync("test")).ok and a.generation == 1
+    unchanged = await a.sync("test")
+    assert unchanged.ok and unchanged.detail == "unchanged" and a.generation == 1
+    (a_dir / "chats" / "c1.json").write_text("turn 1, turn 2")
+    assert (await a.sync("test")).generation == 2
+    assert results == ["hydrate_empty", "ok", "unchanged", "ok"]
+    assert stored_names(store, tmp_path) == ["ambient-runner-state-manifest.json", "chats", "chats/c1.json"]
+
+    b_dir = tmp_path / "b" / ".gemini"
+    b = make_sync(store, b_dir, "pod-b", results)
+    await b.hydrate()
+    assert (b.epoch, b.generation) == (2, 2)
+    assert (b_dir / "chats" / "c1.json").read_text() == "turn 1, turn 2"
+    assert not (b_dir / "cache").exists()
+    assert json.loads((b_dir / LOCAL_MARKER).read_text())["generation"] == 2
+
+
+async def test_an_older_pod_never_overwrites_the_state_of_the_pod_that_replaced_it(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a_dir, b_dir = tmp_path / "a", tmp_path / "b"
+    a_results: list[str] = []
+    a = make_sync(store, a_dir, "pod-a", a_results)
+    await a.hydrate()
+    (a_dir / "chat").write_text("a1")
+    await a.sync("run")
+    b = make_sync(store, b_dir, "pod-b")
+    await b.hydrate()  # B replaces A while A is still shutting down
+    (b_dir / "chat").write_text("a1 b1")
+    await b.sync("run")
+    (a_dir / "chat").write_text("a1 a2 (late)")
+    outcome = await a.sync("shutdown")
+    assert not outcome.ok and "pod pod-b took over the state" in outcome.detail
+    assert a.problem and store.url in a.problem
+    assert a_results == ["hydrate_empty", "ok", "superseded"]
+    c = make_sync(store, tmp_path / "c", "pod-c")
+    await c.hydrate()
+    assert (tmp_path / "c" / "chat").read_text() == "a1 b1"
+
+
+async def test_a_failed_sync_is_retried_reported_and_leaves_the_stored_state(
+        s3_server: S3Server, s3_store: S3Store, tmp_path: Path) -> None:
+    results: list[str] = []
+    state_dir = tmp_path / "state"
+    sync = make_sync(s3_store, state_dir, "pod-a", results)
+    await sync.hydrate()
+    (state_dir / "chat").write_text("turn 1")
+    assert (await sync.sync("run")).ok
+    s3_server.stop()
+    (state_dir / "chat").write_text("turn 1, turn 2")
+    outcome = await sync.sync("run")
+    assert not outcome.ok and "s3://" in outcome.detail and sync.last_error
+    assert results == ["hydrate_empty", "ok", "retry", "retry", "failed"]
+    s3_server.start()  # same port, same data
+    fresh = make_sync(s3_store, tmp_path / "fresh", "pod-b")
+    await fresh.hydrate()
+    assert (tmp_path / "fresh" / "chat").read_text() == "turn 1"
+
+
+async def test_the_next_sync_after_a_failure_saves_everything(s3_server: S3Server, s3_store: S3Store,
+                                                             tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    sync = make_sync(s3_store, state_dir, "pod-a")
+    await sync.hydrate()
+    s3_server.stop()
+    (state_dir / "chat").write_text("turn 1")
+    assert not (await sync.sync("run")).ok
+    s3_server.start()
+    assert (await sync.sync("run")).ok and sync.generation == 1
+    assert stored_names(s3_store, tmp_path)[-1] == "chat"
+
+
+async def test_a_store_unreachable_at_start_turns_syncing_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIANOTHINGLISTENS00")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x" * 40)
+    results: list[str] = []
+    sync = make_sync(S3Store("bucket", "ns/s1"), tmp_path / "state", "pod-a", results)
+    with pytest.raises(StoreError):
+        await sync.hydrate()
+    assert sync.problem and "s3://bucket/ns/s1" in sync.problem
+    (tmp_path / "state").mkdir(exist_ok=True)
+    (tmp_path / "state" / "chat").write_text("x")
+    assert not (await sync.sync("run")).ok
+    assert results == ["retry", "retry", "hydrate_failed"]
+
+
+async def test_a_restarted_container_keeps_its_newer_local_state(file_store: FileStore, tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    first = make_sync(file_store, state_dir, "pod-a/1")
+    await first.hydrate()
+    (state_dir / "chat").write_text("synced")
+    await first.sync("run")
+    (state_dir / "chat").write_text("synced + written after the last sync")
+    again = make_sync(file_store, state_dir, "pod-a/2")  # same dir (emptyDir survives a container restart)
+    results: list[str] = []
+    again.record = results.append
+    await again.hydrate()
+    assert (state_dir / "chat").read_text() == "synced + written after the last sync"
+    assert results == ["hydrate_kept_local"] and again.generation == 1
