@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Smoke-test the built image without a Docker engine: for each runner, `buildah run` the image (as its non-root
+# user) with the offline scripted model on loopback, inside a network namespace that has only `lo` when possible,
+# and check /ready, one POST /run ending in RUN_FINISHED, a clean SIGTERM stop, and installed packages == the lock.
+#
+#   deploy/image/smoke.sh [claude gemini-cli codex-sdk]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+IMAGE=${IMAGE:-localhost/ambient-runner:dev}
+if [ $# -gt 0 ]; then RUNNERS=("$@"); else RUNNERS=(claude gemini-cli codex-sdk); fi
+BUILDAH=(buildah --storage-driver vfs)
+
+"${BUILDAH[@]}" inspect --type image "$IMAGE" >/dev/null 2>&1 || { echo "no image $IMAGE: run make image" >&2; exit 1; }
+# Loopback only: the smoke run needs no network (scripted model on 127.0.0.1).
+ISOLATE=()
+if unshare -n true 2>/dev/null; then ISOLATE=(unshare -n); else echo "smoke: no network namespace here" >&2; fi
+
+failed=0
+for runner in "${RUNNERS[@]}"; do
+  ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
+  set +e
+  out=$("${ISOLATE[@]}" bash -c '
+      ip link set lo up 2>/dev/null || true
+      exec "$@"' smoke "${BUILDAH[@]}" run --isolation chroot \
+        --env RUNNER_TYPE="$runner" --env RUNNER_SCRIPTED_MODEL=true --env HOME=/tmp --env AGUI_HOST=127.0.0.1 \
+        -v "$PWD/deploy/image/smoke_client.py:/smoke/client.py:ro" -v "$PWD/requirements.lock:/smoke/requirements.lock:ro" \
+        "$ctr" -- python /smoke/client.py --start-runner --lock /smoke/requirements.lock 2>"/tmp/smoke-$runner.log")
+  rc=$?
+  set -e
+  "${BUILDAH[@]}" rm "$ctr" >/dev/null
+  echo "$runner: ${out:-no report} (exit $rc)"
+  if [ $rc -ne 0 ]; then failed=1; tail -20 "/tmp/smoke-$runner.log" >&2; fi
+done
+size=$("${BUILDAH[@]}" images --format '{{.Size}}' "$IMAGE")
+echo "image $IMAGE: $size"
+exit $failed
