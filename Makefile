@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 RUNNER_TYPE ?= gemini-cli
 export RUNNER_TYPE
 
-.PHONY: install run test test-fast test-slow lint bench image image-smoke clean
+.PHONY: install run test test-fast test-slow lint bench image image-smoke deploy-render clean
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -35,7 +35,17 @@ test-slow: install
 	$(PY) -m pytest -q -m slow
 
 lint: install
-	$(VENV)/bin/ruff check ambient_runner ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests
+	$(VENV)/bin/ruff check ambient_runner ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy
+
+image:  ## build the runner image with buildah as root (no Docker engine needed): deploy/image/build.sh
+	bash deploy/image/build.sh
+
+image-smoke:  ## run the built image once per runner on the offline scripted model (loopback only)
+	bash deploy/image/smoke.sh
+
+deploy-render: install  ## the kustomize base as the cluster gets it (SESSION=s1 ENTRY=gemini-cli: one session's pod)
+	@if [ -n "$(SESSION)" ]; then $(PY) deploy/render.py --entry $(or $(ENTRY),$(RUNNER_TYPE)) --session $(SESSION); \
+	else $(VENV)/bin/kubectl kustomize deploy; fi
 
 bench: install  ## benchmarks (not tests): writes docs/benchmarks.md and its plots; loopback-only netns, needs root
 	$(PY) -m pip install --quiet -r bench/requirements.txt
