@@ -16,6 +16,11 @@ BUILDAH=(buildah --storage-driver vfs)
 ISOLATE=()
 if unshare -n true 2>/dev/null; then ISOLATE=(unshare -n); else echo "smoke: no network namespace here" >&2; fi
 
+# The pod's readiness probe command, run inside the container once the runner is ready (with AGUI_TOKEN set).
+PROBE=$(.venv/bin/python -c 'import json, yaml
+pod = yaml.safe_load(open("deploy/runner-pod-template.yaml"))["template"]["spec"]["containers"][0]
+print(json.dumps(pod["readinessProbe"]["exec"]["command"]))')
+
 failed=0
 for runner in "${RUNNERS[@]}"; do
   ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
@@ -24,8 +29,9 @@ for runner in "${RUNNERS[@]}"; do
       ip link set lo up 2>/dev/null || true
       exec "$@"' smoke "${BUILDAH[@]}" run --isolation chroot \
         --env RUNNER_TYPE="$runner" --env RUNNER_SCRIPTED_MODEL=true --env HOME=/tmp --env AGUI_HOST=127.0.0.1 \
+        --env AGUI_TOKEN=smoke-token \
         -v "$PWD/deploy/image/smoke_client.py:/smoke/client.py:ro" -v "$PWD/requirements.lock:/smoke/requirements.lock:ro" \
-        "$ctr" -- python /smoke/client.py --start-runner --lock /smoke/requirements.lock 2>"/tmp/smoke-$runner.log")
+        "$ctr" -- python /smoke/client.py --start-runner --lock /smoke/requirements.lock --probe "$PROBE" 2>"/tmp/smoke-$runner.log")
   rc=$?
   set -e
   "${BUILDAH[@]}" rm "$ctr" >/dev/null

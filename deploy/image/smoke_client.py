@@ -25,6 +25,11 @@ import uuid
 from pathlib import Path
 
 
+def headers() -> dict[str, str]:
+    token = os.environ.get("AGUI_TOKEN")
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 def wait_ready(base: str, timeout: float, runner: subprocess.Popen | None) -> None:
     deadline = time.monotonic() + timeout
     last: object = "no answer"
@@ -32,7 +37,7 @@ def wait_ready(base: str, timeout: float, runner: subprocess.Popen | None) -> No
         if runner is not None and runner.poll() is not None:
             raise SystemExit(f"the runner exited with {runner.returncode} before it was ready")
         try:
-            with urllib.request.urlopen(f"{base}/ready", timeout=5):
+            with urllib.request.urlopen(urllib.request.Request(f"{base}/ready", headers=headers()), timeout=5):
                 return
         except urllib.error.HTTPError as exc:  # 503 while not ready: keep its reason
             last = json.loads(exc.read() or b"{}")
@@ -45,8 +50,9 @@ def wait_ready(base: str, timeout: float, runner: subprocess.Popen | None) -> No
 def run_once(base: str, prompt: str, timeout: float) -> list[dict]:
     body = {"threadId": "smoke-thread", "runId": f"smoke-{uuid.uuid4().hex[:8]}", "state": {}, "tools": [],
             "context": [], "forwardedProps": {}, "messages": [{"id": "m1", "role": "user", "content": prompt}]}
-    request = urllib.request.Request(f"{base}/run", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    request = urllib.request.Request(
+        f"{base}/run", data=json.dumps(body).encode(), method="POST",
+        headers={"Content-Type": "application/json", "Accept": "text/event-stream", **headers()})
     events: list[dict] = []
     with urllib.request.urlopen(request, timeout=timeout) as response:
         for raw in response:
@@ -82,12 +88,16 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--start-runner", action="store_true", help="start `python main.py` here first")
     parser.add_argument("--lock", type=Path, help="check installed Python packages against this lock file")
+    parser.add_argument("--probe", help="a JSON command (the pod's readiness probe) that must succeed once ready")
     args = parser.parse_args()
     report: dict[str, object] = {"runnerType": os.environ.get("RUNNER_TYPE"), "uid": os.getuid()}
     runner = subprocess.Popen([sys.executable, "main.py"]) if args.start_runner else None
     ok = True
     try:
         wait_ready(args.base_url, args.timeout, runner)
+        if args.probe:
+            report["readinessProbeExit"] = subprocess.run(json.loads(args.probe), timeout=30).returncode
+            ok = report["readinessProbeExit"] == 0
         started = time.monotonic()
         events = run_once(args.base_url, args.prompt, args.timeout)
         types = [e.get("type") for e in events]
@@ -95,7 +105,10 @@ def main() -> int:
                       toolCalls=types.count("TOOL_CALL_START"), runSeconds=round(time.monotonic() - started, 2))
         if types[-1:] == ["RUN_ERROR"]:
             report["error"] = events[-1].get("message")
-        ok = types[:1] == ["RUN_STARTED"] and types[-1:] == ["RUN_FINISHED"]
+        ok = ok and types[:1] == ["RUN_STARTED"] and types[-1:] == ["RUN_FINISHED"]
+    except (SystemExit, OSError) as exc:
+        report["error"] = str(exc)
+        ok = False
     finally:
         if runner is not None:
             stop = time.monotonic()

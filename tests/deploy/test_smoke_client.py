@@ -1,0 +1,61 @@
+"""The image smoke check, run here on the host's runner: deploy/image/smoke_client.py starts `python main.py` on the
+offline scripted model, runs the pod template's readiness probe command with AGUI_TOKEN set, completes one run
+and stops the runner with SIGTERM (`make image-smoke` does the same inside the built image)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import DEPLOY, ROOT
+
+
+def readiness_probe() -> list[str]:
+    pod = yaml.safe_load((DEPLOY / "runner-pod-template.yaml").read_text())
+    return pod["template"]["spec"]["containers"][0]["readinessProbe"]["exec"]["command"]
+
+
+@pytest.mark.real_cli
+def test_smoke_client_with_the_pods_readiness_probe(isolated_network, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
+    env.update(RUNNER_TYPE="gemini-cli", RUNNER_SCRIPTED_MODEL="true", AGUI_TOKEN="smoke-token",
+               AGUI_HOST="127.0.0.1", AGUI_PORT="8001", WORKSPACE_PATH=str(tmp_path / "workspace"),
+               RUNNER_STATE_ROOT=str(tmp_path / "state"), PATH=f"{os.path.dirname(sys.executable)}:{env['PATH']}")
+    (tmp_path / "workspace").mkdir()
+    result = subprocess.run([sys.executable, str(DEPLOY / "image" / "smoke_client.py"), "--start-runner",
+                             "--probe", json.dumps(readiness_probe()), "--timeout", "120"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["ok"], (report, result.stderr[-3000:])
+    assert report["readinessProbeExit"] == 0 and report["first"] == ["RUN_STARTED"]
+    assert report["terminal"] == "RUN_FINISHED" and report["toolCalls"] >= 1
+
+
+@pytest.mark.real_cli
+def test_readiness_probe_fails_without_the_token(isolated_network, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
+    env.update(RUNNER_TYPE="codex-sdk", RUNNER_SCRIPTED_MODEL="true", AGUI_TOKEN="the-real-token",
+               AGUI_HOST="127.0.0.1", AGUI_PORT="8001", WORKSPACE_PATH=str(tmp_path),
+               RUNNER_STATE_ROOT=str(tmp_path / "state"))
+    runner = subprocess.Popen([sys.executable, "main.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        probe = readiness_probe()
+        ready = subprocess.run([sys.executable, "-c", "import time, urllib.request as r\n"
+                                "for _ in range(200):\n"
+                                "    try: r.urlopen('http://127.0.0.1:8001/health', timeout=2); break\n"
+                                "    except OSError: time.sleep(0.2)\n"], timeout=120, check=False)
+        assert ready.returncode == 0
+        probe_env = {**env, "PATH": f"{os.path.dirname(sys.executable)}:{env['PATH']}"}
+        with_token = subprocess.run(probe, env=probe_env, capture_output=True, timeout=60, check=False)
+        wrong = subprocess.run(probe, env={**probe_env, "AGUI_TOKEN": "wrong"}, capture_output=True, timeout=60,
+                               check=False)
+        assert with_token.returncode == 0, with_token.stderr
+        assert wrong.returncode != 0 and b"401" in wrong.stderr
+    finally:
+        runner.terminate()
+        runner.wait(timeout=60)
