@@ -5,6 +5,23 @@
 # Build without a Docker engine: `make image` (deploy/image/build.sh, buildah). The base is a build arg; any
 # Debian 13 (trixie) image works: the Gemini CLI needs Node.js >= 20.
 ARG BASE_IMAGE=docker.io/library/debian:trixie-slim
+
+# Stage 1: the Gemini CLI, exactly as package-lock.json pins it. npm (and Debian's ~400 node-* packages it needs)
+# stays in this stage; the runner image gets node_modules and Node.js only.
+FROM ${BASE_IMAGE} AS gemini-cli
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates nodejs npm \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /build
+COPY package.json package-lock.json ./
+# The optional build secret `cabundle` is the CA bundle of a TLS-intercepting egress proxy: used for the downloads
+# only, never stored in a layer.
+RUN --mount=type=secret,id=cabundle \
+    if [ -s /run/secrets/cabundle ]; then export NPM_CONFIG_CAFILE=/run/secrets/cabundle; fi \
+ && npm ci --omit=dev --no-audit --no-fund --loglevel=error
+
+# Stage 2: the runner.
 FROM ${BASE_IMAGE}
 
 # System packages come from the base image's Debian release (and its security updates), so they are not pinned
@@ -13,7 +30,7 @@ FROM ${BASE_IMAGE}
 # hadolint ignore=DL3008
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ca-certificates python3 python3-venv nodejs npm git ripgrep \
+      ca-certificates python3 python3-venv nodejs git ripgrep \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
 
 ENV PYTHONUNBUFFERED=1 \
@@ -32,8 +49,7 @@ ENV PYTHONUNBUFFERED=1 \
 WORKDIR /app
 
 # Python: the project's runtime requirements (pyproject.toml), every version fixed by requirements.lock used as
-# constraints, so the lock's test-only tools stay out of the image. The optional build secret `cabundle` is the CA
-# bundle of a TLS-intercepting egress proxy: used for the downloads only, never stored in a layer.
+# constraints, so the lock's test-only tools stay out of the image.
 COPY requirements.lock pyproject.toml ./
 RUN --mount=type=secret,id=cabundle \
     if [ -s /run/secrets/cabundle ]; then export PIP_CERT=/run/secrets/cabundle; fi \
@@ -43,12 +59,9 @@ RUN --mount=type=secret,id=cabundle \
  && pip install --quiet --constraint requirements.lock --requirement /tmp/runtime-requirements.txt \
  && pip check && rm /tmp/runtime-requirements.txt
 
-# The Gemini CLI exactly as package-lock.json pins it (the bridge runs /app/node_modules/.bin/gemini).
+# The Gemini CLI from stage 1 (the bridge runs /app/node_modules/.bin/gemini).
+COPY --from=gemini-cli /build/node_modules ./node_modules
 COPY package.json package-lock.json ./
-RUN --mount=type=secret,id=cabundle \
-    if [ -s /run/secrets/cabundle ]; then export NPM_CONFIG_CAFILE=/run/secrets/cabundle; fi \
- && npm ci --omit=dev --no-audit --no-fund --loglevel=error \
- && npm cache clean --force && rm -rf /tmp/.npm /tmp/node-compile-cache
 
 # The runner's code (.dockerignore keeps the context to main.py and the packages).
 COPY . ./

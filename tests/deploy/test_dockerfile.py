@@ -29,7 +29,8 @@ def instructions() -> list[tuple[str, str]]:
 def test_base_image_is_a_build_arg():
     steps = instructions()
     assert steps[0][0] == "ARG" and steps[0][1].startswith("BASE_IMAGE=")
-    assert steps[1] == ("FROM", "${BASE_IMAGE}")
+    stages = [arg for op, arg in steps if op == "FROM"]
+    assert stages == ["${BASE_IMAGE} AS gemini-cli", "${BASE_IMAGE}"]  # npm stays in the first stage
 
 
 def test_installs_are_pinned_by_the_lock_files():
@@ -38,6 +39,7 @@ def test_installs_are_pinned_by_the_lock_files():
     assert "npm ci" in runs and "npm install" not in runs
     copies = [arg for op, arg in instructions() if op == "COPY"]
     assert "requirements.lock pyproject.toml ./" in copies and "package.json package-lock.json ./" in copies
+    assert "--from=gemini-cli /build/node_modules ./node_modules" in copies
     lock = json.loads((ROOT / "package-lock.json").read_text())
     wanted = json.loads((ROOT / "package.json").read_text())["dependencies"]
     for name, version in wanted.items():  # package.json pins exactly what the lock holds
