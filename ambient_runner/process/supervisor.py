@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import signal
@@ -91,6 +92,31 @@ class SupervisedProcess:
     @property
     def returncode(self) -> int | None:
         return self._proc.returncode
+
+    def enlarge_stdout_pipe(self, size: int = 1024 * 1024) -> int:
+        """Ask the kernel for a larger stdout pipe (F_SETPIPE_SZ, capped by /proc/sys/fs/pipe-max-size).
+
+        For CLIs that call ``process.exit()`` with output still queued (Node): the more the pipe holds, the
+        less they can lose when the reader is briefly slower. Returns the pipe's size (0 if unknown)."""
+        transport = getattr(self._proc, "_transport", None)
+        pipe = transport.get_pipe_transport(1) if transport is not None else None
+        fileobj = pipe.get_extra_info("pipe") if pipe is not None else None
+        if fileobj is None:
+            return 0
+        setpipe, getpipe = getattr(fcntl, "F_SETPIPE_SZ", 1031), getattr(fcntl, "F_GETPIPE_SZ", 1032)
+        try:
+            with open("/proc/sys/fs/pipe-max-size") as limit:
+                size = min(size, int(limit.read()))
+        except (OSError, ValueError):
+            pass
+        try:
+            fcntl.fcntl(fileobj.fileno(), setpipe, size)
+        except OSError:
+            pass
+        try:
+            return int(fcntl.fcntl(fileobj.fileno(), getpipe))
+        except OSError:
+            return 0
 
     async def _feed_stdin(self, data: bytes) -> None:
         stdin = self._proc.stdin
