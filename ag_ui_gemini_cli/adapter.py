@@ -39,7 +39,6 @@ from ag_ui.core import (
 from ag_ui_gemini_cli.errors import describe_error, describe_exit
 from ag_ui_gemini_cli.events import (
     ErrorLine,
-    GeminiLine,
     InitLine,
     MessageLine,
     ResultLine,

@@ -52,16 +52,18 @@ def test_vertex_mode_passes_only_vertex_variables(tmp_path: Path) -> None:
 def test_personal_login_is_copied_into_the_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     mounted = tmp_path / "secret" / "oauth_creds.json"
     mounted.parent.mkdir()
-    mounted.write_text('{"refresh_token": "r"}')
+    mounted.write_text('{"refresh_token": "1//refresh-secret", "token_type": "Bearer"}')
     monkeypatch.setenv("GEMINI_OAUTH_CREDS_FILE", str(mounted))
     settings = make_settings(tmp_path, runner_scripted_model=False)
     bridge = GeminiCliBridge(settings)
     assert bridge.auth.mode == "oauth" and bridge.readiness().ready
     bridge._prepare()
     copied = settings.state_dir / "oauth_creds.json"
-    assert copied.read_text() == '{"refresh_token": "r"}'
+    assert copied.read_text() == mounted.read_text()
     assert stat.S_IMODE(copied.stat().st_mode) == 0o600
     assert "oauth_creds.json" in CREDENTIAL_FILE_NAMES
+    assert bridge.credential_file_names() == CREDENTIAL_FILE_NAMES
+    assert "1//refresh-secret" in bridge.secret_values()
     written = json.loads((settings.state_dir / "settings.json").read_text())
     assert written["security"]["auth"]["selectedType"] == "oauth-personal"
 

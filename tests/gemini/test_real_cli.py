@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +187,7 @@ async def test_a_300_kb_prompt_with_a_leading_dash(settings: RunnerSettings) -> 
     async with harness_for(bridge, settings) as runner:
         events = await runner.run("t-big", prompt)
         last = model_turns(server(bridge))[-1]
-    assert texts(events) == PLAIN
+    assert texts(events) == PLAIN, events[-1]["message"]
     assert user_texts(last)[-1] == prompt
 
 
@@ -235,3 +236,18 @@ async def test_scripted_default_is_ready_and_capabilities(tmp_path: Path) -> Non
     assert caps.json()["models"] == ["a", "b"] and caps.json()["defaultModel"] == "gemini-2.5-pro"
     assert events[-1]["usage"][0]["model"] == "gemini-2.5-pro"
     assert path == "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+
+
+async def test_scripted_mcp_call_uses_the_name_the_cli_declared(settings: RunnerSettings) -> None:
+    settings.state_dir.mkdir(parents=True)
+    server_script = Path(__file__).parent / "mcp_echo_server.py"
+    (settings.state_dir / "settings.json").write_text(json.dumps(
+        {"mcpServers": {"echo": {"command": sys.executable, "args": [str(server_script)]}}}))
+    bridge = GeminiCliBridge(settings)
+    async with harness_for(bridge, settings) as runner:
+        events = await runner.run("t-mcp", "MCPTOOL:echo.say please")
+    call = next(e for e in events if e["type"] == "TOOL_CALL_START")
+    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert call["toolCallName"] == "mcp_echo_say"
+    assert result["content"] == "echo: hello" and result["toolCallId"] == call["toolCallId"]
+    assert events[-1]["type"] == "RUN_FINISHED"

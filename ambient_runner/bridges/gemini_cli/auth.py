@@ -16,6 +16,7 @@ Only the variables the chosen mode needs are passed to the CLI.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -79,12 +80,24 @@ def resolve_auth(environ: Mapping[str, str] | None = None) -> GeminiAuth:
         if not path.is_file():
             return GeminiAuth("oauth", problem=f"{OAUTH_FILE_VAR} points at {oauth}, which is not a readable file.",
                               missing=(OAUTH_FILE_VAR,))
-        project = {"GOOGLE_CLOUD_PROJECT": _get(env, "GOOGLE_CLOUD_PROJECT")} if _get(env, "GOOGLE_CLOUD_PROJECT") else {}
-        return GeminiAuth("oauth", project, oauth_file=path)
+        project_id = _get(env, "GOOGLE_CLOUD_PROJECT")  # a Workspace login needs its Cloud project
+        project = {"GOOGLE_CLOUD_PROJECT": project_id} if project_id else {}
+        return GeminiAuth("oauth", project, _token_values(path), oauth_file=path)
     if gateway:
         return GeminiAuth("gateway", {"GEMINI_API_KEY": GATEWAY_PLACEHOLDER_KEY, GATEWAY_VAR: gateway})
     return GeminiAuth(None, problem=f"No Gemini credentials are configured. Set {ACCEPTED}.",
                       missing=(*API_KEY_VARS, "GOOGLE_GENAI_USE_VERTEXAI", OAUTH_FILE_VAR))
+
+
+def _token_values(path: Path) -> tuple[str, ...]:
+    """The tokens in a login credentials file (redacted from events like any other secret)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    return tuple(str(v) for k, v in data.items() if "token" in k.lower() and isinstance(v, str) and len(v) >= 8)
 
 
 def _vertex(env: Mapping[str, str]) -> GeminiAuth:

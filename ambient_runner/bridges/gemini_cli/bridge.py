@@ -9,7 +9,13 @@ from typing import ClassVar
 from ag_ui.core import BaseEvent
 
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
-from ambient_runner.bridges.gemini_cli.auth import GeminiAuth, install_oauth_credentials, resolve_auth, scripted_auth
+from ambient_runner.bridges.gemini_cli.auth import (
+    CREDENTIAL_FILE_NAMES,
+    GeminiAuth,
+    install_oauth_credentials,
+    resolve_auth,
+    scripted_auth,
+)
 from ambient_runner.bridges.gemini_cli.cli_config import (
     CLI_PATH_VAR,
     DEFAULT_MODEL,
@@ -109,6 +115,11 @@ class GeminiCliBridge(Bridge):
     def secret_values(self) -> Iterable[str]:
         return [*self.auth.secrets, *self.settings.secret_values()]
 
+    @staticmethod
+    def credential_file_names() -> tuple[str, ...]:
+        """Files in the state dir that hold credentials: to be left out of the state sync."""
+        return CREDENTIAL_FILE_NAMES
+
     def _model(self, requested: str | None) -> str:
         return requested or self.settings.runner_default_model or DEFAULT_MODEL
 
@@ -122,6 +133,8 @@ class GeminiCliBridge(Bridge):
         auth = self.auth
         if not auth.ok:
             raise BridgeError(auth.problem, code="AUTH_MISSING")
+        if not turn.prompt.strip():
+            raise BridgeError("The run has no user message to send to the Gemini CLI.", code="EMPTY_PROMPT")
         self._prepare()
         assert self._runner is not None
         cli = find_cli()

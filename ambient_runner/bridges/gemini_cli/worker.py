@@ -75,6 +75,9 @@ class TurnRunner:
         process = await SupervisedProcess.start(
             spec.argv, cwd=spec.cwd, env=spec.env, stdin_data=turn.prompt.encode("utf-8"),
             stderr_tail=turn.stderr_tail, limits=spec.limits)
+        # The CLI echoes the prompt on stdout and calls process.exit() without waiting for queued output, so a
+        # reader that is briefly behind a big line loses the end of the turn: a larger pipe holds it.
+        process.enlarge_stdout_pipe()
         active = ActiveTurn(process)
         self.active[turn.thread_id] = active
         terminal: BaseEvent | None = None
@@ -112,7 +115,7 @@ class TurnRunner:
     async def _wait(process: SupervisedProcess) -> int | None:
         try:
             return await asyncio.wait_for(process.wait(), timeout=EXIT_WAIT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("gemini (pid %s) did not exit %.0fs after its output ended; stopping it",
                         process.pid, EXIT_WAIT)
             with contextlib.suppress(Exception):
