@@ -55,7 +55,8 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
             await bridge.startup()
         except Exception as exc:  # keep serving: /ready says what is wrong
             log.exception("bridge startup failed")
-            app.state.readiness_checks.append(lambda: f"bridge startup failed: {exc}")
+            problem = f"bridge startup failed: {exc}"
+            app.state.readiness_checks.append(lambda: problem)
         runs.redactor = Redactor([*settings.secret_values(), *bridge.secret_values(), *environment_secrets()])
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
         _start_initial_prompt(settings, runs)

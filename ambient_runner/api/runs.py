@@ -114,7 +114,8 @@ async def events(request: Request, thread_id: str, after: str | None = None) -> 
         if cursor < 0:
             raise ValueError
     except ValueError:
-        raise ApiError(422, "INVALID_REQUEST", f"after / Last-Event-ID must be a whole number >= 0, got {raw!r}")
+        raise ApiError(422, "INVALID_REQUEST",
+                       f"after / Last-Event-ID must be a whole number >= 0, got {raw!r}") from None
     state = _runs(request).thread(thread_id)
     if state is None:
         raise ApiError(404, "UNKNOWN_THREAD", f"no events for thread {thread_id!r} in this runner")

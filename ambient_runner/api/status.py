@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from ag_ui.core import PROTOCOL_VERSION
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
-
-from ag_ui.core import PROTOCOL_VERSION
 
 router = APIRouter()
 

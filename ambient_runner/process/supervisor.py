@@ -175,7 +175,7 @@ class SupervisedProcess:
                 self.signal_group(polite)
                 try:
                     await asyncio.wait_for(self._proc.wait(), timeout=grace)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     log.warning("%s (pid %s) ignored signal %s for %.1fs; killing its group",
                                 self._argv0, self.pid, polite, grace)
             # Always SIGKILL the group: grandchildren may outlive a leader that exited politely.
@@ -198,15 +198,15 @@ class SupervisedProcess:
         await self.stop()
 
 
-async def _reap_group(pgid: int, timeout: float) -> None:
+async def _reap_group(pgid: int, within: float) -> None:
     """Reap the group's orphans that were re-parented to us (we are a child subreaper, or PID 1 in a pod).
 
     Called once the leader is reaped, so only grandchildren can be collected here.
     """
-    deadline = asyncio.get_running_loop().time() + timeout
+    deadline = asyncio.get_running_loop().time() + within
     while True:
         try:
-            reaped = os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG)
+            reaped = os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG)  # noqa: ASYNC222 - WNOHANG
         except ChildProcessError:
             return  # none of the group's processes is our child (any more)
         if reaped is None:  # children of ours remain in the group but are still dying

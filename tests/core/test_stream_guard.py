@@ -30,12 +30,12 @@ def wire(events) -> list[dict]:
     return [json.loads(event_json(e, Redactor(()))) for e in events]
 
 
-def drive(bridge_events, ending=Ending(), stopping=None, ids=None) -> list[dict]:
+def drive(bridge_events, ending=None, stopping=None, ids=None) -> list[dict]:
     guard = StreamGuard("t", "r", ids or ThreadIds())
     out = [guard.started()]
     for event in bridge_events:
         out += guard.accept(event, stopping=stopping)
-    out += guard.finish(ending)
+    out += guard.finish(ending or Ending())
     events = wire(out)
     check_stream(events)
     return events

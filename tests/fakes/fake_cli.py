@@ -4,7 +4,8 @@ argv[1] is "-"), printing AG-UI events as JSON lines, so tests can make it strea
 print huge lines and non-JSON, ignore SIGTERM/SIGINT and start grandchildren.
 
 Steps: {"emit": {...event...}} | {"text": "..."} (TEXT_MESSAGE_CONTENT of message "m") | {"sleep": s} |
-{"stderr": "..."} | {"raw": "line as is"} | {"flood": n} (n text deltas at full speed) | {"huge": n_bytes} | {"exit": code} | {"kill": signal_number} |
+{"stderr": "..."} | {"raw": "line as is"} | {"flood": n} (n text deltas at full speed) |
+{"huge": n_bytes} | {"exit": code} | {"kill": signal_number} |
 {"ignore": ["SIGTERM", "SIGINT"]} | {"grandchild": pid_file} (a child that sleeps for an hour, same group) |
 {"stall": true} (sleep forever, print nothing). On SIGINT (unless ignored) it prints an "interrupted" RAW event
 and exits 0, like the real CLIs do.
@@ -39,7 +40,7 @@ def main() -> None:
             out(json.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": step["text"]}))
         elif "flood" in step:
             for i in range(step["flood"]):
-                sys.stdout.write('{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"%d "}\n' % i)
+                sys.stdout.write(f'{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"{i} "}}\n')
             sys.stdout.flush()
         elif "sleep" in step:
             time.sleep(step["sleep"])

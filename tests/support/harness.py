@@ -69,7 +69,7 @@ def check_stream(events: list[dict[str, Any]], *, thread_ids: set[str] | None = 
         if kind == "RUN_ERROR":
             assert event.get("message", "").strip(), "RUN_ERROR without a message"
     assert not open_blocks, f"not closed before the terminal event: {list(open_blocks)}"
-    for call_id, text in args.items():
+    for text in args.values():
         json.loads(text)  # tool-call arguments are valid JSON
     wire = json.dumps(events)
     for secret in secrets:
