@@ -70,3 +70,16 @@ async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path)
                              runner_state_root=state_root) as runner:
         await asyncio.sleep(0.3)
         assert runner.app.state.runs.thread("sess-1") is None
+
+
+class FailingStartBridge(FakeCliBridge):
+    async def startup(self) -> None:
+        raise RuntimeError("scripted provider could not bind")
+
+
+async def test_a_bridge_that_fails_to_start_keeps_serving_and_ready_says_why(tmp_path):
+    async with RunnerHarness(FailingStartBridge(tmp_path)) as runner:
+        assert (await runner.client.get("/health")).status_code == 200
+        ready = await runner.client.get("/ready")
+    assert ready.status_code == 503
+    assert ready.json()["detail"] == "bridge startup failed: scripted provider could not bind"
