@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -68,21 +67,3 @@ async def collect(bridge: GeminiCliBridge, turn: Turn) -> list[dict[str, Any]]:
         events.append({"type": "RUN_ERROR", "message": exc.message, "code": exc.code, "stderr": exc.stderr_tail})
     return events
 
-
-def gemini_pids() -> set[int]:
-    """Pids of live Gemini CLI processes (node running the gemini bundle)."""
-    pids = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{entry}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if any(b"gemini" in part and (b"bundle" in part or part.endswith(b"/gemini")) for part in argv[:3]) \
-                and state != "Z":
-            pids.add(int(entry))
-    return pids
