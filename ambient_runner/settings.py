@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ambient_runner.mcp.config import McpConfig, McpConfigError, load_mcp_config, parse_mcp_json, read_mcp_file
+
 RUNNER_TYPES = ("claude", "gemini-cli", "codex-sdk")
 RUNNER_TYPE_ALIASES = {"claude-agent-sdk": "claude"}
 DEFAULT_STATE_DIRS = {"claude": ".claude", "gemini-cli": ".gemini", "codex-sdk": ".codex"}
@@ -46,6 +48,9 @@ class RunnerSettings(BaseSettings):
     runner_scripted_model: bool = Field(False, description="serve the built-in offline scripted model")
     runner_default_model: str | None = Field(None, description="model when a run names none")
     runner_models: str = Field("", description="comma-separated models this deployment offers")
+    runner_default_mode: Literal["default", "plan"] = Field("default", description="mode when a run names none")
+    mcp_servers_json: str = Field("", description='MCP servers, {"mcpServers": {name: {...}}} as JSON text')
+    mcp_config_file: Path | None = Field(None, description="a mounted file with the MCP servers JSON")
     runner_log_level: Literal["debug", "info", "warning", "error"] = "info"
     state_store_url: str = Field("", description="durable store of the state dir: file:///path or s3://bucket/prefix")
     state_store_s3_addressing_style: Literal["auto", "path", "virtual"] | None = Field(
@@ -82,6 +87,30 @@ class RunnerSettings(BaseSettings):
             return value
         raise ValueError("must be file:///absolute/path or s3://bucket/prefix")
 
+    @field_validator("mcp_servers_json")
+    @classmethod
+    def _mcp_json(cls, value: str) -> str:
+        try:
+            parse_mcp_json(value)
+        except McpConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("mcp_config_file")
+    @classmethod
+    def _mcp_file(cls, value: Path | None) -> Path | None:
+        try:
+            if value is not None:
+                read_mcp_file(value)
+        except McpConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def mcp_servers(self) -> McpConfig:
+        """The runner's MCP servers (MCP_CONFIG_FILE overlaid with MCP_SERVERS_JSON), validated at start."""
+        return load_mcp_config(self.mcp_servers_json, self.mcp_config_file)
+
     @property
     def state_dir(self) -> Path:
         """``$RUNNER_STATE_ROOT/$RUNNER_STATE_DIR``: the CLI's home/config, synced to the state store."""
@@ -108,6 +137,6 @@ def load_settings(**overrides: object) -> RunnerSettings:
         first = exc.errors()[0]
         name = str(first["loc"][0]).upper() if first["loc"] else "settings"
         value = first.get("input")
-        shown = "" if name == "AGUI_TOKEN" else f" (got {value!r})"
+        shown = "" if name in ("AGUI_TOKEN", "MCP_SERVERS_JSON") else f" (got {value!r})"
         reason = first["msg"].removeprefix("Value error, ")
         raise SettingsError(f"ambient-runner: invalid {name}{shown}: {reason}") from None
