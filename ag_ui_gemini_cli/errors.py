@@ -83,7 +83,7 @@ def describe_error(raw: str, error_type: str | None = None) -> DescribedError:
                               "RATE_LIMITED", status)
     if status is not None and status >= 500:
         return DescribedError(f"The Gemini API had a server error (HTTP {status}: {text}). "
-                              "This is usually temporary: try again in a moment.", "UPSTREAM_ERROR", status)
+                              "This is usually temporary: try again in a moment.", "PROVIDER_ERROR", status)
     if status == 404:
         return DescribedError(f"The Gemini API does not know the requested model or endpoint (HTTP 404: {text}). "
                               "Check the model name.", "MODEL_NOT_FOUND", status)

@@ -56,7 +56,7 @@ async def test_crash_mid_tool_call_closes_everything_and_reports_stderr(bridge):
                      "TOOL_CALL_ARGS", "TOOL_CALL_END", "TEXT_MESSAGE_END", "RUN_ERROR"]
     assert json.loads(events[4]["delta"]) == {"_raw": '{"cmd": "ls'}
     error = events[-1]
-    assert error["code"] == "CLI_EXIT"
+    assert error["code"] == "CLI_EXITED"
     assert "exited with code -9" in error["message"]
     assert "fatal: model connection lost" in error["message"]
 

@@ -49,7 +49,7 @@ def test_open_blocks_are_closed_before_an_error():
         ToolCallStartEvent(tool_call_id="c1", tool_call_name="shell"),
         ToolCallArgsEvent(tool_call_id="c1", delta='{"command": "ec'),
         StepStartedEvent(step_name="edit"),
-    ], Ending(error_message="The CLI crashed.", error_code="CLI_EXIT"))
+    ], Ending(error_message="The CLI crashed.", error_code="CLI_EXITED"))
     assert events == [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"},
         {"type": "REASONING_START", "messageId": "think"},
@@ -65,7 +65,7 @@ def test_open_blocks_are_closed_before_an_error():
         {"type": "REASONING_MESSAGE_END", "messageId": "think"},
         {"type": "REASONING_END", "messageId": "think"},
         {"type": "STEP_FINISHED", "stepName": "edit"},
-        {"type": "RUN_ERROR", "message": "The CLI crashed.", "code": "CLI_EXIT"},
+        {"type": "RUN_ERROR", "message": "The CLI crashed.", "code": "CLI_EXITED"},
     ]
 
 

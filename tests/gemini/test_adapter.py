@@ -129,7 +129,7 @@ def test_http_errors_become_actionable_run_errors() -> None:
                    "check quota). (scripted)). Wait a moment and try again, or check the project's quota and "
                    "billing."}]
     assert replay("error500") == [{
-        "type": "RUN_ERROR", "code": "UPSTREAM_ERROR",
+        "type": "RUN_ERROR", "code": "PROVIDER_ERROR",
         "message": "The Gemini API had a server error (HTTP 500: An internal error has occurred. (scripted)). "
                    "This is usually temporary: try again in a moment."}]
 

@@ -148,7 +148,7 @@ async def test_cli_killed_by_a_signal_is_a_run_error_naming_it(settings: RunnerS
 @pytest.mark.parametrize(("mode", "code", "words"), [
     ("error401", "AUTH_FAILED", "The Gemini API rejected the credentials (HTTP 401"),
     ("error429", "RATE_LIMITED", "The Gemini API quota or rate limit was reached (HTTP 429"),
-    ("error500", "UPSTREAM_ERROR", "The Gemini API had a server error (HTTP 500"),
+    ("error500", "PROVIDER_ERROR", "The Gemini API had a server error (HTTP 500"),
 ])
 async def test_api_errors_end_with_a_specific_run_error(settings: RunnerSettings, mode: str, code: str,
                                                         words: str) -> None:

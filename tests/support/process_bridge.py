@@ -61,7 +61,7 @@ class FakeCliBridge(Bridge):
                     yield RawEvent(event={"line": line.text[:200]}, source="fake-cli")
             code = await proc.wait()
             if code != 0:
-                raise BridgeError(f"The fake CLI exited with code {code}.", code="CLI_EXIT",
+                raise BridgeError(f"The fake CLI exited with code {code}.", code="CLI_EXITED",
                                   stderr_tail=turn.stderr_tail.text())
         finally:
             self.processes.pop(turn.thread_id, None)

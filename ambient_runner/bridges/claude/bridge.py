@@ -135,7 +135,7 @@ class ClaudeBridge(Bridge):
         def make(resume: str | None, model: str | None, stderr) -> ClaudeAgentOptions:  # noqa: ANN001
             cli = find_cli()
             if cli is None:
-                raise BridgeError("The Claude Code CLI was not found.", code="CLI_MISSING")
+                raise BridgeError("The Claude Code CLI was not found.", code="CLI_NOT_FOUND")
             if self._cli_path is None:
                 self._cli_path = process_group_launcher(cli, launcher_dir())
             env = claude_environment(self.settings, self.auth().env)

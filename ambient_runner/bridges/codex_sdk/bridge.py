@@ -26,12 +26,11 @@ from ambient_runner.bridge.contract import (
     Bridge,
     BridgeError,
     Capabilities,
-    OptionError,
-    OptionSpec,
     Readiness,
     RunOptions,
     Turn,
 )
+from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridges.codex_sdk.auth import (
     AUTH_FILE_VARIABLE,
     CREDENTIAL_FILES,
@@ -42,7 +41,10 @@ from ambient_runner.bridges.codex_sdk.auth import (
     resolve_auth,
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
+from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status
 from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex
+from ambient_runner.mcp import config as mcp_config
+from ambient_runner.mcp.render import codex_servers
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
@@ -53,6 +55,8 @@ REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 INTERRUPT_TIMEOUT = 10.0
 # printed at every start when CODEX_HOME is under /tmp (it then skips its arg0 helper links; nothing breaks)
 HARMLESS_STDERR = ("WARNING: proceeding, even though we could not create PATH aliases",)
+OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, efforts=REASONING_EFFORTS,
+                        mode_note="plan = read-only sandbox for the turn", effort_note="Codex reasoning effort")
 
 
 class CodexBridge(Bridge):
@@ -71,6 +75,7 @@ class CodexBridge(Bridge):
         self._prepare_lock = asyncio.Lock()
         self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
         self._interrupts: set[str] = set()  # interrupt asked before the turn handle existed
+        self.mcp = settings.mcp_servers
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -103,15 +108,22 @@ class CodexBridge(Bridge):
                 raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.",
                                   code="CLI_NOT_FOUND")
             auth = self.auth
-            self.write_config(auth)
+            mcp = self._mcp_render()
+            self.write_config(auth, mcp.lines)
             self.runner_home.mkdir(parents=True, exist_ok=True)
             env = cli_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
-                                   **auth.environment()})
+                                   **mcp.aliases, **auth.environment()}, passthrough=mcp.passthrough)
             self._app = AppServer(codex_bin=self.codex_bin, codex_home=self.codex_home,
                                   workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir)
             return self._app
 
-    def write_config(self, auth: CodexAuth) -> None:
+    def _mcp_render(self):  # noqa: ANN202 - ambient_runner.mcp.render.CodexMcp
+        try:
+            return codex_servers(self.mcp)
+        except mcp_config.McpConfigError as exc:
+            raise BridgeError(str(exc), code="MCP_CONFIG") from None
+
+    def write_config(self, auth: CodexAuth, mcp_lines: list[str] | None = None) -> None:
         extra: dict[str, object] = {}
         base_url: str | None = auth.base_url
         if auth.kind in ("api_key", "scripted"):
@@ -121,7 +133,7 @@ class CodexBridge(Bridge):
                 extra["openai_base_url"] = base_url
             base_url = None  # ChatGPT login: Codex's built-in provider
         CodexConfigFile(model=self.default_model, base_url=base_url, env_key=auth.env_key,
-                        extra=extra).write(self.codex_home)
+                        extra=extra, mcp_lines=tuple(mcp_lines or ())).write(self.codex_home)
         install_auth_file(auth, self.codex_home)
 
     @property
@@ -139,27 +151,18 @@ class CodexBridge(Bridge):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             runner_type=self.runner_type, framework="openai-codex", reasoning=True, state_snapshots=True,
-            default_model=self.default_model, models=self.settings.model_list or [self.default_model],
-            options=[
-                OptionSpec(name="model", description="Codex model slug"),
-                OptionSpec(name="reasoningEffort", description="model reasoning effort",
-                           values=list(REASONING_EFFORTS)),
-                OptionSpec(name="mode", description="plan = read-only sandbox", values=["plan"]),
-            ])
+            mcp=True, default_model=self.default_model, models=OPTIONS.models(self.settings),
+            options=OPTIONS.specs(self.settings))
 
     def secret_values(self) -> Iterable[str]:
-        return self.auth.secrets()
+        return [*self.auth.secrets(), *mcp_config.secret_values(self.mcp)]
 
     def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
-        options = super().parse_options(forwarded_props)
-        props = dict(forwarded_props or {})
-        effort = props.get("reasoningEffort", props.get("reasoning_effort"))
-        if effort is not None and effort not in REASONING_EFFORTS:
-            raise OptionError("reasoningEffort", f"must be one of {', '.join(REASONING_EFFORTS)}")
-        mode = props.get("mode")
-        if mode is not None and mode != "plan":
-            raise OptionError("mode", "must be 'plan' (or absent)")
-        return options.model_copy(update={"reasoning_effort": effort, "mode": mode})
+        return OPTIONS.parse(forwarded_props, self.settings)
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        app = self._app
+        return await list_mcp_status(self.mcp, app.codex if app is not None and app.alive else None)
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
@@ -181,7 +184,7 @@ class CodexBridge(Bridge):
         except CodexError as exc:  # transport closed: the app-server died mid-turn
             log.warning("codex app-server failed mid-turn: %s", exc)
             raise BridgeError("The Codex app-server stopped unexpectedly; the next run starts a new one and "
-                              "continues the thread.", code="CLI_CRASHED",
+                              "continues the thread.", code="CLI_EXITED",
                               stderr_tail=self._stderr(turn, app)) from exc
         finally:
             self._turns.pop(turn.thread_id, None)
