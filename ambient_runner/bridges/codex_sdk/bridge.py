@@ -162,7 +162,7 @@ class CodexBridge(Bridge):
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         app = self._app
-        return await list_mcp_status(self.mcp, app.codex if app is not None and app.alive else None)
+        return await list_mcp_status(self.mcp, app.codex if app is not None else None)
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:

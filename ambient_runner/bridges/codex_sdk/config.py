@@ -48,6 +48,7 @@ class CodexConfigFile:
     stream_max_retries: int = 1
     stream_idle_timeout_ms: int = 300_000
     extra: Mapping[str, object] = field(default_factory=dict)
+    mcp_lines: tuple[str, ...] = ()  # [mcp_servers.<name>] tables (ambient_runner.mcp.render.codex_servers)
 
     def render(self) -> str:
         lines = [
@@ -75,6 +76,7 @@ class CodexConfigFile:
                 f"stream_max_retries = {self.stream_max_retries}",
                 f"stream_idle_timeout_ms = {self.stream_idle_timeout_ms}",
             ]
+        lines += self.mcp_lines
         return "\n".join(lines) + "\n"
 
     def write(self, codex_home: Path) -> Path:

@@ -92,6 +92,11 @@ class AppServer:
         return proc is not None and proc.poll() is None
 
     @property
+    def codex(self) -> AsyncCodex | None:
+        """The running SDK client, or ``None``."""
+        return self._codex if self.alive else None
+
+    @property
     def pgid(self) -> int | None:
         return self._pgid
 
