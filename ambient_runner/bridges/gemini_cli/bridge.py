@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable
-from typing import ClassVar
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any, ClassVar
 
-from ag_ui.core import BaseEvent
+from ag_ui.core import BaseEvent, ToolCallStartEvent
 
-from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
+from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridges.gemini_cli.auth import (
     CREDENTIAL_FILE_NAMES,
     GeminiAuth,
@@ -28,7 +29,11 @@ from ambient_runner.bridges.gemini_cli.cli_config import (
     turn_argv,
     write_settings,
 )
+from ambient_runner.bridges.gemini_cli.mcp_status import GeminiMcpStatus
 from ambient_runner.bridges.gemini_cli.worker import TurnRunner, TurnSpec
+from ambient_runner.mcp import config as mcp_config
+from ambient_runner.mcp.naming import from_gemini
+from ambient_runner.mcp.render import gemini_servers
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import ProcessLimits
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
@@ -36,6 +41,8 @@ from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
 
 log = logging.getLogger(__name__)
+OPTIONS = RunnerOptions(runner="the Gemini CLI runner", default_model=DEFAULT_MODEL, default_models=DEFAULT_MODELS,
+                        efforts=None, mode_note="plan = --approval-mode plan (read-only tools)")
 
 
 class GeminiCliBridge(Bridge):
@@ -51,6 +58,8 @@ class GeminiCliBridge(Bridge):
         self._sessions: SessionMap | None = None
         self._runner: TurnRunner | None = None
         self._prepared = False
+        self.mcp = settings.mcp_servers
+        self._mcp_status = GeminiMcpStatus()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -71,7 +80,7 @@ class GeminiCliBridge(Bridge):
         if not self._prepared:
             self.home.prepare()
             if auth.ok:
-                write_settings(self.home, auth, self.max_attempts)
+                write_settings(self.home, auth, self.max_attempts, gemini_servers(self.mcp))
                 install_oauth_credentials(auth, self.home.gemini_dir)
             self._prepared = auth.ok
         if self._runner is None:
@@ -108,12 +117,24 @@ class GeminiCliBridge(Bridge):
         return Readiness(not details, missing, " ".join(details))
 
     def capabilities(self) -> Capabilities:
-        models = self.settings.model_list or list(DEFAULT_MODELS)
         return Capabilities(runner_type=self.runner_type, framework="gemini-cli", reasoning=False, mcp=True,
-                            default_model=self._model(None), models=models)
+                            default_model=self._model(None), models=OPTIONS.models(self.settings),
+                            options=OPTIONS.specs(self.settings))
+
+    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+        return OPTIONS.parse(forwarded_props, self.settings)
 
     def secret_values(self) -> Iterable[str]:
-        return [*self.auth.secrets, *self.settings.secret_values()]
+        return [*self.auth.secrets, *self.settings.secret_values(), *mcp_config.secret_values(self.mcp)]
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        self._prepare()
+        return await self._mcp_status.status(self.mcp, find_cli(), self.settings.workspace_path,
+                                             self._cli_environment())
+
+    def _cli_environment(self) -> dict[str, str]:
+        """The CLI's environment: allowlisted, plus the variables the MCP servers' ``${VAR}`` refer to."""
+        return cli_environment(cli_env(self.home, self.auth), passthrough=self.mcp.references())
 
     @staticmethod
     def credential_file_names() -> tuple[str, ...]:
@@ -148,13 +169,16 @@ class GeminiCliBridge(Bridge):
             raise BridgeError(f"The workspace {workspace} cannot be used: {exc}", code="WORKSPACE_MISSING") from exc
         resume = self.sessions.get(turn.thread_id)
         spec = TurnSpec(
-            argv=turn_argv(cli, self._model(turn.options.model), resume),
+            argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan"),
             cwd=workspace,
-            env=cli_environment(cli_env(self.home, auth)),
+            env=self._cli_environment(),
             resume_session=resume,
             limits=ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes),
         )
+        servers = list(self.mcp.servers)
         async for event in self._runner.run(turn, spec, self.resume_failed_message):
+            if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
+                event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
             yield event
 
     async def interrupt(self, thread_id: str) -> None:

@@ -84,8 +84,10 @@ def _merge(base: dict[str, Any], enforced: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def write_settings(home: GeminiHome, auth: GeminiAuth, attempts: int) -> None:
-    """Write settings.json (0600), keeping keys others put there (e.g. mcpServers) and enforcing ours."""
+def write_settings(home: GeminiHome, auth: GeminiAuth, attempts: int,
+                   mcp_servers: Mapping[str, Any] | None = None) -> None:
+    """Write settings.json (0600), keeping keys others put there and enforcing ours. ``mcp_servers`` (the
+    runner's MCP configuration, ``${VAR}`` references kept: the CLI expands them) replaces ``mcpServers``."""
     try:
         existing = json.loads(home.settings_path.read_text())
         if not isinstance(existing, dict):
@@ -93,6 +95,8 @@ def write_settings(home: GeminiHome, auth: GeminiAuth, attempts: int) -> None:
     except (OSError, ValueError):
         existing = {}
     merged = _merge(existing, runner_settings(auth.selected_type, attempts))
+    if mcp_servers:
+        merged["mcpServers"] = dict(mcp_servers)
     home.gemini_dir.mkdir(parents=True, exist_ok=True)
     tmp = home.settings_path.with_name(f".settings.json.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -118,10 +122,12 @@ def cli_path_or_name(environ: Mapping[str, str] | None = None) -> str:
     return find_cli(env) or env.get(CLI_PATH_VAR, "").strip() or "gemini"
 
 
-def turn_argv(cli: str, model: str, resume_session: str | None) -> list[str]:
+def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = False) -> list[str]:
     """One headless turn. The prompt goes through stdin (``-p ""`` makes the run headless and the CLI uses
-    stdin as the prompt), so there is no argv size limit, no quoting and no leading-dash problem."""
-    argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", "yolo"]
+    stdin as the prompt), so there is no argv size limit, no quoting and no leading-dash problem.
+    ``plan``: ``--approval-mode plan`` (read-only tools only), else ``yolo`` (nobody can confirm a call)."""
+    approval = "plan" if plan else "yolo"
+    argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", approval]
     if resume_session:
         argv += ["--resume", resume_session]
     return argv
