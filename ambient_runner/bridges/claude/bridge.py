@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ag_ui.core import BaseEvent, RunErrorEvent
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions, SystemMessage
 
 from ag_ui_claude import ClaudeEventAdapter
-from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
+from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridges.claude.auth import ClaudeAuth, resolve_auth, scripted_auth
 from ambient_runner.bridges.claude.options import (
     build_options,
@@ -27,11 +29,30 @@ from ambient_runner.bridges.claude.options import (
     process_group_launcher,
 )
 from ambient_runner.bridges.claude.worker import ClaudeSession
+from ambient_runner.mcp import config as mcp_config
+from ambient_runner.mcp.render import claude_servers
+from ambient_runner.mcp.status import McpServerStatus, configured
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
 
 SHUTDOWN_TIMEOUT = 40.0
+EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
+OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS,
+                        mode_note="plan = Claude Code's plan permission mode (read-only tools)",
+                        effort_note="Claude Code --effort (thinking depth)")
+MCP_STATES = {"connected": "connected", "failed": "failed", "pending": "pending", "needs-auth": "needs-auth",
+              "disabled": "disabled"}
+
+
+def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
+    """``mcp_servers`` of a ``system/init`` message (raw dict or typed SystemMessage), else ``None``."""
+    if isinstance(item, SystemMessage):
+        item = {"type": "system", "subtype": item.subtype, **(item.data if isinstance(item.data, dict) else {})}
+    if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
+        servers = item.get("mcp_servers")
+        return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
+    return None
 
 
 class ClaudeBridge(Bridge):
@@ -43,6 +64,8 @@ class ClaudeBridge(Bridge):
         self._sessions: dict[str, ClaudeSession] = {}
         self._session_map: SessionMap | None = None
         self._cli_path: Path | None = None
+        self.mcp = settings.mcp_servers
+        self._mcp_reported: dict[str, McpServerStatus] = {}
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -82,10 +105,28 @@ class ClaudeBridge(Bridge):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(runner_type="claude", framework="claude-agent-sdk", reasoning=True, mcp=True,
-                            default_model=self.settings.runner_default_model, models=self.settings.model_list)
+                            default_model=self.settings.runner_default_model, models=OPTIONS.models(self.settings),
+                            options=OPTIONS.specs(self.settings))
+
+    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+        return OPTIONS.parse(forwarded_props, self.settings)
 
     def secret_values(self) -> Iterable[str]:
-        return self.auth().secrets
+        return [*self.auth().secrets, *mcp_config.secret_values(self.mcp)]
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        """What the latest ``init`` message said about each server (``configured`` before the first run)."""
+        return configured(self.mcp, self._mcp_reported)
+
+    def _note_mcp_status(self, servers: list[dict[str, Any]]) -> None:
+        for entry in servers:
+            name = str(entry.get("name", ""))
+            server = self.mcp.servers.get(name)
+            if server is not None:
+                self._mcp_reported[name] = McpServerStatus(
+                    name=name, transport=server.transport,
+                    status=MCP_STATES.get(str(entry.get("status")), "configured"),  # type: ignore[arg-type]
+                    source="claude init message")
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
@@ -97,9 +138,14 @@ class ClaudeBridge(Bridge):
         session = self._session(turn.thread_id)
         adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
         model = turn.options.model or self.settings.runner_default_model
-        turn_messages = session.turn(turn.prompt, model, turn.stderr_tail)
+        permission_mode = "plan" if turn.options.mode == "plan" else "bypassPermissions"
+        turn_messages = session.turn(turn.prompt, model, turn.stderr_tail, effort=turn.options.reasoning_effort,
+                                     permission_mode=permission_mode)
         try:
             async for item in turn_messages:
+                servers = _init_mcp_servers(item)
+                if servers is not None:
+                    self._note_mcp_status(servers)
                 for event in adapter.feed(item):
                     if isinstance(event, RunErrorEvent):
                         raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
@@ -132,14 +178,15 @@ class ClaudeBridge(Bridge):
         return self._session_map
 
     def _options_factory(self):  # noqa: ANN202 - see worker.OptionsFactory
-        def make(resume: str | None, model: str | None, stderr) -> ClaudeAgentOptions:  # noqa: ANN001
+        def make(resume: str | None, model: str | None, stderr, effort: str | None = None  # noqa: ANN001
+                 ) -> ClaudeAgentOptions:
             cli = find_cli()
             if cli is None:
                 raise BridgeError("The Claude Code CLI was not found.", code="CLI_NOT_FOUND")
             if self._cli_path is None:
                 self._cli_path = process_group_launcher(cli, launcher_dir())
-            env = claude_environment(self.settings, self.auth().env)
+            env = claude_environment(self.settings, self.auth().env, passthrough=self.mcp.references())
             return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
-                                 stderr=stderr)
+                                 stderr=stderr, effort=effort, mcp_servers=claude_servers(self.mcp))
 
         return make

@@ -21,7 +21,8 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 from pathlib import Path
 
 from claude_agent_sdk import ClaudeAgentOptions
@@ -80,7 +81,8 @@ def launcher_dir() -> Path:
 
 
 def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
-                       environ: Mapping[str, str] | None = None) -> dict[str, str]:
+                       environ: Mapping[str, str] | None = None, passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """``passthrough``: runner variables the CLI needs too (those the MCP servers' ``${VAR}`` refer to)."""
     state_dir = settings.state_dir
     extra = {
         **QUIET_FLAGS,
@@ -89,7 +91,7 @@ def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
         "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", DEFAULT_MAX_RETRIES),
         **auth_env,
     }
-    env = cli_environment(extra)
+    env = cli_environment(extra, passthrough)
     for name in (os.environ if environ is None else environ):
         if name not in env and not name.startswith(SDK_OWNED):
             env[name] = ""  # the SDK merges os.environ under options.env: hide the runner's own variables
@@ -102,7 +104,10 @@ def setting_sources() -> list[str]:
 
 
 def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, str], model: str | None,
-                  resume: str | None, stderr: Callable[[str], None]) -> ClaudeAgentOptions:
+                  resume: str | None, stderr: Callable[[str], None], effort: str | None = None,
+                  mcp_servers: dict[str, Any] | None = None) -> ClaudeAgentOptions:
+    """``mcp_servers``: ``ambient_runner.mcp.render.claude_servers`` (passed in memory, ``${VAR}`` kept: Claude
+    Code expands them from its environment). ``effort``: the run's reasoning effort (``--effort``)."""
     return ClaudeAgentOptions(
         cli_path=cli_path,
         cwd=settings.workspace_path,
@@ -115,4 +120,6 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
         system_prompt={"type": "preset", "preset": "claude_code"},
         stderr=stderr,
         max_buffer_size=settings.runner_max_line_bytes,
+        mcp_servers=mcp_servers or {},
+        effort=effort,  # type: ignore[arg-type] - validated by the runner options
     )

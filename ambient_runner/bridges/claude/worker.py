@@ -28,7 +28,9 @@ CONTROL_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 25.0
 
-OptionsFactory = Callable[[str | None, str | None, Callable[[str], None]], ClaudeAgentOptions]
+# (resume session id, model, stderr callback, effort) -> the options of a new CLI process
+OptionsFactory = Callable[[str | None, str | None, Callable[[str], None], str | None], ClaudeAgentOptions]
+DEFAULT_PERMISSION_MODE = "bypassPermissions"
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class ClaudeSession:
         self._reader: asyncio.Task[None] | None = None
         self._pid: int | None = None
         self._model: str | None = None
+        self._effort: str | None = None
+        self._permission_mode = DEFAULT_PERMISSION_MODE
         self._queue: asyncio.Queue[Any] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -69,11 +73,16 @@ class ClaudeSession:
         self.session_stderr = StderrTail()
 
     # ----- one turn --------------------------------------------------------------------------------------
-    async def turn(self, prompt: str, model: str | None, stderr_tail: StderrTail) -> AsyncIterator[Any]:
-        """Raw stream-json dicts of one turn, up to and including its ``result``."""
+    async def turn(self, prompt: str, model: str | None, stderr_tail: StderrTail, *, effort: str | None = None,
+                   permission_mode: str = DEFAULT_PERMISSION_MODE) -> AsyncIterator[Any]:
+        """Raw stream-json dicts of one turn, up to and including its ``result``.
+
+        ``effort`` is fixed per CLI process (a change restarts it, resuming the session); ``permission_mode``
+        (``plan`` for a read-only run) is switched on the live process before the prompt is sent."""
         async with self._lock:
             self._stderr = stderr_tail
-            await self._ready_for_turn(model)
+            await self._ready_for_turn(model, effort)
+            await self._set_permission_mode(permission_mode)
             client = self._client
             assert client is not None
             queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -111,7 +120,17 @@ class ClaudeSession:
             return False
 
     # ----- process lifecycle -----------------------------------------------------------------------------
-    async def _ready_for_turn(self, model: str | None) -> None:
+    async def _set_permission_mode(self, mode: str) -> None:
+        if self._client is None or mode == self._permission_mode:
+            return
+        try:
+            await asyncio.wait_for(self._client.set_permission_mode(mode), CONTROL_TIMEOUT)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - never run a plan-mode turn with write permissions
+            raise BridgeError(f"Claude Code did not switch to permission mode {mode!r}: {exc}",
+                              code="CLI_START_FAILED", stderr_tail=self.session_stderr.text()) from exc
+        self._permission_mode = mode
+
+    async def _ready_for_turn(self, model: str | None, effort: str | None = None) -> None:
         if self._client is not None and not self._idle.is_set():
             # An abandoned turn has not reported its result yet: wait for it, else start over.
             try:
@@ -121,18 +140,20 @@ class ClaudeSession:
                 await self.close()
         if self._client is not None and self._reader is not None and self._reader.done():
             await self.close()
+        if self._client is not None and effort != self._effort:
+            await self.close()  # effort is a process option: start again, resuming the session
         if self._client is None:
-            await self._connect(model)
+            await self._connect(model, effort)
         elif model != self._model:
             try:
                 await asyncio.wait_for(self._client.set_model(model), CONTROL_TIMEOUT)
                 self._model = model
             except Exception:  # noqa: BLE001 - fall back to a new process with the new model
                 await self.close()
-                await self._connect(model)
+                await self._connect(model, effort)
 
-    async def _connect(self, model: str | None) -> None:
-        options = self._make_options(self.session_id, model, self._on_stderr)
+    async def _connect(self, model: str | None, effort: str | None = None) -> None:
+        options = self._make_options(self.session_id, model, self._on_stderr, effort)
         client = ClaudeSDKClient(options)
         try:
             await asyncio.wait_for(client.connect(), CONNECT_TIMEOUT)
@@ -147,6 +168,8 @@ class ClaudeSession:
                               stderr_tail=tail) from exc
         self._client = client
         self._model = model
+        self._effort = effort
+        self._permission_mode = DEFAULT_PERMISSION_MODE
         transport = getattr(client, "_transport", None)
         process = getattr(transport, "_process", None)
         self._pid = getattr(process, "pid", None)
