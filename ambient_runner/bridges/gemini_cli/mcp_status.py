@@ -1,5 +1,5 @@
 """``GET /mcp-status`` for the Gemini CLI: its stream-json output says nothing about MCP servers, so the status
-comes from ``gemini mcp list`` (run with the turn's home, environment and workspace; it connects to each
+comes from ``gemini mcp list`` (it prints to stderr; run with the turn's home, environment and workspace; it connects to each
 server and prints ``✓ name: ... - Connected`` / ``✗ name: ... - Disconnected``). The answer is cached briefly."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 from ambient_runner.mcp.config import McpConfig
 from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import SupervisedProcess
 
 log = logging.getLogger(__name__)
@@ -61,15 +62,17 @@ class GeminiMcpStatus:
 
     @staticmethod
     async def _list(cli: str, cwd: Path, env: Mapping[str, str]) -> dict[str, str]:
-        process = await SupervisedProcess.start([cli, "mcp", "list"], cwd=cwd, env=env)
+        stderr = StderrTail(max_lines=500)
+        process = await SupervisedProcess.start([cli, "mcp", "list"], cwd=cwd, env=env, stderr_tail=stderr)
         lines: list[str] = []
         try:
             async with asyncio.timeout(LIST_TIMEOUT):
                 async for line in process.lines():
                     lines.append(line.text)
+                await process.wait()
         except TimeoutError:
             log.warning("gemini mcp list did not answer within %.0fs", LIST_TIMEOUT)
         finally:
             with contextlib.suppress(Exception):
                 await process.stop(signal.SIGTERM)
-        return parse_mcp_list("\n".join(lines))
+        return parse_mcp_list("\n".join([*lines, stderr.text()]))
