@@ -1,0 +1,70 @@
+"""The CLI process is SIGKILLed (before its first line, mid-text, mid-tool-call), for each real runner.
+
+The run ends with one RUN_ERROR that says the CLI was killed, every block is closed (check_stream), nothing of
+the CLI's process groups is left (the tool it was running included), and the thread takes a next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from runners import (
+    PLAIN_PROMPT,
+    RUNNERS,
+    cli_groups,
+    cmdline,
+    descendants,
+    scripted_runner,
+    wait_for,
+    wait_gone,
+)
+
+pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
+TOOL_MARK = "sleep 37"  # the tool the scripted model runs; easy to find in /proc
+
+
+def tool_processes() -> list[int]:
+    return [pid for pid, (_, state) in descendants().items() if state != "Z" and TOOL_MARK in cmdline(pid)]
+
+
+@pytest.mark.parametrize("when", ["before-first-line", "mid-text", "mid-tool-call"])
+@pytest.mark.parametrize("runner_type", RUNNERS)
+async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner(runner_type, tmp_path, monkeypatch, runner_idle_timeout=60) as r:
+        r.server.slow_delay = 0.4
+        r.server.shell_command = f"{TOOL_MARK}; echo done > late.txt"
+        baseline = cli_groups()
+        old_groups = {pgid for pgid, _ in descendants().values()}
+        prompt = {"before-first-line": "NOTOOL hello", "mid-text": "SLOW tell a story",
+                  "mid-tool-call": "Create out.txt with hello"}[when]
+        run = asyncio.create_task(r.harness.run("t-kill", prompt))
+        if when == "before-first-line":
+            r.server.mode = "hang"  # nothing streams even if the kill comes late
+            new = await wait_for(lambda: cli_groups() - baseline, timeout=60, what="the CLI process")
+            victim = min(new)
+            assert len(r.logged("t-kill")) == 1  # only RUN_STARTED: the CLI has printed nothing usable yet
+        elif when == "mid-text":
+            await wait_for(lambda: r.seen("t-kill", "TEXT_MESSAGE_CONTENT"), what="streamed text")
+            victim = min(cli_groups() - baseline | r.persistent_leaders())
+        else:
+            await wait_for(lambda: r.seen("t-kill", "TOOL_CALL_START") and tool_processes(), what="the tool")
+            victim = min(cli_groups() - baseline | r.persistent_leaders())
+        groups = {pgid for pgid, _ in descendants().values()} - old_groups - {os.getpgid(0)}
+        command = cmdline(victim)
+        os.kill(victim, signal.SIGKILL)
+        events = await asyncio.wait_for(run, 120)
+        r.server.mode = "ok"
+
+        assert events[-1]["type"] == "RUN_ERROR", (command, events[-1])
+        assert await wait_gone(groups, r) == [], [(p, s, cmdline(p)) for p, s in r.strays(groups)]
+        assert tool_processes() == []
+        assert not (r.settings.workspace_path / "late.txt").exists()
+
+        after = await r.harness.run("t-kill", PLAIN_PROMPT)
+        assert after[-1]["type"] == "RUN_FINISHED", after[-1]
+    message = events[-1]["message"]
+    assert "killed by SIGKILL" in message, message

@@ -1,0 +1,196 @@
+"""Each real runner (its real CLI) against a scripted model server the test starts and controls itself.
+
+The bridge is built with ``runner_scripted_model=False`` and pointed at the test's server through the same
+environment variables a deployment uses (an API key plus a base URL), so the test can switch the server's
+``mode`` (error401/429/500, hang, drop, garbage), ``slow_delay`` and ``shell_command`` at any time, and the key
+is a real configured credential (redacted from events like any other).
+
+Also: the CLI's processes as seen in /proc (the process groups the runner started), for kill and leak checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import RunnerHarness
+from proctable import group_members
+
+from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.claude.bridge import ClaudeBridge
+from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
+from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
+from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
+from ambient_runner.scripted_models.base import ScriptedModelServer
+from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
+from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
+from ambient_runner.settings import RunnerSettings
+
+RUNNERS = ("gemini-cli", "codex-sdk", "claude")
+BRIDGES: dict[str, type[Bridge]] = {"gemini-cli": GeminiCliBridge, "codex-sdk": CodexBridge, "claude": ClaudeBridge}
+SERVERS: dict[str, type[ScriptedModelServer]] = {"gemini-cli": ScriptedGeminiServer,
+                                                 "codex-sdk": OpenAIResponsesServer,
+                                                 "claude": AnthropicScriptedServer}
+API_KEYS = {"gemini-cli": "AIzaFaultMatrixKey-7f3c9e21", "codex-sdk": "sk-fault-matrix-key-5b8d2a17",
+            "claude": "sk-ant-fault-matrix-key-3e6f9c04"}
+# Other credential variables that would change which auth a bridge picks: removed for these tests.
+OTHER_CREDENTIALS = ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GEMINI_OAUTH_CREDS_FILE", "CODEX_API_KEY",
+                     "CODEX_AUTH_JSON_FILE", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_VERTEX",
+                     "CLAUDE_CODE_OAUTH_TOKEN", "GEMINI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                     "GOOGLE_GEMINI_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+PLAIN_PROMPT = "NOTOOL are you still there?"
+
+
+def provider_environment(runner_type: str, server: ScriptedModelServer) -> dict[str, str]:
+    """What a deployment sets to point the runner at a (compatible) model endpoint; one attempt per request."""
+    key = API_KEYS[runner_type]
+    if runner_type == "gemini-cli":
+        return {"GEMINI_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": server.base_url, "GEMINI_CLI_MAX_ATTEMPTS": "1"}
+    if runner_type == "codex-sdk":
+        return {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": f"{server.base_url}/v1"}
+    return {"ANTHROPIC_API_KEY": key, "ANTHROPIC_BASE_URL": server.base_url, "CLAUDE_CODE_MAX_RETRIES": "0"}
+
+
+@dataclass
+class ScriptedRunner:
+    """The real service (``harness``) with one real runner whose model is ``server``."""
+
+    runner_type: str
+    harness: RunnerHarness
+    server: ScriptedModelServer
+    bridge: Bridge
+
+    @property
+    def settings(self) -> RunnerSettings:
+        return self.harness.settings
+
+    @property
+    def api_key(self) -> str:
+        return API_KEYS[self.runner_type]
+
+    def logged(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's events written so far (the run manager's event log)."""
+        state = self.harness.app.state.runs.thread(thread_id)
+        if state is None:
+            return []
+        return [json.loads(data) for _, data in state.log.read_after(0, limit=100_000)]
+
+    def seen(self, thread_id: str, kind: str) -> bool:
+        return any(event["type"] == kind for event in self.logged(thread_id))
+
+    def model_requests(self) -> int:
+        return len(self.server.requests)
+
+    def persistent_leaders(self) -> set[int]:
+        """CLI processes the bridge keeps between runs (Codex's app-server, Claude's per-thread CLI)."""
+        bridge = self.bridge
+        if isinstance(bridge, CodexBridge):
+            app = bridge._app  # noqa: SLF001 - the test checks the process table
+            return {app.pgid} if app is not None and app.alive and app.pgid else set()
+        if isinstance(bridge, ClaudeBridge):
+            return {s.pid for s in bridge._sessions.values() if s.pid}  # noqa: SLF001
+        return set()
+
+    def strays(self, groups: set[int]) -> list[tuple[int, str]]:
+        """Processes left in ``groups`` that should not be there: all but a live persistent CLI."""
+        keep = self.persistent_leaders()
+        return [(pid, state) for group in groups for pid, state in group_members(group)
+                if not (pid in keep and state != "Z")]
+
+
+@asynccontextmanager
+async def scripted_runner(runner_type: str, root: Path, monkeypatch: pytest.MonkeyPatch, *,
+                          secrets: tuple[str, ...] = (), **settings: Any) -> AsyncIterator[ScriptedRunner]:
+    """The runner ``runner_type`` with its real CLI, served by the real app, its model a scripted server."""
+    server = SERVERS[runner_type]().start()
+    for name in OTHER_CREDENTIALS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in provider_environment(runner_type, server).items():
+        monkeypatch.setenv(name, value)
+    values: dict[str, Any] = {"runner_type": runner_type, "workspace_path": root / "workspace",
+                              "runner_state_root": root / "state", "runner_events_dir": root / "events",
+                              "runner_scripted_model": False}
+    values.update(settings)
+    bridge_settings = RunnerSettings(**values)
+    bridge_settings.workspace_path.mkdir(parents=True, exist_ok=True)
+    bridge = BRIDGES[runner_type](bridge_settings)
+    try:
+        async with RunnerHarness(bridge, secrets=(API_KEYS[runner_type], *secrets), **values) as harness:
+            yield ScriptedRunner(runner_type, harness, server, bridge)
+    finally:
+        server.stop()
+
+
+# ----- processes ---------------------------------------------------------------------------------------------
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def descendants(pid: int | None = None) -> dict[int, tuple[int, str]]:
+    """pid -> (process group, state) of every descendant of ``pid`` (default: this process)."""
+    root = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    info: dict[int, tuple[int, str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields is None:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            info[int(entry)] = (int(fields[2]), fields[0])
+    found: dict[int, tuple[int, str]] = {}
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found[child] = info[child]
+            todo.append(child)
+    return found
+
+
+def cli_groups() -> set[int]:
+    """Process groups led by a descendant of this process (every CLI runs in its own group)."""
+    own = os.getpgid(0)
+    return {pid for pid, (pgid, state) in descendants().items() if pid == pgid != own and state != "Z"}
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+async def wait_for(condition: Any, timeout: float = 90.0, what: str = "condition") -> Any:
+    """Poll ``condition()`` until it returns something truthy (every 20 ms); fail after ``timeout``."""
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                value = condition()
+                if value:
+                    return value
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+async def wait_gone(groups: set[int], runner: ScriptedRunner, timeout: float = 20.0) -> list[tuple[int, str]]:
+    """Strays in ``groups`` once they have had ``timeout`` s to go (empty when all is clean)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        strays = runner.strays(groups)
+        if not strays or loop.time() > deadline:
+            return strays
+        await asyncio.sleep(0.1)
