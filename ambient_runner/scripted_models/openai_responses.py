@@ -10,7 +10,8 @@ ends with a tool result (``function_call_output`` / ``custom_tool_call_output``)
   ``shell_command`` -> ``{"command": str}``, ``shell`` -> ``{"command": [argv]}``);
 * PATCH: a ``custom_tool_call`` to ``apply_patch`` adding ``hello.txt`` (a ``function_call`` if the tool is
   offered as a function);
-* MCPTOOL:server.tool: a ``function_call`` to the MCP tool as Codex names it (``mcp__server__tool``);
+* MCPTOOL:server.tool: Codex defers MCP tools behind ``tool_search``: a ``tool_search_call`` first, then a
+  ``function_call`` to the tool in the namespace the search returned (``mcp__server__tool`` when offered as is);
 * every response ends with ``response.completed`` carrying ``usage``.
 """
 
@@ -61,6 +62,30 @@ def ends_with_tool_result(body: dict[str, Any]) -> bool:
         if item.get("type", "message") == "message" and item.get("role") == "user":
             return False
     return False
+
+
+def searched_tools(body: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The tools of the ``tool_search_output`` after the last user message (``None``: no search yet)."""
+    for item in reversed(body.get("input") or []):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "tool_search_output":
+            return [t for t in item.get("tools") or [] if isinstance(t, dict)]
+        if item.get("type", "message") == "message" and item.get("role") == "user":
+            return None
+    return None
+
+
+def mcp_function(tools: list[dict[str, Any]], server: str, tool: str) -> tuple[str, str | None] | None:
+    """``(name, namespace)`` of ``server``'s ``tool`` among ``tools`` (plain functions or namespaces)."""
+    for entry in tools:
+        if entry.get("type") == "namespace" and server in str(entry.get("name", "")):
+            for inner in entry.get("tools") or []:
+                if isinstance(inner, dict) and inner.get("name") in (tool, f"mcp__{server}__{tool}"):
+                    return str(inner["name"]), str(entry["name"])
+        elif entry.get("name") == f"mcp__{server}__{tool}":
+            return str(entry["name"]), None
+    return None
 
 
 def offered_tools(body: dict[str, Any]) -> dict[str, str]:
@@ -160,6 +185,9 @@ class OpenAIResponsesServer(ScriptedModelServer):
                    output: list[dict[str, Any]]) -> Iterator[Event]:
         tools = offered_tools(body)
         call_id = f"call_{next(self._ids)}"
+        if plan.kind == "mcp":
+            yield from self._mcp_call(plan, body, index, output, call_id)
+            return
         if plan.kind == "patch" and tools.get("apply_patch", "custom") == "custom":
             item: dict[str, Any] = {"type": "custom_tool_call", "id": f"ctc_{call_id}", "call_id": call_id,
                                     "name": "apply_patch", "input": PATCH_TEXT}
@@ -167,6 +195,32 @@ class OpenAIResponsesServer(ScriptedModelServer):
             name, arguments = self._function_call(plan, tools)
             item = {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": name,
                     "arguments": json.dumps(arguments)}
+        yield "response.output_item.added", {"type": "response.output_item.added", "output_index": index,
+                                             "item": {**item, "status": "in_progress"}}
+        done = {**item, "status": "completed"}
+        output.append(done)
+        yield "response.output_item.done", {"type": "response.output_item.done", "output_index": index,
+                                            "item": done}
+
+    def _mcp_call(self, plan: Plan, body: dict[str, Any], index: int, output: list[dict[str, Any]],
+                  call_id: str) -> Iterator[Event]:
+        """Codex defers MCP tools behind ``tool_search``: search first, then call the tool in its namespace."""
+        found = mcp_function([t for t in body.get("tools") or [] if isinstance(t, dict)],
+                             plan.mcp_server, plan.mcp_tool)
+        searched = searched_tools(body)
+        if found is None and searched is not None:
+            found = mcp_function(searched, plan.mcp_server, plan.mcp_tool)
+        search_offered = any(isinstance(t, dict) and t.get("type") == "tool_search" for t in body.get("tools") or [])
+        if found is None and searched is None and search_offered:
+            item: dict[str, Any] = {"type": "tool_search_call", "id": f"ts_{call_id}", "call_id": call_id,
+                                    "execution": "client",
+                                    "arguments": {"query": f"{plan.mcp_server} {plan.mcp_tool}"}}
+        else:
+            name, namespace = found or (f"mcp__{plan.mcp_server}__{plan.mcp_tool}", None)
+            item = {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": name,
+                    "arguments": "{}"}
+            if namespace:
+                item["namespace"] = namespace
         yield "response.output_item.added", {"type": "response.output_item.added", "output_index": index,
                                              "item": {**item, "status": "in_progress"}}
         done = {**item, "status": "completed"}

@@ -41,7 +41,7 @@ from ambient_runner.bridges.codex_sdk.auth import (
     resolve_auth,
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
-from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status
+from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_for_mcp_startup
 from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
@@ -76,6 +76,8 @@ class CodexBridge(Bridge):
         self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
         self._interrupts: set[str] = set()  # interrupt asked before the turn handle existed
         self.mcp = settings.mcp_servers
+        self._mcp_ready: set[tuple[int, str]] = set()  # (app-server, Codex thread) whose MCP startup was awaited
+        self._mcp_thread: str | None = None  # latest such thread: /mcp-status reports its connections
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -162,7 +164,7 @@ class CodexBridge(Bridge):
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         app = self._app
-        return await list_mcp_status(self.mcp, app.codex if app is not None else None)
+        return await list_mcp_status(self.mcp, app.codex if app is not None else None, self._mcp_thread)
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
@@ -204,6 +206,11 @@ class CodexBridge(Bridge):
             raise BridgeError(f"Could not {what}: {exc}", code="SESSION_ERROR",
                               stderr_tail=self._stderr(turn, app)) from exc
         self.sessions.set(turn.thread_id, thread.id)
+        started = (id(app.codex), thread.id)
+        if self.mcp and started not in self._mcp_ready:  # Codex starts MCP servers in the background
+            await wait_for_mcp_startup(self.mcp, app.codex, thread.id)
+            self._mcp_ready.add(started)
+            self._mcp_thread = thread.id
         options: dict[str, Any] = {"model": model}
         if turn.options.reasoning_effort:
             options["effort"] = turn.options.reasoning_effort

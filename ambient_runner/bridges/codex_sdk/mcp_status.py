@@ -18,13 +18,17 @@ RUNTIME_STATUS = {"connected": "connected", "failed": "failed", "starting": "pen
                   "authenticationRequired": "needs-auth", "cancelled": "failed", "disabled": "disabled"}
 
 
-async def list_mcp_status(config: McpConfig, codex: Any | None) -> list[dict[str, Any]]:
+async def list_mcp_status(config: McpConfig, codex: Any | None, thread_id: str | None = None
+                          ) -> list[dict[str, Any]]:
+    """``thread_id``: a thread whose MCP connections to report (the runtime state), else tools and auth only."""
     if not config or codex is None:
         return configured(config)
+    params: dict[str, Any] = {"detail": "toolsAndAuthOnly"}
+    if thread_id:
+        params["threadId"] = thread_id
     try:
         response = await asyncio.wait_for(codex._client.request(
-            "mcpServerStatus/list", {"detail": "toolsAndAuthOnly"}, response_model=ListMcpServerStatusResponse),
-            LIST_TIMEOUT)
+            "mcpServerStatus/list", params, response_model=ListMcpServerStatusResponse), LIST_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - the app-server is busy or gone: say what is configured
         log.info("codex mcpServerStatus/list failed: %s", exc)
         return configured(config)
@@ -42,3 +46,33 @@ async def list_mcp_status(config: McpConfig, codex: Any | None) -> list[dict[str
                                                detail=entry.tools_error, tools=tools or None,
                                                source="codex mcpServerStatus/list")
     return configured(config, reported)
+
+
+STARTING = (None, "starting", "notStarted")
+
+
+async def wait_for_mcp_startup(config: McpConfig, codex: Any, thread_id: str, timeout: float = 30.0,
+                               poll: float = 0.25) -> None:
+    """Wait until Codex has started (or given up on) every configured MCP server, at most ``timeout`` s.
+
+    Codex starts MCP servers in the background when a thread starts; a turn sent before that sees no MCP
+    tools at all. A server that fails, or is still starting after ``timeout``, does not hold the run up.
+    """
+    if not config or codex is None:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        try:
+            response = await asyncio.wait_for(codex._client.request(
+                "mcpServerStatus/list", {"detail": "toolsAndAuthOnly", "threadId": thread_id},
+                response_model=ListMcpServerStatusResponse), LIST_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - no status: do not hold the run up
+            log.info("codex mcpServerStatus/list failed: %s", exc)
+            return
+        states = {e.name: (e.runtime_status.value if e.runtime_status is not None else None) for e in response.data}
+        pending = [name for name in config.servers if states.get(name, "starting") in STARTING]
+        if not pending:
+            return
+        await asyncio.sleep(poll)
+    log.warning("codex MCP servers still starting after %.0fs; the run goes on without them", timeout)
