@@ -59,11 +59,11 @@ class RunnerOptions:
         if value is None:
             return None
         if not isinstance(value, str) or not value.strip():
-            raise OptionError("model", "must be a non-empty string")
+            raise OptionError("model", "model must be a non-empty string")
         value = value.strip()
         offered = settings.model_list
         if offered and value not in offered:
-            raise OptionError("model", f"{value!r} is not offered by this deployment; choose one of "
+            raise OptionError("model", f"model {value!r} is not offered by this deployment; choose one of "
                                        f"{', '.join(offered)}")
         return value
 
@@ -71,7 +71,7 @@ class RunnerOptions:
         if value is None:
             value = settings.runner_default_mode
         if value not in MODES:
-            raise OptionError("mode", f"must be one of {', '.join(MODES)} (got {value!r})")
+            raise OptionError("mode", f"mode must be one of {', '.join(MODES)} (got {value!r})")
         return "plan" if value == "plan" else None
 
     def _effort(self, props: Mapping[str, Any]) -> str | None:
@@ -80,10 +80,11 @@ class RunnerOptions:
             return None
         value = props[key]
         if self.efforts is None:
-            raise OptionError("reasoningEffort", f"is not supported by {self.runner} (its CLI has no "
-                                                 "reasoning-effort setting)")
+            raise OptionError("reasoningEffort", f"reasoningEffort is not supported by {self.runner} "
+                                                 "(its CLI has no reasoning-effort setting)")
         if value not in self.efforts:
-            raise OptionError("reasoningEffort", f"must be one of {', '.join(self.efforts)} (got {value!r})")
+            raise OptionError("reasoningEffort",
+                              f"reasoningEffort must be one of {', '.join(self.efforts)} (got {value!r})")
         return str(value)
 
     # ----- description -----------------------------------------------------------------------------------

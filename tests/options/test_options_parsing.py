@@ -1,0 +1,82 @@
+"""Run options parsed from forwardedProps (ambient_runner.bridge.options) for each runner's declaration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ambient_runner.bridge.contract import OptionError, RunOptions
+from ambient_runner.bridges.claude.bridge import OPTIONS as CLAUDE
+from ambient_runner.bridges.codex_sdk.bridge import OPTIONS as CODEX
+from ambient_runner.bridges.gemini_cli.bridge import OPTIONS as GEMINI
+from ambient_runner.settings import RunnerSettings
+
+RUNNERS = {"gemini-cli": GEMINI, "codex-sdk": CODEX, "claude": CLAUDE}
+
+
+def settings(tmp_path: Path, **values: object) -> RunnerSettings:
+    return RunnerSettings(runner_state_root=tmp_path, workspace_path=tmp_path / "ws", **values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_no_props_and_unknown_props_give_defaults(runner: str, tmp_path: Path) -> None:
+    options = RUNNERS[runner]
+    assert options.parse(None, settings(tmp_path)) == RunOptions()
+    assert options.parse({"clientThing": {"x": 1}, "model": None}, settings(tmp_path)) == RunOptions()
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_model_and_plan_mode(runner: str, tmp_path: Path) -> None:
+    parsed = RUNNERS[runner].parse({"model": " some-model ", "mode": "plan"}, settings(tmp_path))
+    assert (parsed.model, parsed.mode) == ("some-model", "plan")
+    assert RUNNERS[runner].parse({"mode": "default"}, settings(tmp_path)).mode is None
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize(("props", "option"), [
+    ({"model": ""}, "model"), ({"model": 3}, "model"), ({"mode": "yolo"}, "mode"), ({"mode": ["plan"]}, "mode"),
+    ({"reasoningEffort": "bogus"}, "reasoningEffort"), ({"reasoning_effort": 5}, "reasoningEffort"),
+])
+def test_bad_values_are_refused_naming_the_option(runner: str, props: dict, option: str, tmp_path: Path) -> None:
+    with pytest.raises(OptionError) as caught:
+        RUNNERS[runner].parse(props, settings(tmp_path))
+    assert caught.value.option == option
+    assert option in caught.value.message
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_deployment_model_list(runner: str, tmp_path: Path) -> None:
+    limited = settings(tmp_path, runner_models="model-a, model-b", runner_default_model="model-a")
+    assert RUNNERS[runner].parse({"model": "model-b"}, limited).model == "model-b"
+    with pytest.raises(OptionError) as caught:
+        RUNNERS[runner].parse({"model": "model-c"}, limited)
+    assert caught.value.option == "model" and "model-a, model-b" in caught.value.message
+    assert RUNNERS[runner].models(limited) == ["model-a", "model-b"]
+    spec = {s.name: s for s in RUNNERS[runner].specs(limited)}["model"]
+    assert spec.values == ["model-a", "model-b"]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_deployment_default_mode(runner: str, tmp_path: Path) -> None:
+    planning = settings(tmp_path, runner_default_mode="plan")
+    assert RUNNERS[runner].parse({}, planning).mode == "plan"
+    assert RUNNERS[runner].parse({"mode": "default"}, planning).mode is None
+
+
+def test_reasoning_effort_per_runner(tmp_path: Path) -> None:
+    assert CODEX.parse({"reasoningEffort": "high"}, settings(tmp_path)).reasoning_effort == "high"
+    assert CODEX.parse({"reasoning_effort": "minimal"}, settings(tmp_path)).reasoning_effort == "minimal"
+    assert CLAUDE.parse({"reasoningEffort": "max"}, settings(tmp_path)).reasoning_effort == "max"
+    with pytest.raises(OptionError, match="minimal"):
+        CLAUDE.parse({"reasoningEffort": "minimal"}, settings(tmp_path))
+    with pytest.raises(OptionError) as caught:
+        GEMINI.parse({"reasoningEffort": "high"}, settings(tmp_path))
+    assert caught.value.option == "reasoningEffort" and "not supported" in caught.value.message
+
+
+def test_specs_list_the_accepted_values(tmp_path: Path) -> None:
+    specs = {name: {s.name: s.values for s in o.specs(settings(tmp_path))} for name, o in RUNNERS.items()}
+    assert specs["gemini-cli"] == {"model": None, "mode": ["default", "plan"]}
+    assert specs["codex-sdk"]["reasoningEffort"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
+    assert specs["claude"]["reasoningEffort"] == ["low", "medium", "high", "xhigh", "max"]
