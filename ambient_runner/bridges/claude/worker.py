@@ -164,8 +164,8 @@ class ClaudeSession:
                 raise
             tail = self._stderr.text() if self._stderr else self.session_stderr.text()
             resumed = f" while resuming session {self.session_id}" if self.session_id else ""
-            raise BridgeError(f"Claude Code could not start{resumed}: {exc}", code="CLI_START_FAILED",
-                              stderr_tail=tail) from exc
+            raise BridgeError(f"Claude Code could not start{resumed}: {describe_failure(exc)}",
+                              code="CLI_START_FAILED", stderr_tail=tail) from exc
         self._client = client
         self._model = model
         self._effort = effort
@@ -209,7 +209,7 @@ class ClaudeSession:
             await self.interrupt()
 
     def _exit_error(self, end: _End, tail: StderrTail) -> BridgeError:
-        why = f": {end.error}" if end.error else ""
+        why = f": {describe_failure(end.error)}" if end.error else ""
         return BridgeError(f"Claude Code stopped before finishing the turn{why}", code="CLI_EXITED",
                            stderr_tail=tail.text() or self.session_stderr.text())
 
@@ -234,6 +234,18 @@ class ClaudeSession:
     @property
     def pid(self) -> int | None:
         return self._pid
+
+
+def describe_failure(exc: BaseException) -> str:
+    """The SDK's error, with a negative exit code named as the signal that killed the CLI."""
+    code = getattr(exc, "exit_code", None)
+    if isinstance(code, int) and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the Claude Code process was killed by {name} ({exc})"
+    return str(exc)
 
 
 async def _raw_messages(client: ClaudeSDKClient) -> AsyncIterator[Any]:
