@@ -1,7 +1,9 @@
 """One Gemini CLI turn: start the process, translate its output, decide how the turn ended, clean up.
 
 A turn is one ``gemini --prompt= ... --output-format stream-json`` process (``--resume <session>`` for later
-turns of a thread), the prompt on stdin. The session id from ``init`` is saved in the session map at once.
+turns of a thread), the prompt on stdin. The session id from ``init`` is saved in the session map as soon as the
+model has answered (the CLI writes no session file when a thread's first request fails: mapping it at ``init``
+would make every later turn fail to resume).
 The terminal event is held back until the process has exited, so a finished run never leaves a CLI behind.
 """
 
@@ -15,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ag_ui.core import BaseEvent, RunErrorEvent, RunFinishedEvent
+from ag_ui.core import BaseEvent, RawEvent, RunErrorEvent, RunFinishedEvent
 
 from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
 from ambient_runner.bridge.contract import BridgeError, Turn
@@ -81,14 +83,16 @@ class TurnRunner:
         active = ActiveTurn(process)
         self.active[turn.thread_id] = active
         terminal: BaseEvent | None = None
+        answered = False  # the CLI saves its session file only once the model has answered
         try:
             async for line in process.lines():
                 for event in adapter.translate_line(line.text, line.dropped_bytes):
                     if isinstance(event, RunFinishedEvent | RunErrorEvent):
                         terminal = event
                     else:
+                        answered = answered or not isinstance(event, RawEvent)
                         yield event
-                if adapter.session_id:
+                if adapter.session_id and (answered or isinstance(terminal, RunFinishedEvent)):
                     self.sessions.set(turn.thread_id, adapter.session_id)
             exit_code = await self._wait(process)
             if active.interrupted:
