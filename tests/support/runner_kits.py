@@ -50,7 +50,7 @@ class RunnerKit:
     def model_requests(self) -> list[LoggedRequest]:
         """Requests that asked for a model answer (not token counts or utility calls)."""
         return [r for r in self.model_server.requests if r.method == "POST" and (
-            "generateContent" in r.path or r.path.split("?")[0].endswith(("/responses", "/v1/messages")))]
+            "generatecontent" in r.path.lower() or r.path.split("?")[0].endswith(("/responses", "/v1/messages")))]
 
     def requested_models(self) -> list[str]:
         models = []
