@@ -91,7 +91,7 @@ def main() -> int:
     parser.add_argument("--probe", help="a JSON command (the pod's readiness probe) that must succeed once ready")
     args = parser.parse_args()
     report: dict[str, object] = {"runnerType": os.environ.get("RUNNER_TYPE"), "uid": os.getuid()}
-    runner = subprocess.Popen([sys.executable, "main.py"]) if args.start_runner else None
+    runner = subprocess.Popen([sys.executable, "main.py"], stdout=sys.stderr) if args.start_runner else None
     ok = True
     try:
         wait_ready(args.base_url, args.timeout, runner)
