@@ -22,8 +22,8 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
 

@@ -51,17 +51,17 @@ async def list_mcp_status(config: McpConfig, codex: Any | None, thread_id: str |
 STARTING = (None, "starting", "notStarted")
 
 
-async def wait_for_mcp_startup(config: McpConfig, codex: Any, thread_id: str, timeout: float = 30.0,
+async def wait_for_mcp_startup(config: McpConfig, codex: Any, thread_id: str, limit: float = 30.0,
                                poll: float = 0.25) -> None:
-    """Wait until Codex has started (or given up on) every configured MCP server, at most ``timeout`` s.
+    """Wait until Codex has started (or given up on) every configured MCP server, at most ``limit`` s.
 
     Codex starts MCP servers in the background when a thread starts; a turn sent before that sees no MCP
-    tools at all. A server that fails, or is still starting after ``timeout``, does not hold the run up.
+    tools at all. A server that fails, or is still starting after ``limit``, does not hold the run up.
     """
     if not config or codex is None:
         return
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + limit
     while loop.time() < deadline:
         try:
             response = await asyncio.wait_for(codex._client.request(
@@ -75,4 +75,4 @@ async def wait_for_mcp_startup(config: McpConfig, codex: Any, thread_id: str, ti
         if not pending:
             return
         await asyncio.sleep(poll)
-    log.warning("codex MCP servers still starting after %.0fs; the run goes on without them", timeout)
+    log.warning("codex MCP servers still starting after %.0fs; the run goes on without them", limit)

@@ -1,6 +1,6 @@
 """``GET /mcp-status`` for the Gemini CLI: its stream-json output says nothing about MCP servers, so the status
-comes from ``gemini mcp list`` (it prints to stderr; run with the turn's home, environment and workspace; it connects to each
-server and prints ``✓ name: ... - Connected`` / ``✗ name: ... - Disconnected``). The answer is cached briefly."""
+comes from ``gemini mcp list``, run with the turn's home, environment and workspace. It connects to each server
+and prints (to stderr) ``✓ name: ... - Connected`` / ``✗ name: ... - Disconnected``. Cached briefly."""
 
 from __future__ import annotations
 
