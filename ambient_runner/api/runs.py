@@ -104,7 +104,7 @@ async def interrupt(request: Request) -> JSONResponse:
     return JSONResponse({"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]})
 
 
-@router.get("/events/{thread_id}", response_class=EventSourceResponse)
+@router.get("/events/{thread_id:path}", response_class=EventSourceResponse)
 async def events(request: Request, thread_id: str, after: str | None = None) -> EventSourceResponse:
     """Replay the thread's events after N (``Last-Event-ID`` or ``?after=N``), then follow its live run."""
     check_id("threadId", thread_id)
