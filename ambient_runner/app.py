@@ -20,6 +20,7 @@ from ambient_runner.api.auth import TokenAuthMiddleware
 from ambient_runner.api.errors import install_error_handlers
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.bridges.registry import create_bridge
+from ambient_runner.logging_setup import install_redaction
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.process.supervisor import become_subreaper
 from ambient_runner.runs.manager import RunManager
@@ -58,6 +59,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
             problem = f"bridge startup failed: {exc}"
             app.state.readiness_checks.append(lambda: problem)
         runs.redactor = Redactor([*settings.secret_values(), *bridge.secret_values(), *environment_secrets()])
+        remove_log_redaction = install_redaction(runs.redactor)
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
         _start_initial_prompt(settings, runs)
         try:
@@ -73,6 +75,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
             runs.close()
             if restore_signal is not None:
                 restore_signal()
+            remove_log_redaction()
 
     app = FastAPI(title="ambient-runner", version="0.1.0", lifespan=lifespan,
                   description="Runs a coding-agent CLI and streams its work as AG-UI events.")
