@@ -38,6 +38,32 @@ for runner in "${RUNNERS[@]}"; do
   echo "$runner: ${out:-no report} (exit $rc)"
   if [ $rc -ne 0 ]; then failed=1; tail -20 "/tmp/smoke-$runner.log" >&2; fi
 done
+
+# The same run with the pod's read-only root file system (writable tmpfs only where the pod mounts emptyDirs).
+if unshare --mount --net true 2>/dev/null; then
+  stage=$(mktemp -d)
+  cp deploy/image/smoke_client.py requirements.lock "$stage/"
+  envfile=$(mktemp)
+  "${BUILDAH[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' "$IMAGE" \
+    | grep -v '^$' > "$envfile"
+  for runner in "${RUNNERS[@]}"; do
+    ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
+    rootfs=$("${BUILDAH[@]}" mount "$ctr")
+    set +e
+    out=$(STAGE_DIR=$stage EXTRA_ENV="RUNNER_TYPE=$runner RUNNER_SCRIPTED_MODEL=true AGUI_HOST=127.0.0.1 AGUI_TOKEN=smoke-token" \
+      deploy/image/readonly-root.sh "$rootfs" "$envfile" -- python /tmp/smoke/smoke_client.py --start-runner \
+      --lock /tmp/smoke/requirements.lock --probe "$PROBE" 2>"/tmp/smoke-ro-$runner.log")
+    rc=$?
+    set -e
+    "${BUILDAH[@]}" umount "$ctr" >/dev/null; "${BUILDAH[@]}" rm "$ctr" >/dev/null
+    echo "$runner (read-only root): ${out:-no report} (exit $rc)"
+    if [ $rc -ne 0 ]; then failed=1; tail -20 "/tmp/smoke-ro-$runner.log" >&2; fi
+  done
+  rm -rf "$stage" "$envfile"
+else
+  echo "smoke: cannot make a mount namespace here; read-only root run skipped" >&2
+fi
+
 size=$("${BUILDAH[@]}" images --format '{{.Size}}' "$IMAGE")
 echo "image $IMAGE: $size"
 exit $failed
