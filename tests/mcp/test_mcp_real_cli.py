@@ -54,9 +54,8 @@ async def test_mcp_tool_call_and_result_reach_the_client(runner_type: str, tmp_p
     assert events[-1]["type"] == "RUN_FINISHED"
     assert SECRET not in json.dumps(events)
     assert files_containing(kit.settings.runner_state_root, SECRET) == []
-    assert status == {"servers": [{"name": "echo", "transport": "stdio", "status": "connected",
-                                   "source": status["servers"][0]["source"]}]} or \
-        status["servers"][0]["status"] == "connected", status
+    assert [(s["name"], s["transport"], s["status"]) for s in status["servers"]] == [
+        ("echo", "stdio", "connected")], status
 
 
 async def test_a_server_that_exits_at_once_does_not_hang_the_run(runner_type: str, tmp_path: Path,
@@ -72,4 +71,4 @@ async def test_a_server_that_exits_at_once_does_not_hang_the_run(runner_type: st
     result = next(e for e in call if e["type"] == "TOOL_CALL_RESULT")
     assert "echo: hello" in result["content"]
     assert status["echo"]["status"] == "connected", status
-    assert status["broken"]["status"] in ("failed", "configured"), status
+    assert status["broken"]["status"] == "failed", status
