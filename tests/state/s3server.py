@@ -50,7 +50,7 @@ class S3Server:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [rclone_binary(), "serve", "s3", "--auth-key", f"{ACCESS_KEY},{SECRET_KEY}",
-                 "--addr", f"127.0.0.1:{self.port}", "--dir-cache-time", "0s", "--config", "/dev/null",
+                 "--addr", f"127.0.0.1:{self.port}", "--config", "/dev/null",
                  str(self.root)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
