@@ -68,6 +68,11 @@ class ClaudeBridge(Bridge):
         self._mcp_reported: dict[str, McpServerStatus] = {}
 
     # ----- lifecycle -------------------------------------------------------------------------------------
+    def state_excludes(self) -> list[str]:
+        """CLAUDE_CONFIG_DIR keeps projects/<cwd>/<session>.jsonl (the sessions); leave out the login, debug logs,
+        shell snapshots and caches."""
+        return [".credentials.json", "debug", "shell-snapshots", "statsig", "cache", "*.sock", "*.lock"]
+
     async def startup(self) -> None:
         os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")  # read by the SDK in this process
         (self.settings.state_dir / "home").mkdir(parents=True, exist_ok=True)

@@ -45,6 +45,7 @@ from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_fo
 from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
+from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
@@ -87,7 +88,13 @@ class CodexBridge(Bridge):
             self._auth = resolve_auth(scripted_base_url=scripted)
         return self._auth
 
+    def state_excludes(self) -> list[str]:
+        """CODEX_HOME keeps config.toml, sessions/ (rollouts) and its sqlite state; leave out logs, caches and
+        the mounted ChatGPT login."""
+        return [*self.credential_files, "log", "tmp", ".tmp", "cache", "*.sock"]
+
     async def startup(self) -> None:
+        self.sessions.reload()  # the state dir may have been hydrated from the store since __init__
         if self.settings.runner_scripted_model and self.scripted is None:
             self.scripted = OpenAIResponsesServer().start()
             self._auth = None
@@ -175,6 +182,8 @@ class CodexBridge(Bridge):
         self._interrupts.discard(turn.thread_id)
         handle = await self._start_turn(app, turn, model)
         adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model)
+        # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
+        tools = GroupTracker(app.pgid).start() if app.pgid else None
         notifications = handle.stream()
         events = adapter.stream(notifications)
         try:
@@ -185,10 +194,18 @@ class CodexBridge(Bridge):
                 yield event
         except CodexError as exc:  # transport closed: the app-server died mid-turn
             log.warning("codex app-server failed mid-turn: %s", exc)
-            raise BridgeError("The Codex app-server stopped unexpectedly; the next run starts a new one and "
-                              "continues the thread.", code="CLI_EXITED",
-                              stderr_tail=self._stderr(turn, app)) from exc
+            how = await app.death()
+            stderr = self._stderr(turn, app)
+            if not app.alive:  # end what it left behind (its group, a running command) now, not next turn
+                await app.close()
+                if tools is not None:
+                    await tools.kill()
+            raise BridgeError(f"The Codex app-server stopped unexpectedly{f' ({how})' if how else ''}; the next "
+                              "run starts a new one and continues the thread.", code="CLI_EXITED",
+                              stderr_tail=stderr) from exc
         finally:
+            if tools is not None:
+                await tools.stop()
             self._turns.pop(turn.thread_id, None)
             if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
                 with contextlib.suppress(Exception):
@@ -203,8 +220,12 @@ class CodexBridge(Bridge):
             thread = await app.thread(codex_thread_id, model=model)
         except CodexError as exc:
             what = f"resume Codex thread {codex_thread_id}" if codex_thread_id else "start a Codex thread"
-            raise BridgeError(f"Could not {what}: {exc}", code="SESSION_ERROR",
-                              stderr_tail=self._stderr(turn, app)) from exc
+            how = await app.death()
+            stderr = self._stderr(turn, app)
+            if how and not app.alive:
+                await app.close()
+            why = f"the Codex app-server {how}" if how else str(exc)
+            raise BridgeError(f"Could not {what}: {why}", code="SESSION_ERROR", stderr_tail=stderr) from exc
         self.sessions.set(turn.thread_id, thread.id)
         started = (id(app.codex), thread.id)
         if self.mcp and started not in self._mcp_ready:  # Codex starts MCP servers in the background

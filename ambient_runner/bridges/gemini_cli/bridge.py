@@ -141,6 +141,11 @@ class GeminiCliBridge(Bridge):
         """Files in the state dir that hold credentials: to be left out of the state sync."""
         return CREDENTIAL_FILE_NAMES
 
+    def state_excludes(self) -> list[str]:
+        """The state dir keeps settings.json, projects.json and tmp/<project>/chats (the sessions); leave out the
+        login files, per-project logs, and settings files caught mid-write."""
+        return [*CREDENTIAL_FILE_NAMES, "tmp/*/logs", ".settings.json.*.tmp", "*.sock"]
+
     def _model(self, requested: str | None) -> str:
         return requested or self.settings.runner_default_model or DEFAULT_MODEL
 
