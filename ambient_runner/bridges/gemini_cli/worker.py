@@ -1,9 +1,9 @@
 """One Gemini CLI turn: start the process, translate its output, decide how the turn ended, clean up.
 
 A turn is one ``gemini --prompt= ... --output-format stream-json`` process (``--resume <session>`` for later
-turns of a thread), the prompt on stdin. The session id from ``init`` is saved in the session map as soon as the
-model has answered (the CLI writes no session file when a thread's first request fails: mapping it at ``init``
-would make every later turn fail to resume).
+turns of a thread), the prompt on stdin. The session id from ``init`` is saved in the session map once the turn
+has finished (or was interrupted after the model answered): the CLI writes no session file when a thread's first
+turn fails (API error, malformed stream, crash), and mapping it at ``init`` made every later turn fail to resume.
 The terminal event is held back until the process has exited, so a finished run never leaves a CLI behind.
 """
 
@@ -21,6 +21,7 @@ from ag_ui.core import BaseEvent, RawEvent, RunErrorEvent, RunFinishedEvent
 
 from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
 from ambient_runner.bridge.contract import BridgeError, Turn
+from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
 from ambient_runner.state.session_map import SessionMap
 
@@ -80,10 +81,11 @@ class TurnRunner:
         # The CLI echoes the prompt on stdout and calls process.exit() without waiting for queued output, so a
         # reader that is briefly behind a big line loses the end of the turn: a larger pipe holds it.
         process.enlarge_stdout_pipe()
+        tools = GroupTracker(process.pid).start()  # the CLI runs shell tools in their own process groups
         active = ActiveTurn(process)
         self.active[turn.thread_id] = active
         terminal: BaseEvent | None = None
-        answered = False  # the CLI saves its session file only once the model has answered
+        answered = False
         try:
             async for line in process.lines():
                 for event in adapter.translate_line(line.text, line.dropped_bytes):
@@ -92,9 +94,9 @@ class TurnRunner:
                     else:
                         answered = answered or not isinstance(event, RawEvent)
                         yield event
-                if adapter.session_id and (answered or isinstance(terminal, RunFinishedEvent)):
-                    self.sessions.set(turn.thread_id, adapter.session_id)
             exit_code = await self._wait(process)
+            if adapter.session_id and (isinstance(terminal, RunFinishedEvent) or (active.interrupted and answered)):
+                self.sessions.set(turn.thread_id, adapter.session_id)
             if active.interrupted:
                 for event in adapter.close_open_blocks():
                     yield event
@@ -113,7 +115,10 @@ class TurnRunner:
                 del self.active[turn.thread_id]
             if active.escalation is not None:
                 active.escalation.cancel()
-            await process.stop(signal.SIGTERM)
+            try:
+                await process.stop(signal.SIGTERM)
+            finally:
+                await asyncio.shield(tools.kill())
 
     @staticmethod
     async def _wait(process: SupervisedProcess) -> int | None:

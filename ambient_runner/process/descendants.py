@@ -1,0 +1,78 @@
+"""Process groups a CLI's descendants moved into, so they can be ended with the CLI.
+
+Some CLIs start their tools in a new process group (the Gemini CLI spawns shell commands ``detached``, i.e. in a
+new session), so ending the CLI's own group does not reach them, and when the CLI itself is killed (OOM killer,
+SIGKILL) nobody else would. ``GroupTracker`` notes, while the CLI runs, every process group its descendants are in
+(read from /proc every ``interval`` s: a tool younger than that can still escape); ``kill()`` ends those groups
+and reaps what was re-parented to us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+from ambient_runner.process.supervisor import _reap_group
+
+
+def descendant_groups(pid: int) -> set[int]:
+    """Process groups of ``pid``'s live descendants, other than ``pid``'s own group."""
+    children: dict[int, list[int]] = {}
+    groups: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        groups[int(entry)] = int(fields[2])
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(groups[child])
+            todo.append(child)
+    found.discard(groups.get(pid, pid))
+    return found
+
+
+class GroupTracker:
+    """Remembers the process groups of ``pid``'s descendants while it runs; ``kill()`` ends them."""
+
+    def __init__(self, pid: int, interval: float = 0.25) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.groups: set[int] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> GroupTracker:
+        self._task = asyncio.create_task(self._poll(), name=f"groups-of-{self.pid}")
+        return self
+
+    async def _poll(self) -> None:
+        while True:
+            self.groups |= await asyncio.to_thread(descendant_groups, self.pid)
+            await asyncio.sleep(self.interval)
+
+    async def stop(self) -> None:
+        """Stop watching (the groups seen are kept)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+
+    async def kill(self) -> None:
+        """SIGKILL every group seen (call once the CLI itself is stopped) and reap our re-parented orphans."""
+        await self.stop()
+        for pgid in self.groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+        for pgid in self.groups:
+            await _reap_group(pgid, 2.0)
