@@ -24,6 +24,8 @@ from typing import Any
 
 from openai_codex import ApprovalMode, AsyncCodex, AsyncThread, CodexConfig
 
+from ambient_runner.process.supervisor import _reap_group
+
 log = logging.getLogger(__name__)
 
 
@@ -84,6 +86,7 @@ class AppServer:
         self._pgid: int | None = None
         self._threads: dict[str, AsyncThread] = {}
         self._lock = asyncio.Lock()
+        self._last_proc: Any = None  # the latest app-server's Popen, kept to tell how a failed start-up ended
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -113,6 +116,8 @@ class AppServer:
                 await self._close_locked()
             codex = AsyncCodex(self._config())
             try:
+                await codex._client.start()  # spawn first: the SDK drops its process if the handshake fails
+                self._last_proc = _process_of(codex)
                 await codex._ensure_initialized()  # start + initialize handshake now, not mid-turn
             except BaseException:
                 await self._kill(codex)
@@ -146,7 +151,7 @@ class AppServer:
             await self._kill(codex)
 
     async def _kill(self, codex: AsyncCodex) -> None:
-        proc = _process_of(codex)
+        proc = _process_of(codex) or self._last_proc
         pgid = proc.pid if proc is not None else self._pgid
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(codex.close()), timeout=5)
@@ -156,7 +161,26 @@ class AppServer:
         if proc is not None:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(proc.wait, 5)
+        if pgid is not None:  # the tools it ran were re-parented to us (subreaper): reap them too
+            await _reap_group(pgid, 5)
         self._pgid = None
+
+    async def death(self) -> str:
+        """How a dead app-server ended ("killed by SIGKILL", "exited with code 1"); "" if unknown."""
+        proc = (_process_of(self._codex) if self._codex is not None else None) or self._last_proc
+        if proc is None:
+            return ""
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(proc.wait, 2)
+        code = proc.returncode
+        if code is None:
+            return ""
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exited with code {code}"
 
     # ----- threads ---------------------------------------------------------------------------------------
     async def thread(self, codex_thread_id: str | None, *, model: str | None) -> AsyncThread:
