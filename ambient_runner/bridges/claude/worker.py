@@ -19,6 +19,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
 from ambient_runner.bridge.contract import BridgeError
+from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.stderr_tail import StderrTail
 
 log = logging.getLogger(__name__)
@@ -89,12 +90,15 @@ class ClaudeSession:
             self._queue = queue
             self._idle.clear()
             completed = False
+            exited = False
+            # Claude Code runs Bash commands in their own process groups: if the CLI dies, they are ended too.
+            tools = GroupTracker(self._pid).start() if self._pid else None
             try:
                 await client.query(prompt)
                 while True:
                     item = await queue.get()
                     if isinstance(item, _End):
-                        completed = True
+                        completed = exited = True
                         raise self._exit_error(item, stderr_tail)
                     completed = _is_result(item)
                     yield item
@@ -104,6 +108,8 @@ class ClaudeSession:
                 self._stderr = None
                 if self._queue is queue:
                     self._queue = None
+                if tools is not None:
+                    await asyncio.shield(tools.kill() if exited else tools.stop())
                 if not completed:
                     await self._abandon()
 
