@@ -24,11 +24,12 @@ from runners import (
 )
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
-TOOL_MARK = "sleep 37"  # the tool the scripted model runs; easy to find in /proc
+TOOL_MARK = "time.sleep(37)"  # the tool the scripted model runs (Claude Code refuses a plain long sleep)
 
 
-def tool_processes() -> list[int]:
-    return [pid for pid, (_, state) in descendants().items() if state != "Z" and TOOL_MARK in cmdline(pid)]
+def tool_processes(old: set[int] = frozenset()) -> list[int]:
+    return [pid for pid, (_, state) in descendants().items()
+            if state != "Z" and pid not in old and TOOL_MARK in cmdline(pid)]
 
 
 @pytest.mark.parametrize("when", ["before-first-line", "mid-text", "mid-tool-call"])
@@ -36,9 +37,10 @@ def tool_processes() -> list[int]:
 async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner(runner_type, tmp_path, monkeypatch, runner_idle_timeout=60) as r:
         r.server.slow_delay = 0.4
-        r.server.shell_command = f"{TOOL_MARK}; echo done > late.txt"
+        r.server.shell_command = f"python3 -c 'import time; {TOOL_MARK}'; echo done > late.txt"
         baseline = cli_groups()
         old_groups = {pgid for pgid, _ in descendants().values()}
+        old_pids = set(descendants())
         prompt = {"before-first-line": "NOTOOL hello", "mid-text": "SLOW tell a story",
                   "mid-tool-call": "Create out.txt with hello"}[when]
         run = asyncio.create_task(r.harness.run("t-kill", prompt))
@@ -51,7 +53,9 @@ async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkey
             await wait_for(lambda: r.seen("t-kill", "TEXT_MESSAGE_CONTENT"), what="streamed text")
             victim = min(cli_groups() - baseline | r.persistent_leaders())
         else:
-            await wait_for(lambda: r.seen("t-kill", "TOOL_CALL_START") and tool_processes(), what="the tool")
+            await wait_for(lambda: r.seen("t-kill", "TOOL_CALL_START") and tool_processes(old_pids), what="the tool")
+            await asyncio.sleep(1.0)  # the tool has been running for a moment
+            print({pid: (info, cmdline(pid)[:60]) for pid, info in descendants().items() if pid not in old_pids})
             victim = min(cli_groups() - baseline | r.persistent_leaders())
         groups = {pgid for pgid, _ in descendants().values()} - old_groups - {os.getpgid(0)}
         command = cmdline(victim)
@@ -61,7 +65,7 @@ async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkey
 
         assert events[-1]["type"] == "RUN_ERROR", (command, events[-1])
         assert await wait_gone(groups, r) == [], [(p, s, cmdline(p)) for p, s in r.strays(groups)]
-        assert tool_processes() == []
+        assert tool_processes(old_pids) == []
         assert not (r.settings.workspace_path / "late.txt").exists()
 
         after = await r.harness.run("t-kill", PLAIN_PROMPT)
