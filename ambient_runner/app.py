@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -18,8 +17,8 @@ from ambient_runner.api import runs as runs_api
 from ambient_runner.api import status as status_api
 from ambient_runner.api.auth import TokenAuthMiddleware
 from ambient_runner.api.errors import install_error_handlers
+from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridge.contract import Bridge
-from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.logging_setup import install_redaction
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.process.supervisor import become_subreaper
@@ -31,56 +30,45 @@ log = logging.getLogger(__name__)
 
 INITIAL_PROMPT_MARKER = ".ambient-initial-prompt-started"
 
-# A lifecycle extension (e.g. state-dir sync): called at startup with the app; returns an async cleanup.
-StartupExtension = Callable[[FastAPI], Awaitable[Callable[[], Awaitable[None]] | None]]
-
-
 def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = None, *,
                install_signal_handlers: bool = True,
                extensions: list[StartupExtension] | None = None) -> FastAPI:
+    """The app. Without ``bridge``, the one ``RUNNER_TYPE`` names is imported after the server starts (``Boot``)."""
     settings = settings or load_settings()
-    bridge = bridge or create_bridge(settings)
     metrics = RunnerMetrics(settings.runner_type)
-    runs = RunManager(settings, bridge, Redactor(()), metrics)
+    runs = RunManager(settings, bridge, Redactor([*settings.secret_values(), *environment_secrets()]), metrics)
+    boot = Boot(settings, runs, bridge, list(extensions or []))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         become_subreaper()
-        cleanups: list[Callable[[], Awaitable[None]]] = []
-        for extension in extensions or []:
-            cleanup = await extension(app)
-            if cleanup is not None:
-                cleanups.append(cleanup)
-        try:
-            await bridge.startup()
-        except Exception as exc:  # keep serving: /ready says what is wrong
-            log.exception("bridge startup failed")
-            problem = f"bridge startup failed: {exc}"
-            app.state.readiness_checks.append(lambda: problem)
-        runs.redactor = Redactor([*settings.secret_values(), *bridge.secret_values(), *environment_secrets()])
-        remove_log_redaction = install_redaction(runs.redactor)
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
-        _start_initial_prompt(settings, runs)
+        uninstall_redaction = [install_redaction(runs.redactor)]
+
+        def when_booted(ok: bool) -> None:
+            uninstall_redaction.pop()()
+            uninstall_redaction.append(install_redaction(runs.redactor))  # now with the bridge's credentials
+            if ok:
+                _start_initial_prompt(settings, runs)
+
+        boot.start(app, when_booted)
         try:
             yield
         finally:
             await runs.shutdown()
-            for cleanup in reversed(cleanups):
-                with contextlib.suppress(Exception):
-                    await cleanup()
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(settings.runner_shutdown_grace):
-                    await bridge.shutdown()
+            await boot.stop(settings.runner_shutdown_grace)
             runs.close()
             if restore_signal is not None:
                 restore_signal()
-            remove_log_redaction()
+            for uninstall in uninstall_redaction:
+                uninstall()
 
     app = FastAPI(title="ambient-runner", version="0.1.0", lifespan=lifespan,
                   description="Runs a coding-agent CLI and streams its work as AG-UI events.")
     app.state.settings = settings
-    app.state.bridge = bridge
+    app.state.bridge = bridge  # set by Boot when it is imported after start
+    app.state.boot = boot
     app.state.runs = runs
     app.state.metrics = metrics
     app.state.readiness_checks = []  # callables returning a problem string or None

@@ -10,6 +10,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ambient_runner.boot import BootError
+from ambient_runner.bridge.contract import Bridge
+
 log = logging.getLogger(__name__)
 
 
@@ -20,6 +23,15 @@ class ApiError(Exception):
         self.code = code
         self.message = message
         self.details = details
+
+
+async def ready_bridge(request: Request, within: float) -> Bridge:
+    """The bridge once the runner has booted; 503 ``STARTING`` / ``NOT_READY`` otherwise."""
+    try:
+        return await request.app.state.boot.ready_bridge(within)
+    except BootError as exc:
+        code = "STARTING" if not request.app.state.boot.done.is_set() else "NOT_READY"
+        raise ApiError(503, code, str(exc)) from None
 
 
 def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:

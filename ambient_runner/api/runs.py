@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
-from ambient_runner.api.errors import ApiError
+from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.run_input import check_id, parse_json, parse_run_input, read_body
 from ambient_runner.bridge.contract import OptionError
 from ambient_runner.runs.event_log import ThreadEventLog
@@ -18,6 +18,7 @@ from ambient_runner.stream.encoding import sse_frame
 
 router = APIRouter()
 PING_SECONDS = 15
+BOOT_WAIT_FOR_RUN = 120.0  # a run posted while the runner is still starting waits for it this long
 RUN_BODY_SCHEMA = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
     "type": "object", "required": ["threadId", "messages"],
     "properties": {"threadId": {"type": "string"}, "runId": {"type": "string"},
@@ -54,7 +55,8 @@ async def start_run(request: Request) -> EventSourceResponse:
     except NoPromptError as exc:
         raise ApiError(422, "NO_PROMPT", str(exc)) from None
     try:
-        options = runs.bridge.parse_options(run_input.forwarded_props if isinstance(
+        bridge = await ready_bridge(request, BOOT_WAIT_FOR_RUN)
+        options = bridge.parse_options(run_input.forwarded_props if isinstance(
             run_input.forwarded_props, dict) else None)
     except OptionError as exc:
         raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None

@@ -7,7 +7,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from ambient_runner.api.errors import ready_bridge
+
 router = APIRouter()
+BOOT_WAIT = 30.0  # what /capabilities and /mcp-status wait for a runner that is still starting
 
 
 @router.get("/health")
@@ -22,10 +25,14 @@ async def ready(request: Request) -> JSONResponse:
     app_state = request.app.state
     missing: list[str] = []
     details: list[str] = []
-    readiness = app_state.bridge.readiness()
-    if not readiness.ready:
-        missing += readiness.missing
-        details.append(readiness.detail)
+    booting = app_state.boot.not_ready_reason()
+    if booting:
+        details.append(booting)
+    if app_state.bridge is not None:
+        readiness = app_state.bridge.readiness()
+        if not readiness.ready:
+            missing += readiness.missing
+            details.append(readiness.detail)
     for check in app_state.readiness_checks:
         problem = check()
         if problem:
@@ -40,7 +47,8 @@ async def ready(request: Request) -> JSONResponse:
 
 @router.get("/capabilities")
 async def capabilities(request: Request) -> JSONResponse:
-    caps = request.app.state.bridge.capabilities().model_dump(by_alias=True, exclude_none=True)
+    bridge = await ready_bridge(request, BOOT_WAIT)
+    caps = bridge.capabilities().model_dump(by_alias=True, exclude_none=True)
     caps.update({
         "protocolVersion": PROTOCOL_VERSION,
         "replay": True,
@@ -57,4 +65,5 @@ async def metrics(request: Request) -> Response:
 
 @router.get("/mcp-status")
 async def mcp_status(request: Request) -> JSONResponse:
-    return JSONResponse({"servers": await request.app.state.bridge.mcp_status()})
+    bridge = await ready_bridge(request, BOOT_WAIT)
+    return JSONResponse({"servers": await bridge.mcp_status()})

@@ -62,7 +62,8 @@ AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
 
 
 class RunManager:
-    def __init__(self, settings: RunnerSettings, bridge: Bridge, redactor: Redactor, metrics: RunnerMetrics) -> None:
+    def __init__(self, settings: RunnerSettings, bridge: Bridge | None, redactor: Redactor,
+                 metrics: RunnerMetrics) -> None:
         self.settings = settings
         self.bridge = bridge
         self.redactor = redactor
@@ -115,6 +116,7 @@ class RunManager:
         started = time.monotonic()
         deadline = started + settings.runner_run_timeout
         ending = Ending()
+        assert self.bridge is not None, "runs start only once the bridge is loaded"
         stream = self.bridge.run_turn(run.turn)
         try:
             while not guard.terminated:

@@ -122,7 +122,7 @@ async def test_failed_run_exits_1_and_shows_the_error(bridge: FakeCliBridge) -> 
                            "--url", runner.base_url)
     assert result.exit_code == 1, result.output
     assert "Starting" in result.stdout
-    assert "✗ error [CLI_EXIT]: The fake CLI exited with code 3." in result.stdout
+    assert "✗ error [CLI_EXITED]: The fake CLI exited with code 3." in result.stdout
     assert "fatal: quota exhausted" in result.stdout
 
 

@@ -38,18 +38,22 @@ def test_a_bad_setting_stops_the_process_with_one_line(env, expected):
     assert result.stderr.strip().splitlines() == [expected]
 
 
-def test_only_the_selected_bridge_is_imported():
-    code = ("import sys, main; print(sorted(m for m in sys.modules if m.startswith("
-            "('ambient_runner.bridges.', 'claude_agent_sdk', 'openai_codex', 'ag_ui_'))))")
+def test_only_the_selected_bridge_is_imported_and_only_after_start():
+    code = ("import sys, main\n"
+            "from ambient_runner.bridges.registry import create_bridge\n"
+            "def loaded(): return sorted(m for m in sys.modules if m.startswith(('ambient_runner.bridges.', "
+            "'claude_agent_sdk', 'openai_codex', 'ag_ui_')))\n"
+            "at_import = loaded(); create_bridge(main.settings); print([at_import, loaded()])")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_"))}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True, capture_output=True, timeout=60,
                             env=clean | {"RUNNER_TYPE": "gemini-cli"})
     assert result.returncode == 0, result.stderr
-    loaded = eval(result.stdout)  # noqa: S307 - our own printed list
-    assert not [m for m in loaded if m.startswith(("claude_agent_sdk", "openai_codex", "ag_ui_claude",
-                                                   "ag_ui_codex_sdk", "ambient_runner.bridges.claude",
-                                                   "ambient_runner.bridges.codex_sdk"))]
-    assert "ambient_runner.bridges.gemini_cli.bridge" in loaded
+    at_import, after_boot = eval(result.stdout)  # noqa: S307 - our own printed lists
+    assert at_import == ["ambient_runner.bridges.registry"]
+    assert not [m for m in after_boot if m.startswith(("claude_agent_sdk", "openai_codex", "ag_ui_claude",
+                                                       "ag_ui_codex_sdk", "ambient_runner.bridges.claude",
+                                                       "ambient_runner.bridges.codex_sdk"))]
+    assert "ambient_runner.bridges.gemini_cli.bridge" in after_boot
 
 
 async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path):
@@ -83,3 +87,20 @@ async def test_a_bridge_that_fails_to_start_keeps_serving_and_ready_says_why(tmp
         ready = await runner.client.get("/ready")
     assert ready.status_code == 503
     assert ready.json()["detail"] == "bridge startup failed: scripted provider could not bind"
+
+
+class SlowStartBridge(FakeCliBridge):
+    async def startup(self) -> None:
+        await asyncio.sleep(1.5)
+
+
+async def test_health_answers_while_booting_and_a_run_waits_for_the_boot(tmp_path):
+    async with RunnerHarness(SlowStartBridge(tmp_path)) as runner:
+        assert (await runner.client.get("/health")).status_code == 200
+        ready = await runner.client.get("/ready")
+        assert ready.status_code == 503
+        assert ready.json()["detail"] == "starting: preparing the agent CLI"
+        events = await runner.run("t1", script({"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                                                         "delta": "after boot"}}))
+        assert (await runner.client.get("/ready")).status_code == 200
+    assert events[2]["delta"] == "after boot"

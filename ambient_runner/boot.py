@@ -1,0 +1,104 @@
+"""Boot: what the runner does after it starts serving, so ``/health`` answers at once.
+
+Importing a bridge's SDK (the Codex and Claude SDKs take hundreds of milliseconds), restoring the state dir from the
+store (seconds for a large state) and preparing the CLI happen in one background task. Until it is done ``/ready``
+answers 503 ("starting"), and ``/run`` waits for it (bounded). A failure is reported by ``/ready``; the process keeps
+serving so the platform can read why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.registry import create_bridge
+from ambient_runner.runs.manager import RunManager
+from ambient_runner.settings import RunnerSettings
+from ambient_runner.stream.encoding import Redactor, environment_secrets
+
+log = logging.getLogger(__name__)
+
+Cleanup = Callable[[], Awaitable[None]]
+StartupExtension = Callable[[Any], Awaitable[Cleanup | None]]
+
+
+class BootError(RuntimeError):
+    pass
+
+
+class Boot:
+    def __init__(self, settings: RunnerSettings, runs: RunManager, bridge: Bridge | None,
+                 extensions: list[StartupExtension]) -> None:
+        self.settings = settings
+        self.runs = runs
+        self.bridge = bridge
+        self.extensions = extensions
+        self.cleanups: list[Cleanup] = []
+        self.stage = "starting"
+        self.problem: str | None = None
+        self.done = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self, app: Any, after: Callable[[bool], None]) -> None:
+        self.task = asyncio.create_task(self._boot(app, after), name="runner-boot")
+
+    async def _boot(self, app: Any, after: Callable[[bool], None]) -> None:
+        try:
+            if self.bridge is None:
+                self.stage = f"loading the {self.settings.runner_type} bridge"
+                self.bridge = await asyncio.to_thread(create_bridge, self.settings)
+            app.state.bridge = self.runs.bridge = self.bridge
+            self.stage = "restoring the state dir"
+            for extension in self.extensions:
+                cleanup = await extension(app)
+                if cleanup is not None:
+                    self.cleanups.append(cleanup)
+            self.stage = "preparing the agent CLI"
+            try:
+                await self.bridge.startup()
+            except Exception as exc:  # keep serving: /ready says what is wrong
+                log.exception("bridge startup failed")
+                self.problem = f"bridge startup failed: {exc}"
+            self.runs.redactor = Redactor([*self.settings.secret_values(), *self.bridge.secret_values(),
+                                           *environment_secrets()])
+            after(self.problem is None)
+        except Exception as exc:
+            log.exception("runner start-up failed")
+            self.problem = f"start-up failed while {self.stage}: {exc}"
+        finally:
+            self.stage = "ready"
+            self.done.set()
+
+    def not_ready_reason(self) -> str | None:
+        if not self.done.is_set():
+            return f"starting: {self.stage}"
+        return self.problem
+
+    async def ready_bridge(self, within: float) -> Bridge:
+        """The bridge once boot is done; ``BootError`` when it failed or takes longer than ``within`` s."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                await self.done.wait()
+        if not self.done.is_set():
+            raise BootError(f"the runner is still starting ({self.stage}); try again in a moment")
+        if self.bridge is None:
+            raise BootError(self.problem or "the runner failed to start")
+        return self.bridge
+
+    async def stop(self, shutdown_grace: float) -> None:
+        """Cancel an unfinished boot, run the extensions' cleanups (final state sync), shut the bridge down."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        for cleanup in reversed(self.cleanups):
+            with contextlib.suppress(Exception):
+                await cleanup()
+        if self.bridge is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(shutdown_grace):
+                    await self.bridge.shutdown()
