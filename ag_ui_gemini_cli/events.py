@@ -108,6 +108,10 @@ def parse_line(text: str) -> GeminiLine | UnparsedLine | None:
     text = text.strip()
     if not text:
         return None
+    try:  # the common case in one step: a well-formed line of a known type
+        return _ADAPTER.validate_json(text)
+    except ValidationError:
+        pass  # classify it below
     try:
         data = json.loads(text)
     except ValueError as exc:

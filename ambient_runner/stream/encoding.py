@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable
 
-from ag_ui.core import BaseEvent
+from ag_ui.core import BaseEvent, ReasoningMessageContentEvent, TextMessageContentEvent, ToolCallArgsEvent
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
@@ -41,8 +41,34 @@ def environment_secrets(environ: dict[str, str] | None = None) -> list[str]:
     return [v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_LENGTH]
 
 
+_DELTA_KEYS = {
+    TextMessageContentEvent: ("TEXT_MESSAGE_CONTENT", "messageId", "message_id"),
+    ReasoningMessageContentEvent: ("REASONING_MESSAGE_CONTENT", "messageId", "message_id"),
+    ToolCallArgsEvent: ("TOOL_CALL_ARGS", "toolCallId", "tool_call_id"),
+}
+_PLAIN_DELTA_FIELDS = {
+    TextMessageContentEvent: frozenset({"type", "message_id", "delta"}),
+    ReasoningMessageContentEvent: frozenset({"type", "message_id", "delta"}),
+    ToolCallArgsEvent: frozenset({"type", "tool_call_id", "delta"}),
+}
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def event_json(event: BaseEvent, redact: Redactor) -> str:
-    return redact(event.model_dump_json(by_alias=True, exclude_none=True))
+    """The event's wire JSON (camelCase, no null fields), with secrets removed.
+
+    The delta events, most of any stream, take a direct path that writes the same JSON as pydantic without the
+    ag-ui models' per-field wrap serializer (``tests/core/test_encoding.py`` checks they agree).
+    """
+    kind = type(event)
+    keys = _DELTA_KEYS.get(kind)
+    if keys is not None and event.model_fields_set <= _PLAIN_DELTA_FIELDS[kind] and not event.__pydantic_extra__:
+        name, id_key, id_field = keys
+        text = (f'{{"type":"{name}","{id_key}":{_dumps(getattr(event, id_field))},'
+                f'"delta":{_dumps(event.delta)}}}')  # type: ignore[attr-defined]
+    else:
+        text = event.model_dump_json(by_alias=True, exclude_none=True)
+    return redact(text)
 
 
 def sse_frame(seq: int, data: str) -> str:

@@ -179,7 +179,7 @@ class StreamGuard:
             return []
         wire = self._open_id(event.message_id)
         self._texts[wire] = None
-        return [event.model_copy(update={"message_id": wire})]
+        return [_with_id(event, "message_id", wire)]
 
     def _on_text_content(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         out: list[BaseEvent] = []
@@ -188,7 +188,7 @@ class StreamGuard:
             wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
             self._texts[wire] = None
             out.append(TextMessageStartEvent(message_id=wire, role="assistant"))
-        out.append(event.model_copy(update={"message_id": wire}))
+        out.append(_with_id(event, "message_id", wire))
         return out
 
     def _on_text_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -196,7 +196,7 @@ class StreamGuard:
         if wire not in self._texts:
             return []
         del self._texts[wire]
-        return [event.model_copy(update={"message_id": wire})]
+        return [_with_id(event, "message_id", wire)]
 
     def _on_tool_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         if self._wire_id(event.tool_call_id) in self._tools:  # type: ignore[attr-defined]
@@ -237,7 +237,7 @@ class StreamGuard:
             return []
         wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
         self._reasoning_blocks[wire] = None
-        return [event.model_copy(update={"message_id": wire})]
+        return [_with_id(event, "message_id", wire)]
 
     def _on_reasoning_message_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         bridge_id = event.message_id  # type: ignore[attr-defined]
@@ -248,7 +248,7 @@ class StreamGuard:
         if wire in self._reasoning_messages:
             return out
         self._reasoning_messages[wire] = None
-        out.append(event.model_copy(update={"message_id": wire}))
+        out.append(_with_id(event, "message_id", wire))
         return out
 
     def _on_reasoning_content(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -257,7 +257,7 @@ class StreamGuard:
         if self._wire_id(bridge_id) not in self._reasoning_messages:
             out += self._on_reasoning_message_start(
                 ReasoningMessageStartEvent(message_id=bridge_id, role="reasoning"), stopping)
-        out.append(event.model_copy(update={"message_id": self._wire_id(bridge_id)}))
+        out.append(_with_id(event, "message_id", self._wire_id(bridge_id)))
         return out
 
     def _on_reasoning_message_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -265,7 +265,7 @@ class StreamGuard:
         if wire not in self._reasoning_messages:
             return []
         del self._reasoning_messages[wire]
-        return [event.model_copy(update={"message_id": wire})]
+        return [_with_id(event, "message_id", wire)]
 
     def _on_reasoning_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
@@ -276,7 +276,7 @@ class StreamGuard:
             del self._reasoning_messages[wire]
             out.append(ReasoningMessageEndEvent(message_id=wire))
         del self._reasoning_blocks[wire]
-        out.append(event.model_copy(update={"message_id": wire}))
+        out.append(_with_id(event, "message_id", wire))
         return out
 
     def _on_step_started(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -293,6 +293,13 @@ class StreamGuard:
         # Chunk events are a producer convenience; keep them out of the stream (the bridges never send them).
         return [RawEvent(event=event.model_dump(mode="json", by_alias=True, exclude_none=True),
                          source="ambient-runner/chunk")]
+
+
+def _with_id(event: BaseEvent, field: str, wire_id: str) -> BaseEvent:
+    """``event`` with its id as sent on the wire (copied only when the id was remapped)."""
+    if getattr(event, field) == wire_id:
+        return event
+    return event.model_copy(update={field: wire_id})
 
 
 def _valid_json(args: str) -> str:
