@@ -111,11 +111,11 @@ class SupervisedProcess:
             pass
         try:
             fcntl.fcntl(fileobj.fileno(), setpipe, size)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: the pipe is already closed (the process died at once)
             pass
         try:
             return int(fcntl.fcntl(fileobj.fileno(), getpipe))
-        except OSError:
+        except (OSError, ValueError):
             return 0
 
     async def _feed_stdin(self, data: bytes) -> None:
