@@ -87,6 +87,7 @@ class AppServer:
         self._threads: dict[str, AsyncThread] = {}
         self._lock = asyncio.Lock()
         self._last_proc: Any = None  # the latest app-server's Popen, kept to tell how a failed start-up ended
+        self._failed: AsyncCodex | None = None  # an app-server that failed to start (for its stderr)
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -104,7 +105,7 @@ class AppServer:
         return self._pgid
 
     def stderr_tail(self, lines: int = 20) -> str:
-        return stderr_tail_of(self._codex, lines)
+        return stderr_tail_of(self._codex or self._failed, lines)
 
     async def ensure(self) -> AsyncCodex:
         """The running app-server, started (or restarted after it died) on demand."""
@@ -120,9 +121,10 @@ class AppServer:
                 self._last_proc = _process_of(codex)
                 await codex._ensure_initialized()  # start + initialize handshake now, not mid-turn
             except BaseException:
+                self._failed = codex  # its stderr says why
                 await self._kill(codex)
                 raise
-            self._codex = codex
+            self._codex, self._failed = codex, None
             proc = _process_of(codex)
             self._pgid = proc.pid if proc is not None else None
             threading.Thread(target=_drain_global_notifications, args=(codex,), name="codex-global-drain",
