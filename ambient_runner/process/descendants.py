@@ -14,7 +14,8 @@ import contextlib
 import os
 import signal
 
-from ambient_runner.process.supervisor import _reap_group
+REAP_AFTER_STOP = 30.0  # s a tool may take to exit after its turn ended and still be reaped
+_reapers: set[asyncio.Task[None]] = set()
 
 
 def descendant_groups(pid: int) -> set[int]:
@@ -43,6 +44,27 @@ def descendant_groups(pid: int) -> set[int]:
     return found
 
 
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)  # succeeds while any member, a zombie included, exists
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+async def _collect(pgid: int, within: float) -> None:
+    """Reap the members of ``pgid`` that are (or become) our children, until the group is gone or ``within``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG) is not None:  # noqa: ASYNC222 - WNOHANG
+                pass
+        if not _group_exists(pgid) or loop.time() > deadline:
+            return
+        await asyncio.sleep(0.1)
+
+
 class GroupTracker:
     """Remembers the process groups of ``pid``'s descendants while it runs; ``kill()`` ends them."""
 
@@ -62,17 +84,29 @@ class GroupTracker:
             await asyncio.sleep(self.interval)
 
     async def stop(self) -> None:
-        """Stop watching (the groups seen are kept)."""
+        """Stop watching (the groups seen are kept). Tools that exit later and were re-parented to us are reaped
+        in the background, so they do not stay zombies (the runner is a subreaper, or PID 1 in a pod)."""
+        await self._stop_polling()
+        if self.groups:
+            task = asyncio.create_task(self._reap(REAP_AFTER_STOP))
+            _reapers.add(task)
+            task.add_done_callback(_reapers.discard)
+
+    async def _stop_polling(self) -> None:
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
 
+    async def _reap(self, within: float) -> None:
+        # waitid(P_PGID) collects only our own children in these groups: the tools' groups never hold a process
+        # the runner started itself (those lead their own groups), so no other exit status is taken.
+        await asyncio.gather(*(_collect(pgid, within) for pgid in self.groups), return_exceptions=True)
+
     async def kill(self) -> None:
         """SIGKILL every group seen (call once the CLI itself is stopped) and reap our re-parented orphans."""
-        await self.stop()
+        await self._stop_polling()
         for pgid in self.groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
-        for pgid in self.groups:
-            await _reap_group(pgid, 2.0)
+        await self._reap(2.0)
