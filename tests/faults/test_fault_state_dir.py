@@ -21,7 +21,8 @@ import pytest
 from runners import PLAIN_PROMPT, RUNNERS, descendants, scripted_runner, wait_gone
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
-CAUSE = re.compile(r"read-only|no space|ENOSPC|EROFS|disk|not writable|cannot write", re.IGNORECASE)
+CAUSE = re.compile(r"read-only|no space|ENOSPC|EROFS|disk|not writable|cannot write|failed to initialize .*state",
+                   re.IGNORECASE)
 
 
 def mount(*args: str) -> None:
@@ -40,19 +41,13 @@ def state_root(tmp_path: Path) -> Iterator[Path]:
 
 
 def fill(directory: Path) -> None:
-    """Write zeros until the file system is full."""
-    with open(directory / "filler.bin", "wb") as out:
+    """Write zeros until the file system is full (the CLI's own files may already have filled it)."""
+    for name, block in (("filler.bin", 65536), ("filler2.bin", 512)):
         try:
-            while True:
-                out.write(b"\0" * 65536)
-                out.flush()
-        except OSError:
-            pass
-    with open(directory / "filler2.bin", "wb") as out:  # the last few bytes
-        try:
-            while True:
-                out.write(b"\0" * 512)
-                out.flush()
+            with open(directory / name, "wb") as out:
+                while True:
+                    out.write(b"\0" * block)
+                    out.flush()
         except OSError:
             pass
 
@@ -64,7 +59,7 @@ async def test_state_dir_unwritable(runner_type: str, problem: str, state_root: 
     if os.geteuid() != 0:
         pytest.skip("needs root to mount")
     if problem == "disk-full":
-        mount("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(state_root))
+        mount("-t", "tmpfs", "-o", "size=16m", "tmpfs", str(state_root))
     else:
         mount("--bind", str(state_root), str(state_root))
     async with scripted_runner(runner_type, tmp_path, monkeypatch, runner_state_root=state_root,
@@ -79,7 +74,7 @@ async def test_state_dir_unwritable(runner_type: str, problem: str, state_root: 
         assert await wait_gone(groups, r) == [], r.strays(groups)
         if problem == "disk-full":
             for name in ("filler.bin", "filler2.bin"):
-                (state_root / name).unlink()
+                (state_root / name).unlink(missing_ok=True)
         else:
             mount("-o", "remount,bind,rw", str(state_root))
         after = await asyncio.wait_for(r.harness.run("t-disk", PLAIN_PROMPT), 120)

@@ -102,7 +102,7 @@ class ScriptedRunner:
         """Processes left in ``groups`` that should not be there: all but a live persistent CLI."""
         keep = self.persistent_leaders()
         return [(pid, state) for group in groups for pid, state in group_members(group)
-                if not (pid in keep and state != "Z")]
+                if not (pid in keep and state != "Z") and not (state == "Z" and _parent(pid) in keep)]
 
 
 @asynccontextmanager
@@ -135,6 +135,12 @@ def _stat(pid: int) -> list[str] | None:
             return handle.read().rsplit(")", 1)[1].split()
     except OSError:
         return None
+
+
+def _parent(pid: int) -> int | None:
+    """A zombie's parent: one the live CLI has not collected yet is the CLI's (it goes when the CLI exits)."""
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
 
 
 def descendants(pid: int | None = None) -> dict[int, tuple[int, str]]:
