@@ -60,6 +60,7 @@ class ClaudeSession:
         self.session_id = session_id
         self._make_options = make_options
         self._on_session_id = on_session_id
+        self._new_session_id: str | None = None  # reported by the CLI, not yet confirmed by a finished turn
         self._client: ClaudeSDKClient | None = None
         self._reader: asyncio.Task[None] | None = None
         self._pid: int | None = None
@@ -197,8 +198,12 @@ class ClaudeSession:
     def _route(self, item: Any) -> None:
         session_id = _init_session_id(item)
         if session_id and session_id != self.session_id:
-            self.session_id = session_id
-            self._on_session_id(session_id)
+            self._new_session_id = session_id
+        if _is_result(item) and self._new_session_id:
+            # Adopted (and persisted) once a turn has ended: a CLI killed before then may not have written the
+            # session's transcript, and resuming it would fail on every later turn ("No conversation found").
+            self.session_id, self._new_session_id = self._new_session_id, None
+            self._on_session_id(self.session_id)
         if self._queue is not None:
             self._queue.put_nowait(item)
         if _is_result(item):
