@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import codex_processes, group_members, harness_for, make_settings, make_turn
+from tests.codex.conftest import codex_processes, group_members, harness_for, make_settings, make_turn
 from harness import RunnerHarness
 
 from ambient_runner.bridge.contract import BridgeError

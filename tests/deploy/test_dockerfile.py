@@ -8,7 +8,7 @@ import re
 import subprocess
 
 import pytest
-from conftest import ROOT, tool
+from tests.deploy.conftest import ROOT, tool
 
 DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "image" / "Containerfile.base"]
 

@@ -8,7 +8,7 @@ import json
 import kubernetes_validate
 import pytest
 import yaml
-from conftest import DEPLOY, K8S_VERSIONS, by_kind
+from tests.deploy.conftest import DEPLOY, K8S_VERSIONS, by_kind
 
 from ambient_runner.settings import RunnerSettings
 

@@ -7,7 +7,7 @@ import mmap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from tests.deploy.conftest import ROOT
 from pydantic import BaseModel, ConfigDict, Field
 
 from ambient_runner.bridges import registry as bridge_registry

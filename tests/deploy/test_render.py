@@ -11,7 +11,7 @@ import sys
 import kubernetes_validate
 import pytest
 import yaml
-from conftest import DEPLOY, K8S_VERSIONS
+from tests.deploy.conftest import DEPLOY, K8S_VERSIONS
 
 from ambient_runner.bridges.claude import auth as claude_auth
 from ambient_runner.bridges.codex_sdk import auth as codex_auth

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import DEPLOY, ROOT
+from tests.deploy.conftest import DEPLOY, ROOT
 
 
 def readiness_probe() -> list[str]:

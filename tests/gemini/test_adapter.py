@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from conftest import FIXTURES, wire
+from tests.gemini.conftest import FIXTURES, wire
 
 from ag_ui_gemini_cli import GeminiCliAdapter
 

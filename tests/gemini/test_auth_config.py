@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import collect, make_settings, make_turn
+from tests.gemini.conftest import collect, make_settings, make_turn
 
 from ambient_runner.bridges.gemini_cli.auth import CREDENTIAL_FILE_NAMES, resolve_auth
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge

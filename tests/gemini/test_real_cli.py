@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_settings
+from tests.gemini.conftest import make_settings
 from harness import RunnerHarness
 from proctable import group_members
 

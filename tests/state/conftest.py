@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from s3server import S3Server
+from tests.state.s3server import S3Server
 
 from ambient_runner.state.store import FileStore, S3Store
 

@@ -9,7 +9,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "support"), str(HERE.parents[1])]
 
-from state_fakes import StatefulFakeBridge  # noqa: E402
+from tests.state.state_fakes import StatefulFakeBridge  # noqa: E402
 
 from ambient_runner.app import create_app  # noqa: E402
 from ambient_runner.logging_setup import configure_logging  # noqa: E402

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 from harness import RunnerHarness, check_stream, parse_sse
 from process_bridge import FakeCliBridge
-from s3server import free_port
-from state_fakes import StatefulFakeBridge
+from tests.state.s3server import free_port
+from tests.state.state_fakes import StatefulFakeBridge
 
 from ambient_runner.app import create_app
 from ambient_runner.bridge.contract import Bridge

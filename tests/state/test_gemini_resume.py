@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runners import synced_harness
+from tests.state.runners import synced_harness
 
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.state.store import open_store

@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from s3server import S3Server, free_port
+from tests.state.s3server import S3Server, free_port
 
 from ambient_runner.state.store import FileStore, S3Store, StoreError
 from ambient_runner.state.sync import ARCHIVE, LOCAL_MARKER, StateSync
