@@ -34,16 +34,16 @@ class SessionMap:
         with self._lock:
             if self._map.get(thread_id) == session_id:
                 return
+            self._write({**self._map, thread_id: session_id})  # kept in memory only once it is on disk
             self._map[thread_id] = session_id
-            self._write()
 
     def reload(self) -> None:
         """Re-read the file (after the state dir was hydrated from the store)."""
         with self._lock:
             self._map = self._load()
 
-    def _write(self) -> None:
+    def _write(self, threads: dict[str, str]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": 1, "threads": self._map}, indent=1, sort_keys=True))
+        tmp.write_text(json.dumps({"version": 1, "threads": threads}, indent=1, sort_keys=True))
         os.replace(tmp, self.path)
