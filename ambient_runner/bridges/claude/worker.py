@@ -202,8 +202,9 @@ class ClaudeSession:
         if _is_result(item) and self._new_session_id:
             # Adopted (and persisted) once a turn has ended: a CLI killed before then may not have written the
             # session's transcript, and resuming it would fail on every later turn ("No conversation found").
-            self.session_id, self._new_session_id = self._new_session_id, None
-            self._on_session_id(self.session_id)
+            new, self._new_session_id = self._new_session_id, None
+            self._on_session_id(new)  # persisted first: if that fails the session is not resumed later either
+            self.session_id = new
         if self._queue is not None:
             self._queue.put_nowait(item)
         if _is_result(item):
