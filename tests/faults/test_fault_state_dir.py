@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 from runners import PLAIN_PROMPT, RUNNERS, descendants, scripted_runner, wait_gone
 
-pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 CAUSE = re.compile(r"read-only|no space|ENOSPC|EROFS|disk|not writable|cannot write|failed to initialize .*state",
                    re.IGNORECASE)
 
@@ -52,6 +51,8 @@ def fill(directory: Path) -> None:
             pass
 
 
+@pytest.mark.real_cli
+@pytest.mark.usefixtures("isolated_network")
 @pytest.mark.parametrize("problem", ["read-only", "disk-full"])
 @pytest.mark.parametrize("runner_type", RUNNERS)
 async def test_state_dir_unwritable(runner_type: str, problem: str, state_root: Path, tmp_path: Path,
@@ -83,3 +84,13 @@ async def test_state_dir_unwritable(runner_type: str, problem: str, state_root: 
           f"{events[-1].get('message', '')[:300]!r}")
     assert events[-1]["type"] == "RUN_ERROR", events[-1]
     assert CAUSE.search(events[-1]["message"]), events[-1]["message"]
+
+
+def test_session_map_keeps_no_entry_it_could_not_write(tmp_path: Path) -> None:
+    from ambient_runner.state.session_map import SessionMap
+
+    sessions = SessionMap(tmp_path / "state")
+    (tmp_path / "state").write_text("a file where the state dir should be")  # every write now fails
+    with pytest.raises(OSError):
+        sessions.set("t1", "session-1")
+    assert sessions.get("t1") is None  # not remembered: a later set() writes it instead of being a no-op
