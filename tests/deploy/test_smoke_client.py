@@ -8,9 +8,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
+
 from tests.deploy.conftest import DEPLOY, ROOT
 
 
@@ -51,7 +53,11 @@ def test_readiness_probe_fails_without_the_token(isolated_network, tmp_path):
                                 "    except OSError: time.sleep(0.2)\n"], timeout=120, check=False)
         assert ready.returncode == 0
         probe_env = {**env, "PATH": f"{os.path.dirname(sys.executable)}:{env['PATH']}"}
-        with_token = subprocess.run(probe, env=probe_env, capture_output=True, timeout=60, check=False)
+        for _ in range(120):  # like the kubelet, probe until ready: the runner boots after /health answers
+            with_token = subprocess.run(probe, env=probe_env, capture_output=True, timeout=60, check=False)
+            if with_token.returncode == 0:
+                break
+            time.sleep(0.5)
         wrong = subprocess.run(probe, env={**probe_env, "AGUI_TOKEN": "wrong"}, capture_output=True, timeout=60,
                                check=False)
         assert with_token.returncode == 0, with_token.stderr
