@@ -78,6 +78,10 @@ class GroupTracker:
         self._task = asyncio.create_task(self._poll(), name=f"groups-of-{self.pid}")
         return self
 
+    def scan(self) -> None:
+        """Note the groups now (e.g. just before an interrupt makes the CLI end its tools)."""
+        self.groups |= descendant_groups(self.pid)
+
     async def _poll(self) -> None:
         while True:
             self.groups |= await asyncio.to_thread(descendant_groups, self.pid)

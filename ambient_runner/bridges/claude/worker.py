@@ -61,6 +61,7 @@ class ClaudeSession:
         self._make_options = make_options
         self._on_session_id = on_session_id
         self._new_session_id: str | None = None  # reported by the CLI, not yet confirmed by a finished turn
+        self._tools: GroupTracker | None = None  # the process groups of the running turn's commands
         self._client: ClaudeSDKClient | None = None
         self._reader: asyncio.Task[None] | None = None
         self._pid: int | None = None
@@ -94,6 +95,7 @@ class ClaudeSession:
             exited = False
             # Claude Code runs Bash commands in their own process groups: if the CLI dies, they are ended too.
             tools = GroupTracker(self._pid).start() if self._pid else None
+            self._tools = tools
             try:
                 await client.query(prompt)
                 while True:
@@ -109,6 +111,7 @@ class ClaudeSession:
                 self._stderr = None
                 if self._queue is queue:
                     self._queue = None
+                self._tools = None
                 if tools is not None:
                     await asyncio.shield(tools.kill() if exited else tools.stop())
                 if not completed:
@@ -119,6 +122,8 @@ class ClaudeSession:
         client = self._client
         if client is None or self._idle.is_set():
             return False
+        if self._tools is not None:
+            self._tools.scan()  # a command started a moment ago: note its group before the CLI ends it
         try:
             await asyncio.wait_for(client.interrupt(), CONTROL_TIMEOUT)
             return True
