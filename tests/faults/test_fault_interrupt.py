@@ -28,11 +28,7 @@ def cases() -> list:
     out = []
     for runner_type in RUNNERS:
         for when in ("before-first-event", "during-tool-call", "twice"):
-            marks = [pytest.mark.slow, pytest.mark.xfail(  # slow: it waits 20 s for the command to go
-                strict=True, reason="Codex's turn/interrupt leaves the running command (its own process group) "
-                "running; see the fault-matrix report")] \
-                if (runner_type, when) == ("codex-sdk", "during-tool-call") else []
-            out.append(pytest.param(runner_type, when, marks=marks, id=f"{runner_type}-{when}"))
+            out.append(pytest.param(runner_type, when, id=f"{runner_type}-{when}"))
     return out
 
 

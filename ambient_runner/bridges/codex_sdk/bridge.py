@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,7 +47,7 @@ from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_fo
 from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
-from ambient_runner.process.descendants import GroupTracker
+from ambient_runner.process.descendants import GroupTracker, descendant_groups
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
@@ -54,6 +56,7 @@ from ambient_runner.state.session_map import SessionMap
 log = logging.getLogger(__name__)
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 INTERRUPT_TIMEOUT = 10.0
+COMMAND_TERM_GRACE = 1.0  # s an interrupted turn's command gets between SIGTERM and SIGKILL
 # printed at every start when CODEX_HOME is under /tmp (it then skips its arg0 helper links; nothing breaks)
 HARMLESS_STDERR = ("WARNING: proceeding, even though we could not create PATH aliases",)
 OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, efforts=REASONING_EFFORTS,
@@ -76,6 +79,7 @@ class CodexBridge(Bridge):
         self._prepare_lock = asyncio.Lock()
         self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
         self._interrupts: set[str] = set()  # interrupt asked before the turn handle existed
+        self._baselines: dict[str, tuple[int, set[int]]] = {}  # thread -> (app-server group, groups before turn)
         self.mcp = settings.mcp_servers
         self._mcp_ready: set[tuple[int, str]] = set()  # (app-server, Codex thread) whose MCP startup was awaited
         self._mcp_thread: str | None = None  # latest such thread: /mcp-status reports its connections
@@ -184,6 +188,8 @@ class CodexBridge(Bridge):
         adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model)
         # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
         tools = GroupTracker(app.pgid).start() if app.pgid else None
+        if app.pgid:  # what already ran before this turn (MCP servers): never ended by an interrupt
+            self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         notifications = handle.stream()
         events = adapter.stream(notifications)
         try:
@@ -207,6 +213,7 @@ class CodexBridge(Bridge):
             if tools is not None:
                 await tools.stop()
             self._turns.pop(turn.thread_id, None)
+            self._baselines.pop(turn.thread_id, None)
             if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(asyncio.shield(handle.interrupt()), INTERRUPT_TIMEOUT)
@@ -257,6 +264,25 @@ class CodexBridge(Bridge):
             await asyncio.wait_for(handle.interrupt(), INTERRUPT_TIMEOUT)
         except Exception as exc:  # the turn already ended, or the app-server is gone
             log.info("codex interrupt of %s: %s", thread_id, exc)
+        await self._end_turn_commands(thread_id)
+
+    async def _end_turn_commands(self, thread_id: str) -> None:
+        """Codex's turn interrupt leaves a running command (its own process group) going. When this is the
+        app-server's only active turn, every group that appeared since the turn started is this turn's: end it."""
+        baseline = self._baselines.get(thread_id)
+        if baseline is None or set(self._turns) != {thread_id}:
+            return  # other threads' turns run too: their commands cannot be told apart, leave them
+        pgid, before = baseline
+        started = await asyncio.to_thread(descendant_groups, pgid) - before
+        for group in started:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGTERM)
+        if started:
+            await asyncio.sleep(COMMAND_TERM_GRACE)
+            for group in started:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(group, signal.SIGKILL)
+            log.info("codex interrupt of %s: ended %d command process group(s)", thread_id, len(started))
 
     @staticmethod
     def _stderr(turn: Turn, app: AppServer) -> str:
