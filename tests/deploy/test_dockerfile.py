@@ -8,6 +8,7 @@ import re
 import subprocess
 
 import pytest
+
 from tests.deploy.conftest import ROOT, tool
 
 DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "image" / "Containerfile.base"]

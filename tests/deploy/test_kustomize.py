@@ -8,9 +8,9 @@ import json
 import kubernetes_validate
 import pytest
 import yaml
-from tests.deploy.conftest import DEPLOY, K8S_VERSIONS, by_kind
 
 from ambient_runner.settings import RunnerSettings
+from tests.deploy.conftest import DEPLOY, K8S_VERSIONS, by_kind
 
 
 def test_renders_the_expected_objects(rendered):

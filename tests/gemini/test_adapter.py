@@ -6,9 +6,8 @@ import json
 import re
 from typing import Any
 
-from tests.gemini.conftest import FIXTURES, wire
-
 from ag_ui_gemini_cli import GeminiCliAdapter
+from tests.gemini.conftest import FIXTURES, wire
 
 TOOL_ID = re.compile(r"(run_shell_command|read_file)__\1_\d+_\d+")
 TMP_DIR = re.compile(r"/tmp/record-gemini-[\w]+")

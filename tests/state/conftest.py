@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.state.s3server import S3Server
 
 from ambient_runner.state.store import FileStore, S3Store
+from tests.state.s3server import S3Server
 
 
 @pytest.fixture

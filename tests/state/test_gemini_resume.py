@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.state.runners import synced_harness
 
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.state.store import open_store
 from ambient_runner.state.sync import ARCHIVE
+from tests.state.runners import synced_harness
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 

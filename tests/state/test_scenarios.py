@@ -15,13 +15,13 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.state.runners import REPO, RunnerProcess, read_run, synced_harness
-from tests.state.state_fakes import reply
 
 from ambient_runner.settings import load_settings
 from ambient_runner.state.extension import state_extensions
 from ambient_runner.state.store import open_store
 from ambient_runner.state.sync import ARCHIVE
+from tests.state.runners import REPO, RunnerProcess, read_run, synced_harness
+from tests.state.state_fakes import reply
 
 
 @pytest.fixture(params=["file", "s3"])

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.state.s3server import S3Server
 
 from ambient_runner.state.snapshot import pack, read_manifest
 from ambient_runner.state.store import FileStore, S3Store, StoreError, open_store
+from tests.state.s3server import S3Server
 
 
 def test_open_store_parses_the_url_forms(tmp_path: Path) -> None:
