@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import runner_kits
 from ag_ui.core import RunAgentInput, UserMessage
 
 from ambient_runner.bridge.contract import BridgeError, RunOptions, Turn
@@ -17,12 +18,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
 
 
 def make_settings(root: Path, **overrides: object) -> RunnerSettings:
-    values: dict[str, object] = {"runner_type": "claude", "workspace_path": root / "workspace",
-                                 "runner_state_root": root / "state", "runner_scripted_model": True}
-    values.update(overrides)
-    settings = RunnerSettings(**values)  # type: ignore[arg-type]
-    settings.workspace_path.mkdir(parents=True, exist_ok=True)
-    return settings
+    return runner_kits.make_settings("claude", root, **overrides)
 
 
 @pytest.fixture
