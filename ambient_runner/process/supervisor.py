@@ -24,7 +24,6 @@ from ambient_runner.process.stderr_tail import StderrTail
 
 log = logging.getLogger(__name__)
 
-_live_groups: set[int] = set()
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,6 @@ class SupervisedProcess:
         self._limits = limits
         self.stderr_tail = stderr_tail
         self.pgid = proc.pid  # start_new_session: the leader's pid is the group id
-        _live_groups.add(self.pgid)
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{proc.pid}")
         self._stopped = False
 
@@ -170,26 +168,23 @@ class SupervisedProcess:
         if self._stopped:
             return self._proc.returncode
         self._stopped = True
-        try:
-            if self._proc.returncode is None:
-                self.signal_group(polite)
-                try:
-                    await asyncio.wait_for(self._proc.wait(), timeout=grace)
-                except TimeoutError:
-                    log.warning("%s (pid %s) ignored signal %s for %.1fs; killing its group",
-                                self._argv0, self.pid, polite, grace)
-            # Always SIGKILL the group: grandchildren may outlive a leader that exited politely.
-            self.signal_group(signal.SIGKILL)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._proc.wait(), timeout=self._limits.reap_timeout)
-            if self._proc.returncode is not None:
-                await _reap_group(self.pgid, self._limits.reap_timeout)
-            self._stderr_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._stderr_task
-            return self._proc.returncode
-        finally:
-            _live_groups.discard(self.pgid)
+        if self._proc.returncode is None:
+            self.signal_group(polite)
+            try:
+                await asyncio.wait_for(self._proc.wait(), timeout=grace)
+            except TimeoutError:
+                log.warning("%s (pid %s) ignored signal %s for %.1fs; killing its group",
+                            self._argv0, self.pid, polite, grace)
+        # Always SIGKILL the group: grandchildren may outlive a leader that exited politely.
+        self.signal_group(signal.SIGKILL)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._proc.wait(), timeout=self._limits.reap_timeout)
+        if self._proc.returncode is not None:
+            await _reap_group(self.pgid, self._limits.reap_timeout)
+        self._stderr_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._stderr_task
+        return self._proc.returncode
 
     async def __aenter__(self) -> SupervisedProcess:
         return self
@@ -226,9 +221,3 @@ def become_subreaper() -> bool:
     except (OSError, AttributeError):
         return False
 
-
-def kill_all_groups() -> None:
-    """Last resort at interpreter exit: SIGKILL every group still registered."""
-    for pgid in list(_live_groups):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
