@@ -81,17 +81,24 @@ async def test_a_replaced_pod_continues_the_conversation(store_url: str, workspa
     assert reply(other) == "history: a new thread"
 
 
+async def signal_mid_run(runner: RunnerProcess, client: httpx.AsyncClient, prompt: str,
+                         sig: signal.Signals) -> asyncio.Task[list[dict[str, Any]]]:
+    """Start a run on thread t1, send ``sig`` to the runner once its first text arrived; the run's reading task."""
+    text_seen = asyncio.Event()
+    run = asyncio.create_task(read_run(client, "t1", prompt, on_event=lambda e: (
+        text_seen.set() if e["type"] == "TEXT_MESSAGE_CONTENT" else None)))
+    await asyncio.wait_for(text_seen.wait(), 60)
+    runner.signal(sig)
+    return run
+
+
 async def test_sigterm_mid_run_saves_the_state_before_the_process_ends(s3_url: str, workspace: Path,
                                                                         tmp_path: Path) -> None:
     a = await RunnerProcess(tmp_path / "a", s3_url, workspace, RUNNER_SYNC_INTERVAL="3600").start()
     try:
         assert reply(await a.run("t1", "first")) == "history: first"
         async with httpx.AsyncClient(base_url=a.base_url, timeout=120) as client:
-            text_seen = asyncio.Event()
-            run = asyncio.create_task(read_run(client, "t1", "SLOW second", on_event=lambda e: (
-                text_seen.set() if e["type"] == "TEXT_MESSAGE_CONTENT" else None)))
-            await asyncio.wait_for(text_seen.wait(), 60)
-            a.signal(signal.SIGTERM)  # the pod is being replaced
+            run = await signal_mid_run(a, client, "SLOW second", signal.SIGTERM)  # the pod is being replaced
             interrupted = await asyncio.wait_for(run, 60)
         assert interrupted[-1]["type"] == "RUN_ERROR" and interrupted[-1]["code"] == "SHUTDOWN"
         assert await a.wait() in (0, -signal.SIGTERM)  # uvicorn re-raises SIGTERM once it has shut down
@@ -112,11 +119,7 @@ async def test_a_crash_between_syncs_continues_from_the_last_completed_run(s3_ur
     try:
         assert reply(await a.run("t1", "first")) == "history: first"
         async with httpx.AsyncClient(base_url=a.base_url, timeout=120) as client:
-            text_seen = asyncio.Event()
-            run = asyncio.create_task(read_run(client, "t1", "SLOW lost", on_event=lambda e: (
-                text_seen.set() if e["type"] == "TEXT_MESSAGE_CONTENT" else None)))
-            await asyncio.wait_for(text_seen.wait(), 60)
-            a.signal(signal.SIGKILL)  # no final sync
+            run = await signal_mid_run(a, client, "SLOW lost", signal.SIGKILL)  # no final sync
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(run, 30)
         await a.wait()
