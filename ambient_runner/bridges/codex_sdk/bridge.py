@@ -188,8 +188,6 @@ class CodexBridge(Bridge):
         adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model)
         # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
         tools = GroupTracker(app.pgid).start() if app.pgid else None
-        if app.pgid:  # what already ran before this turn (MCP servers): never ended by an interrupt
-            self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         notifications = handle.stream()
         events = adapter.stream(notifications)
         try:
@@ -244,9 +242,12 @@ class CodexBridge(Bridge):
             options["effort"] = turn.options.reasoning_effort
         if turn.options.mode == "plan":
             options["sandbox"] = Sandbox.read_only
+        if app.pgid:  # what runs before the turn starts (MCP servers): never ended by an interrupt
+            self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         try:
             handle = await thread.turn(turn.prompt, **options)
         except CodexError as exc:
+            self._baselines.pop(turn.thread_id, None)
             raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",
                               stderr_tail=self._stderr(turn, app)) from exc
         self._turns[turn.thread_id] = handle
