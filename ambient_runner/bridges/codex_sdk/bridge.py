@@ -196,7 +196,7 @@ class CodexBridge(Bridge):
                     raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
                                       stderr_tail=self._stderr(turn, app))
                 yield event
-        except CodexError as exc:  # transport closed: the app-server died mid-turn
+        except (CodexError, OSError) as exc:  # transport closed (or a broken pipe): the app-server died mid-turn
             log.warning("codex app-server failed mid-turn: %s", exc)
             how = await app.death()
             stderr = self._stderr(turn, app)
@@ -223,7 +223,7 @@ class CodexBridge(Bridge):
         codex_thread_id = self.sessions.get(turn.thread_id)
         try:
             thread = await app.thread(codex_thread_id, model=model)
-        except CodexError as exc:
+        except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             what = f"resume Codex thread {codex_thread_id}" if codex_thread_id else "start a Codex thread"
             how = await app.death()
             stderr = self._stderr(turn, app)
@@ -246,7 +246,7 @@ class CodexBridge(Bridge):
             self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         try:
             handle = await thread.turn(turn.prompt, **options)
-        except CodexError as exc:
+        except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             self._baselines.pop(turn.thread_id, None)
             raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",
                               stderr_tail=self._stderr(turn, app)) from exc
