@@ -65,6 +65,21 @@ async def _collect(pgid: int, within: float) -> None:
         await asyncio.sleep(0.1)
 
 
+def reap_in_background(groups: set[int], within: float = REAP_AFTER_STOP) -> None:
+    """Reap, in the background, the members of ``groups`` that were (or will be) re-parented to us."""
+    if not groups:
+        return
+    task = asyncio.create_task(_reap_groups(set(groups), within))
+    _reapers.add(task)
+    task.add_done_callback(_reapers.discard)
+
+
+async def _reap_groups(groups: set[int], within: float) -> None:
+    # waitid(P_PGID) collects only our own children in these groups: the tools' groups never hold a process
+    # the runner started itself (those lead their own groups), so no other exit status is taken.
+    await asyncio.gather(*(_collect(pgid, within) for pgid in groups), return_exceptions=True)
+
+
 class GroupTracker:
     """Remembers the process groups of ``pid``'s descendants while it runs; ``kill()`` ends them."""
 
@@ -91,10 +106,7 @@ class GroupTracker:
         """Stop watching (the groups seen are kept). Tools that exit later and were re-parented to us are reaped
         in the background, so they do not stay zombies (the runner is a subreaper, or PID 1 in a pod)."""
         await self._stop_polling()
-        if self.groups:
-            task = asyncio.create_task(self._reap(REAP_AFTER_STOP))
-            _reapers.add(task)
-            task.add_done_callback(_reapers.discard)
+        reap_in_background(self.groups)
 
     async def _stop_polling(self) -> None:
         if self._task is not None:
@@ -102,15 +114,10 @@ class GroupTracker:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
 
-    async def _reap(self, within: float) -> None:
-        # waitid(P_PGID) collects only our own children in these groups: the tools' groups never hold a process
-        # the runner started itself (those lead their own groups), so no other exit status is taken.
-        await asyncio.gather(*(_collect(pgid, within) for pgid in self.groups), return_exceptions=True)
-
     async def kill(self) -> None:
         """SIGKILL every group seen (call once the CLI itself is stopped) and reap our re-parented orphans."""
         await self._stop_polling()
         for pgid in self.groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
-        await self._reap(2.0)
+        await _reap_groups(self.groups, 2.0)

@@ -47,7 +47,7 @@ from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_fo
 from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
-from ambient_runner.process.descendants import GroupTracker, descendant_groups
+from ambient_runner.process.descendants import GroupTracker, descendant_groups, reap_in_background
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
@@ -210,11 +210,11 @@ class CodexBridge(Bridge):
         finally:
             if tools is not None:
                 await tools.stop()
+            if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
+                with contextlib.suppress(Exception):  # and its running command
+                    await asyncio.shield(self.interrupt(turn.thread_id))
             self._turns.pop(turn.thread_id, None)
             self._baselines.pop(turn.thread_id, None)
-            if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(handle.interrupt()), INTERRUPT_TIMEOUT)
             for generator in (events, notifications):  # the SDK's stream closes its turn subscription
                 with contextlib.suppress(Exception):
                     await generator.aclose()
@@ -261,18 +261,20 @@ class CodexBridge(Bridge):
             self._interrupts.add(thread_id)
             return
         self._interrupts.discard(thread_id)
+        # Taken before the interrupt: the turn can end (and drop its baseline) while Codex handles it.
+        baseline = self._baselines.get(thread_id) if set(self._turns) == {thread_id} else None
         try:
             await asyncio.wait_for(handle.interrupt(), INTERRUPT_TIMEOUT)
         except Exception as exc:  # the turn already ended, or the app-server is gone
             log.info("codex interrupt of %s: %s", thread_id, exc)
-        await self._end_turn_commands(thread_id)
+        if baseline is not None:
+            await self._end_turn_commands(thread_id, baseline)
 
-    async def _end_turn_commands(self, thread_id: str) -> None:
+    async def _end_turn_commands(self, thread_id: str, baseline: tuple[int, set[int]]) -> None:
         """Codex's turn interrupt leaves a running command (its own process group) going. When this is the
         app-server's only active turn, every group that appeared since the turn started is this turn's: end it."""
-        baseline = self._baselines.get(thread_id)
-        if baseline is None or set(self._turns) != {thread_id}:
-            return  # other threads' turns run too: their commands cannot be told apart, leave them
+        if set(self._turns) - {thread_id}:
+            return  # another thread's turn started meanwhile: its commands cannot be told apart, leave them
         pgid, before = baseline
         started = await asyncio.to_thread(descendant_groups, pgid) - before
         for group in started:
@@ -283,6 +285,7 @@ class CodexBridge(Bridge):
             for group in started:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(group, signal.SIGKILL)
+            reap_in_background(started)  # the commands' children were re-parented to us (subreaper): no zombies
             log.info("codex interrupt of %s: ended %d command process group(s)", thread_id, len(started))
 
     @staticmethod
