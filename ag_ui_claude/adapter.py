@@ -109,8 +109,8 @@ class ClaudeEventAdapter:
         message = coerce(item)
         if message is None:
             return []
-        handler = next((self._handlers[t] for t in type(message).__mro__ if t in self._handlers),
-                       self._on_other)
+        handler = self._handlers.get(type(message)) or next(
+            (self._handlers[t] for t in type(message).__mro__ if t in self._handlers), self._on_other)
         return list(handler(message))
 
     def finish(self) -> list[BaseEvent]:

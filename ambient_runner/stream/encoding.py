@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from enum import Enum
+from json.encoder import encode_basestring
 
-from ag_ui.core import BaseEvent, ReasoningMessageContentEvent, TextMessageContentEvent, ToolCallArgsEvent
+from ag_ui.core import BaseEvent
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
@@ -41,32 +43,53 @@ def environment_secrets(environ: dict[str, str] | None = None) -> list[str]:
     return [v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_LENGTH]
 
 
-_DELTA_KEYS = {
-    TextMessageContentEvent: ("TEXT_MESSAGE_CONTENT", "messageId", "message_id"),
-    ReasoningMessageContentEvent: ("REASONING_MESSAGE_CONTENT", "messageId", "message_id"),
-    ToolCallArgsEvent: ("TOOL_CALL_ARGS", "toolCallId", "tool_call_id"),
-}
-_PLAIN_DELTA_FIELDS = {
-    TextMessageContentEvent: frozenset({"type", "message_id", "delta"}),
-    ReasoningMessageContentEvent: frozenset({"type", "message_id", "delta"}),
-    ToolCallArgsEvent: frozenset({"type", "tool_call_id", "delta"}),
-}
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_string: Callable[[str], str] = encode_basestring  # a JSON string literal, as pydantic writes it (C when built)
+_wire_keys: dict[type[BaseEvent], tuple[tuple[str, str], ...]] = {}
+
+
+def _keys_of(kind: type[BaseEvent]) -> tuple[tuple[str, str], ...]:
+    """(field name, ``"wireKey":``) for each field of ``kind``, in declaration order (pydantic's order)."""
+    keys = _wire_keys.get(kind)
+    if keys is None:
+        keys = tuple((name, f'"{field.serialization_alias or field.alias or name}":')
+                     for name, field in kind.model_fields.items())
+        _wire_keys[kind] = keys
+    return keys
+
+
+def _flat_json(event: BaseEvent) -> str | None:
+    """The JSON of an event whose fields are all strings, ints, booleans or None; None for any other event."""
+    if event.__pydantic_extra__:
+        return None
+    values = event.__dict__
+    parts = []
+    for name, key in _keys_of(type(event)):
+        value = values[name]
+        kind = type(value)
+        if kind is str:
+            parts.append(key + _string(value))
+        elif value is None:
+            continue
+        elif kind is int:
+            parts.append(key + str(value))
+        elif kind is bool:
+            parts.append(key + ("true" if value else "false"))
+        elif isinstance(value, Enum) and type(value.value) is str:
+            parts.append(key + _string(value.value))
+        else:  # floats, lists, dicts, nested models: pydantic writes them
+            return None
+    return "{" + ",".join(parts) + "}"
 
 
 def event_json(event: BaseEvent, redact: Redactor) -> str:
     """The event's wire JSON (camelCase, no null fields), with secrets removed.
 
-    The delta events, most of any stream, take a direct path that writes the same JSON as pydantic without the
-    ag-ui models' per-field wrap serializer (``tests/core/test_encoding.py`` checks they agree).
+    Flat events (all but snapshots, RAW/CUSTOM payloads and results) take a direct path that writes the same
+    JSON as pydantic without the ag-ui models' per-field wrap serializer (``tests/core/test_encoding.py``
+    checks they agree); the others are written by pydantic.
     """
-    kind = type(event)
-    keys = _DELTA_KEYS.get(kind)
-    if keys is not None and event.model_fields_set <= _PLAIN_DELTA_FIELDS[kind] and not event.__pydantic_extra__:
-        name, id_key, id_field = keys
-        text = (f'{{"type":"{name}","{id_key}":{_dumps(getattr(event, id_field))},'
-                f'"delta":{_dumps(event.delta)}}}')  # type: ignore[attr-defined]
-    else:
+    text = _flat_json(event)
+    if text is None:
         text = event.model_dump_json(by_alias=True, exclude_none=True)
     return redact(text)
 

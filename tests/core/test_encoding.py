@@ -1,10 +1,28 @@
-"""The direct JSON path for delta events writes exactly what pydantic writes."""
+"""The direct JSON path for flat events writes exactly what pydantic writes."""
 
 from __future__ import annotations
 
-from ag_ui.core import ReasoningMessageContentEvent, TextMessageContentEvent, ToolCallArgsEvent
+import json
+from pathlib import Path
+
+import pytest
+from ag_ui.core import (
+    EventType,
+    ReasoningMessageContentEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    TextMessageContentEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from ag_ui_claude import ClaudeEventAdapter
+from ag_ui_codex_sdk import CodexEventAdapter
+from ag_ui_gemini_cli import GeminiCliAdapter
 
 from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
 
@@ -19,6 +37,53 @@ def test_delta_events_match_pydantic(message_id, delta):
                   ReasoningMessageContentEvent(message_id=message_id, delta=delta),
                   ToolCallArgsEvent(tool_call_id=message_id, delta=delta)):
         assert event_json(event, NO_SECRETS) == event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ident=text, name=text, content=text, stamp=st.none() | st.integers(min_value=0, max_value=2**53 - 1),
+       code=st.none() | text)
+def test_flat_events_match_pydantic(ident, name, content, stamp, code):
+    for event in (TextMessageStartEvent(message_id=ident, role="assistant", timestamp=stamp),
+                  ToolCallStartEvent(tool_call_id=ident, tool_call_name=name, parent_message_id=code),
+                  ToolCallResultEvent(message_id=name, tool_call_id=ident, content=content, role="tool"),
+                  RunErrorEvent(message=content, code=code, timestamp=stamp)):
+        assert event_json(event, NO_SECRETS) == event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def _adapter_events(folder: str, pattern: str) -> list:
+    events = []
+    for path in sorted((FIXTURES / folder).glob(pattern)):
+        lines = [line for line in path.read_text().splitlines() if line.strip()]
+        if folder == "gemini":
+            gemini = GeminiCliAdapter("thread", "run")
+            events += [e for line in lines for e in gemini.translate_line(line)] + gemini.finish(0)
+        elif folder == "codex":
+            codex = CodexEventAdapter("thread", "run", model="gpt-5.5")
+            events += [e for line in lines for e in codex.transform(json.loads(line))] + codex.finish()
+        else:
+            claude = ClaudeEventAdapter("thread", "run")
+            events += [e for line in lines for e in claude.feed(json.loads(line))] + claude.finish()
+    return events
+
+
+@pytest.mark.parametrize(("folder", "pattern"), [("gemini", "*.stdout.jsonl"), ("codex", "*.jsonl"),
+                                                 ("claude", "*.jsonl")])
+def test_every_event_of_the_recorded_streams_encodes_as_pydantic_does(folder, pattern):
+    events = _adapter_events(folder, pattern)
+    kinds = {event.type for event in events}
+    assert len(events) > 20 and {EventType.RUN_FINISHED, EventType.TOOL_CALL_START} <= kinds, kinds
+    for event in events:
+        assert event_json(event, NO_SECRETS) == event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def test_events_that_are_not_flat_are_written_by_pydantic():
+    finished = RunFinishedEvent(thread_id="t", run_id="r", result={"usage": {"input": 1, "cost": 0.5, "x": None}})
+    assert json.loads(event_json(finished, NO_SECRETS))["result"] == {"usage": {"input": 1, "cost": 0.5, "x": None}}
+    with_extra = TextMessageStartEvent(message_id="m", role="assistant", extraField=1.5)
+    assert event_json(with_extra, NO_SECRETS) == with_extra.model_dump_json(by_alias=True, exclude_none=True)
 
 
 def test_tricky_strings_and_events_with_more_fields():
