@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from ag_ui_claude import ClaudeEventAdapter
 from ag_ui_codex_sdk import CodexEventAdapter
 from ag_ui_gemini_cli import GeminiCliAdapter
-
 from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
 
 NO_SECRETS = Redactor(())
