@@ -26,6 +26,10 @@ class RunnerMetrics:
                                registry=self.registry)
         self.sse_clients = Gauge("ambient_sse_clients", "Connected SSE clients", ["runner"],
                                  registry=self.registry).labels(**labels)
+        self.interrupt_escalations = Counter(
+            "ambient_interrupt_escalations_total",
+            "Interrupts the agent did not honour within RUNNER_INTERRUPT_GRACE (its stream was cancelled)",
+            ["runner"], registry=self.registry).labels(**labels)
         self._state_syncs = Counter("ambient_state_syncs_total", "State-dir syncs to the store, by result",
                                     ["runner", "result"], registry=self.registry)
 

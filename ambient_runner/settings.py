@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ambient_runner.mcp.config import McpConfig, McpConfigError, load_mcp_config, parse_mcp_json, read_mcp_file
@@ -31,7 +31,8 @@ class RunnerSettings(BaseSettings):
     runner_type: str = Field("gemini-cli", description="claude | claude-agent-sdk | gemini-cli | codex-sdk")
     workspace_path: Path = Field(Path("/workspace"), description="the CLI's working directory")
     runner_state_root: Path = Field(Path(tempfile.gettempdir()) / "ambient-runner-state",
-                                    description="parent of RUNNER_STATE_DIR; outside WORKSPACE_PATH")
+                                    description="parent of RUNNER_STATE_DIR; outside WORKSPACE_PATH",
+                                    validate_default=True)
     runner_state_dir: str = Field("", description="the CLI's state dir name (.claude, .gemini, .codex)")
     session_id: str = Field("local", description="the platform's session id")
     initial_prompt: str = Field("", description="a run the runner starts itself at startup")
@@ -65,6 +66,17 @@ class RunnerSettings(BaseSettings):
         value = RUNNER_TYPE_ALIASES.get(value, value)
         if value not in RUNNER_TYPES:
             raise ValueError(f"must be one of {', '.join(RUNNER_TYPES + tuple(RUNNER_TYPE_ALIASES))}")
+        return value
+
+    @field_validator("runner_state_root")
+    @classmethod
+    def _outside_workspace(cls, value: Path, info: ValidationInfo) -> Path:
+        workspace = info.data.get("workspace_path")
+        if workspace is not None:
+            root, inside = value.resolve(), Path(workspace).resolve()
+            if root == inside or inside in root.parents:
+                raise ValueError(f"must lie outside WORKSPACE_PATH ({workspace}): the CLI's state and credentials "
+                                 "do not belong in the user's repository")
         return value
 
     @field_validator("runner_state_dir")

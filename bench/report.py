@@ -144,8 +144,8 @@ def write(results: dict[str, Any], notes: str) -> Path:
         "Measured by `make bench` (`bench/run.py`) on this machine "
         f"({platform.machine()}, {results['meta']['cpus']} CPUs, Python {platform.python_version()}, "
         f"{results['meta']['date']}), inside a loopback-only network namespace. Every figure is the median with its "
-        "spread (IQR, or p1/p99 where said) over repeated runs. The machine was shared with other work while "
-        f"measuring (load average at start: {results['meta']['load']}), which mostly shows in the tails.", "",
+        "spread (IQR, or p1/p99 where said) over repeated runs. Load average at start: "
+        f"{results['meta']['load']} (other work on the machine shows mostly in the tails).", "",
         table(results), "",
         *[f"![{name}]({path})" for name, path in files.items()], "",
         notes, "",

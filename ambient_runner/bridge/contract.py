@@ -17,6 +17,7 @@ escalation and the AG-UI stream guarantees (CONTRACTS.md section 3). A bridge on
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -105,6 +106,9 @@ class Turn:
     input: RunAgentInput
     options: RunOptions
     stderr_tail: StderrTail = field(default_factory=StderrTail)  # feed CLI stderr here; shown on errors
+    # Set by the core when the run is asked to stop, before ``Bridge.interrupt`` is called: a bridge still
+    # starting its CLI (nothing to interrupt yet) checks it before it sends the prompt.
+    interrupted: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class Bridge(ABC):

@@ -186,6 +186,7 @@ class RunManager:
         else:
             run.cancel_requested = True
         grace = self.settings.runner_interrupt_grace
+        run.turn.interrupted.set()
         if not run.done.is_set():
             try:
                 async with asyncio.timeout(grace):
@@ -197,6 +198,7 @@ class RunManager:
                 await run.done.wait()
         if not run.done.is_set() and run.task is not None:
             log.warning("run %s did not stop within %.1fs of its interrupt; cancelling it", run.run_id, grace)
+            self.metrics.interrupt_escalations.inc()
             run.task.cancel()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(grace + 10):

@@ -26,12 +26,15 @@ class Redactor:
                 forms.add(secret)
                 forms.add(json.dumps(secret)[1:-1])
         ordered = sorted(forms, key=len, reverse=True)
+        self._forms = tuple(ordered)
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
     def __call__(self, text: str) -> str:
-        if self._pattern is None:
-            return text
-        return self._pattern.sub(REDACTED, text)
+        for form in self._forms:  # a substring test per secret is much faster than the regex scan
+            if form in text:
+                assert self._pattern is not None
+                return self._pattern.sub(REDACTED, text)
+        return text
 
     def __bool__(self) -> bool:
         return self._pattern is not None

@@ -117,8 +117,10 @@ async def test_interrupt_cancels_and_leaves_no_process(bridge, tmp_path):
         assert response.json()["interrupted"][0]["threadId"] == "t1"
         events = await run
         again = await runner.run("t1", script(text("next turn")))
+        escalations = await runner.metric("ambient_interrupt_escalations_total")
     assert events[-1] == {"type": "RUN_FINISHED", "threadId": "t1", "runId": events[0]["runId"],
                           "outcome": {"type": "cancelled"}}
+    assert escalations == 0  # the polite interrupt was enough
     assert "never" not in json.dumps(events)
     assert group_members(bridge.pgids[0]) == []
     assert not pid_alive(int(grandchild_pid_file.read_text()))
@@ -135,7 +137,9 @@ async def test_interrupt_escalates_when_the_cli_ignores_signals(tmp_path):
         await asyncio.sleep(0.3)
         assert (await runner.interrupt()).status_code == 200
         events = await run
+        escalations = await runner.metric("ambient_interrupt_escalations_total")
     assert events[-1]["outcome"] == {"type": "cancelled"}
+    assert escalations == 1
     assert group_members(bridge.pgids[0]) == []
 
 

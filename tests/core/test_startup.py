@@ -31,6 +31,9 @@ def start_main(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                                     "greater than 0"),
     ({"RUNNER_STATE_DIR": "../etc"}, "ambient-runner: invalid RUNNER_STATE_DIR (got '../etc'): must be a plain "
                                      "directory name such as .gemini"),
+    ({"WORKSPACE_PATH": "/srv/repo", "RUNNER_STATE_ROOT": "/srv/repo/.state"},
+     "ambient-runner: invalid RUNNER_STATE_ROOT (got '/srv/repo/.state'): must lie outside WORKSPACE_PATH "
+     "(/srv/repo): the CLI's state and credentials do not belong in the user's repository"),
 ])
 def test_a_bad_setting_stops_the_process_with_one_line(env, expected):
     result = start_main(env)

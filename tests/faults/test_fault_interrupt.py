@@ -1,6 +1,7 @@
 """POST /interrupt at awkward moments, for each real runner: before the CLI's first event, while a tool runs,
 twice in a row, and on a thread that has no run (404). An interrupted run ends with RUN_FINISHED outcome
-cancelled, leaves no CLI process (nor the tool) behind, and the thread takes a next run."""
+cancelled through the bridge's own interrupt (also when it arrives while the CLI is still starting: no escalation),
+leaves no CLI process (nor the tool) behind, and the thread takes a next run."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def cases() -> list:
 
 @pytest.mark.parametrize(("runner_type", "when"), cases())
 async def test_interrupt(runner_type: str, when: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    async with scripted_runner(runner_type, tmp_path, monkeypatch, runner_interrupt_grace=5.0) as r:
+    # A grace long enough that only a bridge ignoring its interrupt reaches the core's escalation (checked below).
+    async with scripted_runner(runner_type, tmp_path, monkeypatch, runner_interrupt_grace=30.0) as r:
         r.server.slow_delay = 0.5
         r.server.shell_command = f"python3 -c 'import time; {TOOL_MARK}'; echo done > late.txt"
         old = {pgid for pgid, _ in descendants().values()}
@@ -55,6 +57,9 @@ async def test_interrupt(runner_type: str, when: str, tmp_path: Path, monkeypatc
 
         assert [resp.status_code for resp in responses] == [200] * len(responses), [x.text for x in responses]
         assert events[-1]["type"] == "RUN_FINISHED" and events[-1].get("outcome") == CANCELLED, events[-1]
+        assert await r.harness.metric("ambient_interrupt_escalations_total") == 0, "the polite interrupt ended it"
+        text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+        assert f"slow chunk {r.server.slow_chunks - 1}." not in text, "the agent was stopped, not left to finish"
         late = await r.harness.interrupt("t-int")  # the run is over: nothing to interrupt
         assert late.status_code == 404 and late.json()["error"]["code"] == "NO_ACTIVE_RUN"
         assert await wait_gone(groups, r) == [], [(p, s, cmdline(p)) for p, s in r.strays(groups)]

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import uvicorn
 from ag_ui_validate.pytest_plugin import assert_valid_agui
+from prometheus_client.parser import text_string_to_metric_families
 
 from ambient_runner.app import create_app
 from ambient_runner.bridge.contract import Bridge
@@ -188,6 +189,13 @@ class RunnerHarness:
         assert self.client is not None
         body = {} if thread_id is None else {"threadId": thread_id}
         return await self.client.post("/interrupt", json=body)
+
+    async def metric(self, name: str) -> float:
+        """The sum of a metric's samples on GET /metrics (0 when it has none)."""
+        assert self.client is not None
+        text = (await self.client.get("/metrics")).text
+        return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
+                   if sample.name == name)
 
 
 class ThreadedRunner:

@@ -145,7 +145,7 @@ class ClaudeBridge(Bridge):
         model = turn.options.model or self.settings.runner_default_model
         permission_mode = "plan" if turn.options.mode == "plan" else "bypassPermissions"
         turn_messages = session.turn(turn.prompt, model, turn.stderr_tail, effort=turn.options.reasoning_effort,
-                                     permission_mode=permission_mode)
+                                     permission_mode=permission_mode, interrupted=turn.interrupted)
         try:
             async for item in turn_messages:
                 servers = _init_mcp_servers(item)

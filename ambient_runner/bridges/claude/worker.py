@@ -77,45 +77,58 @@ class ClaudeSession:
 
     # ----- one turn --------------------------------------------------------------------------------------
     async def turn(self, prompt: str, model: str | None, stderr_tail: StderrTail, *, effort: str | None = None,
-                   permission_mode: str = DEFAULT_PERMISSION_MODE) -> AsyncIterator[Any]:
+                   permission_mode: str = DEFAULT_PERMISSION_MODE,
+                   interrupted: asyncio.Event | None = None) -> AsyncIterator[Any]:
         """Raw stream-json dicts of one turn, up to and including its ``result``.
 
         ``effort`` is fixed per CLI process (a change restarts it, resuming the session); ``permission_mode``
-        (``plan`` for a read-only run) is switched on the live process before the prompt is sent."""
+        (``plan`` for a read-only run) is switched on the live process before the prompt is sent. When
+        ``interrupted`` is set by then (the run was stopped while Claude Code was starting), the prompt is not
+        sent and the turn yields nothing."""
         async with self._lock:
             self._stderr = stderr_tail
-            await self._ready_for_turn(model, effort)
-            await self._set_permission_mode(permission_mode)
-            client = self._client
-            assert client is not None
-            queue: asyncio.Queue[Any] = asyncio.Queue()
-            self._queue = queue
-            self._idle.clear()
-            completed = False
-            exited = False
-            # Claude Code runs Bash commands in their own process groups: if the CLI dies, they are ended too.
-            tools = GroupTracker(self._pid).start() if self._pid else None
-            self._tools = tools
             try:
-                await client.query(prompt)
-                while True:
-                    item = await queue.get()
-                    if isinstance(item, _End):
-                        completed = exited = True
-                        raise self._exit_error(item, stderr_tail)
-                    completed = _is_result(item)
-                    yield item
-                    if completed:
-                        return
+                await self._ready_for_turn(model, effort)
+                await self._set_permission_mode(permission_mode)
+                if interrupted is not None and interrupted.is_set():
+                    return
+                async with contextlib.aclosing(self._exchange(prompt, stderr_tail)) as exchange:
+                    async for item in exchange:
+                        yield item
             finally:
                 self._stderr = None
-                if self._queue is queue:
-                    self._queue = None
-                self._tools = None
-                if tools is not None:
-                    await asyncio.shield(tools.kill() if exited else tools.stop())
-                if not completed:
-                    await self._abandon()
+
+    async def _exchange(self, prompt: str, stderr_tail: StderrTail) -> AsyncIterator[Any]:
+        """Send the prompt and pass on what the reader routes to this turn, up to the result."""
+        client = self._client
+        assert client is not None
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue = queue
+        self._idle.clear()
+        completed = False
+        exited = False
+        # Claude Code runs Bash commands in their own process groups: if the CLI dies, they are ended too.
+        tools = GroupTracker(self._pid).start() if self._pid else None
+        self._tools = tools
+        try:
+            await client.query(prompt)
+            while True:
+                item = await queue.get()
+                if isinstance(item, _End):
+                    completed = exited = True
+                    raise self._exit_error(item, stderr_tail)
+                completed = _is_result(item)
+                yield item
+                if completed:
+                    return
+        finally:
+            if self._queue is queue:
+                self._queue = None
+            self._tools = None
+            if tools is not None:
+                await asyncio.shield(tools.kill() if exited else tools.stop())
+            if not completed:
+                await self._abandon()
 
     async def interrupt(self) -> bool:
         """Ask the CLI to stop the current turn; the turn then ends with an interrupted result."""

@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 INTERRUPT_TIMEOUT = 10.0
 COMMAND_TERM_GRACE = 1.0  # s an interrupted turn's command gets between SIGTERM and SIGKILL
+TURN_ACTIVATION_WAIT = 3.0  # s an interrupt of a just-started turn is retried until Codex has made it active
 # printed at every start when CODEX_HOME is under /tmp (it then skips its arg0 helper links; nothing breaks)
 HARMLESS_STDERR = ("WARNING: proceeding, even though we could not create PATH aliases",)
 OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, efforts=REASONING_EFFORTS,
@@ -78,7 +79,6 @@ class CodexBridge(Bridge):
         self._app: AppServer | None = None
         self._prepare_lock = asyncio.Lock()
         self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
-        self._interrupts: set[str] = set()  # interrupt asked before the turn handle existed
         self._baselines: dict[str, tuple[int, set[int]]] = {}  # thread -> (app-server group, groups before turn)
         self.mcp = settings.mcp_servers
         self._mcp_ready: set[tuple[int, str]] = set()  # (app-server, Codex thread) whose MCP startup was awaited
@@ -182,8 +182,9 @@ class CodexBridge(Bridge):
         if not self.settings.runner_scripted_model and not self.auth.ok:
             raise BridgeError(MISSING_MESSAGE, code="AUTH_MISSING")
         app = await self._prepare()
+        if turn.interrupted.is_set():  # asked while the app-server was starting: no turn is started
+            return
         model = turn.options.model or self.default_model
-        self._interrupts.discard(turn.thread_id)
         handle = await self._start_turn(app, turn, model)
         adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model)
         # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
@@ -251,24 +252,35 @@ class CodexBridge(Bridge):
             raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",
                               stderr_tail=self._stderr(turn, app)) from exc
         self._turns[turn.thread_id] = handle
-        if turn.thread_id in self._interrupts:
+        if turn.interrupted.is_set():  # asked while the app-server or the turn was starting
             await self.interrupt(turn.thread_id)
         return handle
 
     async def interrupt(self, thread_id: str) -> None:
         handle = self._turns.get(thread_id)
-        if handle is None:
-            self._interrupts.add(thread_id)
+        if handle is None:  # still starting: ``_start_turn`` sees ``turn.interrupted`` once the turn exists
             return
-        self._interrupts.discard(thread_id)
         # Taken before the interrupt: the turn can end (and drop its baseline) while Codex handles it.
         baseline = self._baselines.get(thread_id) if set(self._turns) == {thread_id} else None
-        try:
-            await asyncio.wait_for(handle.interrupt(), INTERRUPT_TIMEOUT)
-        except Exception as exc:  # the turn already ended, or the app-server is gone
-            log.info("codex interrupt of %s: %s", thread_id, exc)
+        await self._interrupt_turn(thread_id, handle)
         if baseline is not None:
             await self._end_turn_commands(thread_id, baseline)
+
+    async def _interrupt_turn(self, thread_id: str, handle: Any) -> None:
+        """The SDK's turn interrupt. Codex refuses it ("no active turn") for a moment after it accepted the turn:
+        retried, while the turn is still ours, for up to ``TURN_ACTIVATION_WAIT`` s."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TURN_ACTIVATION_WAIT
+        while True:
+            try:
+                await asyncio.wait_for(handle.interrupt(), INTERRUPT_TIMEOUT)
+                return
+            except Exception as exc:  # the turn already ended, or the app-server is gone
+                starting = "no active turn" in str(exc) and self._turns.get(thread_id) is handle
+                if not starting or loop.time() > deadline:
+                    log.info("codex interrupt of %s: %s", thread_id, exc)
+                    return
+            await asyncio.sleep(0.05)
 
     async def _end_turn_commands(self, thread_id: str, baseline: tuple[int, set[int]]) -> None:
         """Codex's turn interrupt leaves a running command (its own process group) going. When this is the

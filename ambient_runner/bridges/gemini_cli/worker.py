@@ -74,6 +74,8 @@ class TurnRunner:
             await active.process.stop(signal.SIGTERM)
 
     async def run(self, turn: Turn, spec: TurnSpec, resume_hint: Callable[[str], str]) -> AsyncIterator[BaseEvent]:
+        if turn.interrupted.is_set():  # stopped before the CLI was started: nothing to run
+            return
         adapter = GeminiCliAdapter(turn.thread_id, turn.run_id)
         process = await SupervisedProcess.start(
             spec.argv, cwd=spec.cwd, env=spec.env, stdin_data=turn.prompt.encode("utf-8"),
@@ -87,6 +89,8 @@ class TurnRunner:
         terminal: BaseEvent | None = None
         answered = False
         try:
+            if turn.interrupted.is_set():  # asked while the process was being started
+                await self.interrupt(turn.thread_id)
             async for line in process.lines():
                 for event in adapter.translate_line(line.text, line.dropped_bytes):
                     if isinstance(event, RunFinishedEvent | RunErrorEvent):
