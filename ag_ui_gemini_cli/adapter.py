@@ -59,7 +59,7 @@ def _millis(timestamp: str | None) -> int | None:
     if not timestamp:
         return None
     try:
-        return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+        return int(datetime.fromisoformat(timestamp).timestamp() * 1000)  # 3.11+ reads a trailing Z
     except ValueError:
         return None
 

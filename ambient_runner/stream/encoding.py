@@ -10,6 +10,7 @@ from enum import Enum
 from json.encoder import encode_basestring
 
 from ag_ui.core import BaseEvent
+from pydantic import BaseModel
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
@@ -47,52 +48,79 @@ def environment_secrets(environ: dict[str, str] | None = None) -> list[str]:
 
 
 _string: Callable[[str], str] = encode_basestring  # a JSON string literal, as pydantic writes it (C when built)
-_wire_keys: dict[type[BaseEvent], tuple[tuple[str, str], ...]] = {}
+_MAX_DEPTH = 32
+_PLAIN_SERIALIZERS = {"_omit_fields_without_value"}  # the ag-ui models' own: drop None fields
+_wire_keys: dict[type[BaseModel], tuple[tuple[str, str], ...] | None] = {}
 
 
-def _keys_of(kind: type[BaseEvent]) -> tuple[tuple[str, str], ...]:
+class _NotPlain(Exception):
+    """A value the direct path leaves to pydantic: floats, bytes, custom serializers, deep nesting."""
+
+
+def _keys_of(kind: type[BaseModel]) -> tuple[tuple[str, str], ...]:
     """(field name, ``"wireKey":``) for each field of ``kind``, in declaration order (pydantic's order)."""
-    keys = _wire_keys.get(kind)
+    if kind not in _wire_keys:
+        decorators = kind.__pydantic_decorators__
+        plain = not decorators.field_serializers and set(decorators.model_serializers) <= _PLAIN_SERIALIZERS
+        _wire_keys[kind] = tuple((name, f'"{field.serialization_alias or field.alias or name}":')
+                                 for name, field in kind.model_fields.items()) if plain else None
+    keys = _wire_keys[kind]
     if keys is None:
-        keys = tuple((name, f'"{field.serialization_alias or field.alias or name}":')
-                     for name, field in kind.model_fields.items())
-        _wire_keys[kind] = keys
+        raise _NotPlain
     return keys
 
 
-def _flat_json(event: BaseEvent) -> str | None:
-    """The JSON of an event whose fields are all strings, ints, booleans or None; None for any other event."""
-    if event.__pydantic_extra__:
-        return None
-    values = event.__dict__
+def _model_json(model: BaseModel, depth: int) -> str:
+    """A model as ``model_dump_json(by_alias=True, exclude_none=True)`` writes it."""
+    if model.__pydantic_extra__:
+        raise _NotPlain
+    values = model.__dict__
     parts = []
-    for name, key in _keys_of(type(event)):
+    for name, key in _keys_of(type(model)):
         value = values[name]
-        kind = type(value)
-        if kind is str:
-            parts.append(key + _string(value))
-        elif value is None:
-            continue
-        elif kind is int:
-            parts.append(key + str(value))
-        elif kind is bool:
-            parts.append(key + ("true" if value else "false"))
-        elif isinstance(value, Enum) and type(value.value) is str:
-            parts.append(key + _string(value.value))
-        else:  # floats, lists, dicts, nested models: pydantic writes them
-            return None
+        if value is not None:  # exclude_none: fields only (None inside lists and dicts stays null)
+            parts.append(key + _value_json(value, depth))
     return "{" + ",".join(parts) + "}"
+
+
+def _value_json(value: object, depth: int) -> str:
+    kind = type(value)
+    if kind is str:
+        return _string(value)  # type: ignore[arg-type]
+    if kind is int:
+        return str(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if depth >= _MAX_DEPTH:
+        raise _NotPlain
+    if kind is list or kind is tuple:
+        return "[" + ",".join([_value_json(item, depth + 1) for item in value]) + "]"  # type: ignore[attr-defined]
+    if kind is dict:
+        parts = []
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                raise _NotPlain
+            parts.append(_string(key) + ":" + _value_json(item, depth + 1))
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, Enum) and type(value.value) is str:
+        return _string(value.value)
+    if isinstance(value, BaseModel):
+        return _model_json(value, depth + 1)
+    raise _NotPlain  # floats (pydantic formats them its own way), bytes, dates, ...
 
 
 def event_json(event: BaseEvent, redact: Redactor) -> str:
     """The event's wire JSON (camelCase, no null fields), with secrets removed.
 
-    Flat events (all but snapshots, RAW/CUSTOM payloads and results) take a direct path that writes the same
-    JSON as pydantic without the ag-ui models' per-field wrap serializer (``tests/core/test_encoding.py``
-    checks they agree); the others are written by pydantic.
+    Written directly when every value is a string, int, boolean, None, list, dict or ag-ui model of those: the
+    same JSON as pydantic (``tests/core/test_encoding.py`` checks they agree) without the ag-ui models' per-field
+    wrap serializer, which cost most of the encoding. Anything else (a float, say) is written by pydantic.
     """
-    text = _flat_json(event)
-    if text is None:
+    try:
+        text = _model_json(event, 0)
+    except _NotPlain:
         text = event.model_dump_json(by_alias=True, exclude_none=True)
     return redact(text)
 

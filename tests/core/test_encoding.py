@@ -1,4 +1,4 @@
-"""The direct JSON path for flat events writes exactly what pydantic writes."""
+"""The direct JSON path writes exactly what pydantic writes, for every event it takes; the rest is pydantic's."""
 
 from __future__ import annotations
 
@@ -7,15 +7,23 @@ from pathlib import Path
 
 import pytest
 from ag_ui.core import (
+    AssistantMessage,
+    CustomEvent,
     EventType,
+    FunctionCall,
+    MessagesSnapshotEvent,
+    RawEvent,
     ReasoningMessageContentEvent,
     RunErrorEvent,
     RunFinishedEvent,
     TextMessageContentEvent,
     TextMessageStartEvent,
+    TokenUsage,
+    ToolCall,
     ToolCallArgsEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
+    UserMessage,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,6 +57,25 @@ def test_flat_events_match_pydantic(ident, name, content, stamp, code):
         assert event_json(event, NO_SECRETS) == event.model_dump_json(by_alias=True, exclude_none=True)
 
 
+# JSON values without floats (pydantic formats floats its own way: those events are pydantic's).
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**63, max_value=2**63) | text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4), max_leaves=20)
+counts = st.none() | st.integers(min_value=0, max_value=2**53 - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values, ident=text, tokens=st.lists(st.tuples(text, counts, counts), max_size=3))
+def test_nested_values_and_models_match_pydantic(value, ident, tokens):
+    usage = [TokenUsage(provider="p", model=m, input_tokens=i, output_tokens=o) for m, i, o in tokens] or None
+    message = AssistantMessage(id=ident, content=None if value is None else ident, tool_calls=[
+        ToolCall(id=ident, function=FunctionCall(name="f", arguments=json.dumps(value)))])
+    for event in (RunFinishedEvent(thread_id=ident, run_id="r", result=value, usage=usage),
+                  RawEvent(event=value, source=ident), CustomEvent(name=ident, value=value),
+                  MessagesSnapshotEvent(messages=[UserMessage(id="u", content=ident), message])):
+        assert event_json(event, NO_SECRETS) == event.model_dump_json(by_alias=True, exclude_none=True)
+
+
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
@@ -78,9 +105,15 @@ def test_every_event_of_the_recorded_streams_encodes_as_pydantic_does(folder, pa
         assert event_json(event, NO_SECRETS) == event.model_dump_json(by_alias=True, exclude_none=True)
 
 
-def test_events_that_are_not_flat_are_written_by_pydantic():
+def test_events_with_floats_extras_or_deep_nesting_are_written_by_pydantic():
     finished = RunFinishedEvent(thread_id="t", run_id="r", result={"usage": {"input": 1, "cost": 0.5, "x": None}})
     assert json.loads(event_json(finished, NO_SECRETS))["result"] == {"usage": {"input": 1, "cost": 0.5, "x": None}}
+    assert event_json(finished, NO_SECRETS) == finished.model_dump_json(by_alias=True, exclude_none=True)
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    raw = RawEvent(event=deep)
+    assert event_json(raw, NO_SECRETS) == raw.model_dump_json(by_alias=True, exclude_none=True)
     with_extra = TextMessageStartEvent(message_id="m", role="assistant", extraField=1.5)
     assert event_json(with_extra, NO_SECRETS) == with_extra.model_dump_json(by_alias=True, exclude_none=True)
 

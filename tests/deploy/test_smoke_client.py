@@ -41,8 +41,9 @@ def test_smoke_client_with_the_pods_readiness_probe(isolated_network, tmp_path):
 def test_readiness_probe_fails_without_the_token(isolated_network, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
     env.update(RUNNER_TYPE="codex-sdk", RUNNER_SCRIPTED_MODEL="true", AGUI_TOKEN="the-real-token",
-               AGUI_HOST="127.0.0.1", AGUI_PORT="8001", WORKSPACE_PATH=str(tmp_path),
+               AGUI_HOST="127.0.0.1", AGUI_PORT="8001", WORKSPACE_PATH=str(tmp_path / "workspace"),
                RUNNER_STATE_ROOT=str(tmp_path / "state"))
+    (tmp_path / "workspace").mkdir()
     runner = subprocess.Popen([sys.executable, "main.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
@@ -50,7 +51,9 @@ def test_readiness_probe_fails_without_the_token(isolated_network, tmp_path):
         ready = subprocess.run([sys.executable, "-c", "import time, urllib.request as r\n"
                                 "for _ in range(200):\n"
                                 "    try: r.urlopen('http://127.0.0.1:8001/health', timeout=2); break\n"
-                                "    except OSError: time.sleep(0.2)\n"], timeout=120, check=False)
+                                "    except OSError: time.sleep(0.2)\n"
+                                "else: raise SystemExit('the runner never answered /health')\n"],
+                               timeout=120, check=False)
         assert ready.returncode == 0
         probe_env = {**env, "PATH": f"{os.path.dirname(sys.executable)}:{env['PATH']}"}
         for _ in range(120):  # like the kubelet, probe until ready: the runner boots after /health answers
