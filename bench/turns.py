@@ -55,22 +55,6 @@ def runner_turn(url: str, thread_id: str, prompt: str) -> tuple[float, float]:
     return first - started, end - started
 
 
-def through_runner(runner_type: str, runs: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="bench-turn-") as root:
-        env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
-               "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
-        Path(root, "workspace").mkdir()
-        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner:
-            wait_status(f"{runner.url}/ready")
-            runner_turn(runner.url, "warm-up", PROMPT_1)
-            first, later = [], []
-            for _ in range(runs):
-                thread = f"bench-{uuid.uuid4()}"
-                first.append(runner_turn(runner.url, thread, PROMPT_1))
-                later.append(runner_turn(runner.url, thread, PROMPT_2))
-    return _pack(first, later)
-
-
 # ----- the bare CLI ------------------------------------------------------------------------------------------
 def bare_turn(argv: list[str], env: dict[str, str], cwd: Path, stdin: str | None, is_text: Any,
               session_key: str) -> tuple[float, float, str | None]:
@@ -137,20 +121,40 @@ class BareCli:
         return bare_turn(argv, env, cwd, None, lambda r: b'"agent_message"' in r, "thread_id")
 
 
-def bare(runner_type: str, runs: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="bench-bare-") as root:
-        cli = BareCli(runner_type, Path(root))
-        try:
-            cli.turn(PROMPT_1, None)  # warm-up
-            first, later = [], []
-            for _ in range(runs):
-                a, b, session = cli.turn(PROMPT_1, None)
-                first.append((a, b))
-                c, d, _ = cli.turn(PROMPT_2, session)
-                later.append((c, d))
-        finally:
-            cli.close()
-    return _pack(first, later)
+def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
+    """Runner and bare CLI turns interleaved (the order alternating per repetition), so both see the same machine:
+    on a shared VM the noise drifts over a minute by more than the gap being measured."""
+    with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
+            tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
+        env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
+               "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
+        Path(root, "workspace").mkdir()
+        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner:
+            wait_status(f"{runner.url}/ready")
+            cli = BareCli(runner_type, Path(bare_root))
+            try:
+                runner_turn(runner.url, "warm-up", PROMPT_1)
+                cli.turn(PROMPT_1, None)
+                sides: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
+                    "runner": ([], []), "bare": ([], [])}
+
+                def through_runner() -> None:
+                    thread = f"bench-{uuid.uuid4()}"
+                    sides["runner"][0].append(runner_turn(runner.url, thread, PROMPT_1))
+                    sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2))
+
+                def by_hand() -> None:
+                    a, b, session = cli.turn(PROMPT_1, None)
+                    sides["bare"][0].append((a, b))
+                    c, d, _ = cli.turn(PROMPT_2, session)
+                    sides["bare"][1].append((c, d))
+
+                for rep in range(runs):
+                    for step in ((through_runner, by_hand) if rep % 2 == 0 else (by_hand, through_runner)):
+                        step()
+            finally:
+                cli.close()
+    return {side: _pack(first, later) for side, (first, later) in sides.items()}
 
 
 def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) -> dict[str, Any]:
@@ -159,7 +163,7 @@ def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) ->
 
 
 def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude")) -> dict[str, Any]:
-    return {t: {"runner": through_runner(t, runs), "bare": bare(t, runs)} for t in runner_types}
+    return {t: side_by_side(t, runs) for t in runner_types}
 
 
 if __name__ == "__main__":
