@@ -32,6 +32,12 @@ def tool_processes(old: set[int] = frozenset()) -> list[int]:
             if state != "Z" and pid not in old and TOOL_MARK in cmdline(pid)]
 
 
+def only(pids: set[int]) -> int:
+    """The one CLI process of the run (pids are not ordered: they wrap around, so no ``min()``)."""
+    assert len(pids) == 1, {pid: cmdline(pid)[:60] for pid in pids}
+    return next(iter(pids))
+
+
 @pytest.mark.parametrize("when", ["before-first-line", "mid-text", "mid-tool-call"])
 @pytest.mark.parametrize("runner_type", RUNNERS)
 async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,17 +52,16 @@ async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkey
         run = asyncio.create_task(r.harness.run("t-kill", prompt))
         if when == "before-first-line":
             r.server.mode = "hang"  # nothing streams even if the kill comes late
-            new = await wait_for(lambda: cli_groups() - baseline, timeout=60, what="the CLI process")
-            victim = min(new)
+            victim = only(await wait_for(lambda: cli_groups() - baseline, timeout=60, what="the CLI process"))
             assert len(r.logged("t-kill")) == 1  # only RUN_STARTED: the CLI has printed nothing usable yet
         elif when == "mid-text":
             await wait_for(lambda: r.seen("t-kill", "TEXT_MESSAGE_CONTENT"), what="streamed text")
-            victim = min(cli_groups() - baseline | r.persistent_leaders())
+            victim = only(cli_groups() - baseline | r.persistent_leaders())
         else:
             await wait_for(lambda: r.seen("t-kill", "TOOL_CALL_START") and tool_processes(old_pids), what="the tool")
             await asyncio.sleep(1.0)  # the tool has been running for a moment
             print({pid: (info, cmdline(pid)[:60]) for pid, info in descendants().items() if pid not in old_pids})
-            victim = min(cli_groups() - baseline | r.persistent_leaders())
+            victim = only(cli_groups() - baseline | r.persistent_leaders())
         groups = {pgid for pgid, _ in descendants().values()} - old_groups - {os.getpgid(0)}
         command = cmdline(victim)
         os.kill(victim, signal.SIGKILL)

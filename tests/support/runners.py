@@ -165,9 +165,11 @@ def descendants(pid: int | None = None) -> dict[int, tuple[int, str]]:
 
 
 def cli_groups() -> set[int]:
-    """Process groups led by a descendant of this process (every CLI runs in its own group)."""
-    own = os.getpgid(0)
-    return {pid for pid, (pgid, state) in descendants().items() if pid == pgid != own and state != "Z"}
+    """Live CLI processes: children of this process (the runner starts them) that lead their own group. A CLI's
+    tools are its descendants, not ours, even when they lead groups of their own."""
+    own, me = os.getpgid(0), os.getpid()
+    return {pid for pid, (pgid, state) in descendants().items()
+            if pid == pgid != own and state != "Z" and _parent(pid) == me}
 
 
 def cmdline(pid: int) -> str:
