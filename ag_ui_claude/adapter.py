@@ -106,6 +106,11 @@ class ClaudeEventAdapter:
         """Events for one SDK message or raw stream-json dict; nothing after the terminal event."""
         if self.terminal is not None:
             return []
+        if (type(item) is dict and item.get("type") == "stream_event" and type(item.get("event")) is dict
+                and type(item.get("uuid")) is str):
+            # Most lines of a turn: read from the raw dict (the fields the SDK's StreamEvent would carry); a
+            # malformed one goes through the SDK's parser below and is kept as RAW.
+            return list(self._on_partial(item["event"], item.get("parent_tool_use_id"), item["uuid"]))
         message = coerce(item)
         if message is None:
             return []
@@ -127,7 +132,10 @@ class ClaudeEventAdapter:
     # ----- partial stream events -------------------------------------------------------------------------
     def _on_stream_event(self, message: StreamEvent) -> Iterable[BaseEvent]:
         event = message.event if isinstance(message.event, dict) else {}
-        parent = message.parent_tool_use_id
+        return self._on_partial(event, message.parent_tool_use_id, message.uuid)
+
+    def _on_partial(self, event: dict[str, Any], parent: str | None, line_id: str) -> Iterable[BaseEvent]:
+        """One partial API stream event (``include_partial_messages``) of the message ``line_id`` belongs to."""
         kind = event.get("type")
         key = (parent, int(event.get("index") or 0))
         meta = _meta(parent)
@@ -137,7 +145,7 @@ class ClaudeEventAdapter:
                 self._streamed_messages.add(str(api_id))
         elif kind == "content_block_start":
             yield from self._close_blocks(lambda k: k == key)
-            yield from self._start_block(key, event.get("content_block") or {}, message.uuid, meta)
+            yield from self._start_block(key, event.get("content_block") or {}, line_id, meta)
         elif kind == "content_block_delta":
             block = self._blocks.get(key)
             if block is not None:

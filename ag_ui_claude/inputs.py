@@ -13,7 +13,6 @@ from typing import Any
 
 from claude_agent_sdk._errors import MessageParseError
 from claude_agent_sdk._internal.message_parser import parse_message
-from claude_agent_sdk.types import StreamEvent
 
 # Frames the SDK itself consumes (control protocol) or that only the SDK host asked for.
 SILENT_TYPES = {"control_request", "control_response", "control_cancel_request", "keep_alive",
@@ -41,12 +40,6 @@ def coerce(item: Any) -> Any:
     if not isinstance(item, dict):
         return item
     kind = item.get("type")
-    if kind == "stream_event" and "uuid" in item and "session_id" in item and isinstance(item.get("event"), dict):
-        # Most lines of a turn: built directly (the SDK's parser builds the same, after matching every other kind).
-        return StreamEvent(uuid=item["uuid"], session_id=item["session_id"], event=item["event"],
-                           parent_tool_use_id=item.get("parent_tool_use_id"),
-                           user_message_uuid=item.get("user_message_uuid"),
-                           user_message_uuids=item.get("user_message_uuids"))
     if kind in SILENT_TYPES:
         return None
     if kind == "system" and item.get("sdk_host_only") is True:
