@@ -180,7 +180,7 @@ class SupervisedProcess:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._proc.wait(), timeout=self._limits.reap_timeout)
         if self._proc.returncode is not None:
-            await _reap_group(self.pgid, self._limits.reap_timeout)
+            await reap_group(self.pgid, self._limits.reap_timeout)
         self._stderr_task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._stderr_task
@@ -193,7 +193,7 @@ class SupervisedProcess:
         await self.stop()
 
 
-async def _reap_group(pgid: int, within: float) -> None:
+async def reap_group(pgid: int, within: float) -> None:
     """Reap the group's orphans that were re-parented to us (we are a child subreaper, or PID 1 in a pod).
 
     Called once the leader is reaped, so only grandchildren can be collected here.

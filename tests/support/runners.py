@@ -138,7 +138,7 @@ def _stat(pid: int) -> list[str] | None:
 
 
 def _parent(pid: int) -> int | None:
-    """A zombie's parent: one the live CLI has not collected yet is the CLI's (it goes when the CLI exits)."""
+    """The parent pid (for a zombie: one the live CLI has not collected yet is the CLI's, gone when it exits)."""
     fields = _stat(pid)
     return int(fields[1]) if fields else None
 

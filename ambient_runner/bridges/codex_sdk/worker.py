@@ -24,7 +24,7 @@ from typing import Any
 
 from openai_codex import ApprovalMode, AsyncCodex, AsyncThread, CodexConfig
 
-from ambient_runner.process.supervisor import _reap_group
+from ambient_runner.process.supervisor import reap_group
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ class AppServer:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(proc.wait, 5)
         if pgid is not None:  # the tools it ran were re-parented to us (subreaper): reap them too
-            await _reap_group(pgid, 5)
+            await reap_group(pgid, 5)
         self._pgid = None
 
     async def death(self) -> str:
