@@ -46,11 +46,11 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
         uninstall_redaction = [install_redaction(runs.redactor)]
 
-        def when_booted(ok: bool) -> None:
+        async def when_booted(ok: bool) -> None:
             uninstall_redaction.pop()()
             uninstall_redaction.append(install_redaction(runs.redactor))  # now with the bridge's credentials
             if ok:
-                _start_initial_prompt(settings, runs)
+                await _start_initial_prompt(settings, runs)
 
         boot.start(app, when_booted)
         try:
@@ -106,7 +106,7 @@ def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
-def _start_initial_prompt(settings: RunnerSettings, runs: RunManager) -> None:
+async def _start_initial_prompt(settings: RunnerSettings, runs: RunManager) -> None:
     """``INITIAL_PROMPT``: start that run once per session (not again when a replaced pod starts)."""
     prompt = settings.initial_prompt.strip()
     marker = settings.state_dir / INITIAL_PROMPT_MARKER
@@ -115,6 +115,6 @@ def _start_initial_prompt(settings: RunnerSettings, runs: RunManager) -> None:
     run_input = RunAgentInput(thread_id=settings.session_id, run_id=f"initial-{uuid.uuid4()}",
                               messages=[UserMessage(id=f"initial-{uuid.uuid4()}", role="user", content=prompt)],
                               state=None, tools=[], context=[], forwarded_props=None)
-    runs.start(run_input, prompt, runs.bridge.parse_options(None))
+    await runs.start(run_input, prompt, runs.bridge.parse_options(None))
     marker.write_text(run_input.run_id)
     log.info("started the initial prompt as run %s on thread %s", run_input.run_id, settings.session_id)

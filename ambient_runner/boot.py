@@ -43,10 +43,10 @@ class Boot:
         self.done = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
-    def start(self, app: Any, after: Callable[[bool], None]) -> None:
+    def start(self, app: Any, after: Callable[[bool], Awaitable[None]]) -> None:
         self.task = asyncio.create_task(self._boot(app, after), name="runner-boot")
 
-    async def _boot(self, app: Any, after: Callable[[bool], None]) -> None:
+    async def _boot(self, app: Any, after: Callable[[bool], Awaitable[None]]) -> None:
         try:
             if self.bridge is None:
                 self.stage = f"loading the {self.settings.runner_type} bridge"
@@ -65,7 +65,7 @@ class Boot:
                 self.problem = f"bridge startup failed: {exc}"
             self.runs.redactor = Redactor([*self.settings.secret_values(), *self.bridge.secret_values(),
                                            *environment_secrets()])
-            after(self.problem is None)
+            await after(self.problem is None)
         except Exception as exc:
             log.exception("runner start-up failed")
             self.problem = f"start-up failed while {self.stage}: {exc}"

@@ -12,7 +12,7 @@ from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.run_input import check_id, parse_json, parse_run_input, read_body
 from ambient_runner.bridge.contract import OptionError
 from ambient_runner.runs.event_log import ThreadEventLog
-from ambient_runner.runs.manager import DrainingError, RunManager, ThreadBusyError
+from ambient_runner.runs.manager import DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
 from ambient_runner.runs.prompt import NoPromptError, new_user_text
 from ambient_runner.stream.encoding import sse_frame
 
@@ -61,9 +61,11 @@ async def start_run(request: Request) -> EventSourceResponse:
     except OptionError as exc:
         raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
     try:
-        run = runs.start(run_input, prompt, options)
+        run = await runs.start(run_input, prompt, options)
     except ThreadBusyError as exc:
         raise ApiError(409, "THREAD_BUSY", str(exc), threadId=run_input.thread_id) from None
+    except PreviousRunStuckError as exc:
+        raise ApiError(503, "PREVIOUS_RUN_STUCK", str(exc), threadId=run_input.thread_id) from None
     except DrainingError as exc:
         raise ApiError(503, "DRAINING", str(exc)) from None
     state = runs.thread(run.thread_id)

@@ -5,6 +5,11 @@ events through the ``StreamGuard`` into the log. The task enforces the idle and 
 even when the CLI prints nothing), turns failures into ``RUN_ERROR`` with the CLI's stderr tail, and ends an
 interrupted run with ``RUN_FINISHED`` outcome ``cancelled``. Interrupt escalates: the bridge's polite interrupt,
 then after ``RUNNER_INTERRUPT_GRACE`` the bridge's stream is cancelled (its ``finally`` ends the process group).
+
+A run's end is decided in one place, ``_emit``: once its terminal event is in the thread's log the thread is no
+longer busy. What the run still does after that (closing the bridge's stream: the CLI's exit, reaping, the session
+map; then the after-run hooks: the state sync) is its *settling*; the thread's next run waits for it (bounded by
+``RUNNER_SETTLE_TIMEOUT``, else ``PreviousRunStuckError``) instead of being refused.
 """
 
 from __future__ import annotations
@@ -39,6 +44,10 @@ class DrainingError(RuntimeError):
     pass
 
 
+class PreviousRunStuckError(RuntimeError):
+    """The thread's previous run sent its terminal event but did not finish settling in time."""
+
+
 @dataclass
 class ActiveRun:
     thread_id: str
@@ -48,14 +57,16 @@ class ActiveRun:
     task: asyncio.Task[None] | None = None
     cancel_requested: bool = False
     shutdown_requested: bool = False
-    done: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)  # terminal event written, bridge stream closed
+    settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
 
 
 @dataclass
 class ThreadState:
     log: ThreadEventLog
     ids: ThreadIds = field(default_factory=ThreadIds)
-    active: ActiveRun | None = None
+    active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
+    settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
 
 
 AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
@@ -79,6 +90,10 @@ class RunManager:
     def active_runs(self) -> list[ActiveRun]:
         return [t.active for t in self.threads.values() if t.active is not None]
 
+    def unsettled_runs(self) -> list[ActiveRun]:
+        """Runs that have sent their terminal event but are still settling."""
+        return [t.settling for t in self.threads.values() if t.settling is not None and not t.settling.settled.is_set()]
+
     def _thread_state(self, thread_id: str) -> ThreadState:
         state = self.threads.get(thread_id)
         if state is None:
@@ -87,14 +102,26 @@ class RunManager:
         return state
 
     # ----- starting --------------------------------------------------------------------------------------
-    def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions) -> ActiveRun:
-        """Start a run; ``RUN_STARTED`` is in the log when this returns. Raises ThreadBusy / Draining."""
-        if self.draining:
-            raise DrainingError("the runner is shutting down and takes no new runs")
+    async def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions) -> ActiveRun:
+        """Start a run; ``RUN_STARTED`` is in the log when this returns.
+
+        Raises ``ThreadBusyError`` while another run of the thread is streaming, ``DrainingError`` during shutdown
+        and ``PreviousRunStuckError`` when the thread's previous run does not settle within the bound.
+        """
         state = self._thread_state(run_input.thread_id)
-        if state.active is not None:
-            raise ThreadBusyError(f"thread {run_input.thread_id!r} already has a run in progress "
-                                  f"({state.active.run_id}); interrupt it or wait for it to finish")
+        self._check_admissible(state)
+        previous = state.settling
+        if previous is not None and not previous.settled.is_set():
+            bound = self.settings.runner_settle_timeout
+            try:
+                async with asyncio.timeout(bound):
+                    await previous.settled.wait()
+            except TimeoutError:
+                raise PreviousRunStuckError(
+                    f"the previous run of thread {run_input.thread_id!r} ({previous.run_id}) ended but its clean-up "
+                    f"(the agent's exit, the state sync) did not finish within {bound:g} s (RUNNER_SETTLE_TIMEOUT); "
+                    "try again shortly") from None
+            self._check_admissible(state)  # another run may have been admitted, or shutdown begun, meanwhile
         guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=options)
@@ -106,9 +133,23 @@ class RunManager:
         run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
         return run
 
+    def _check_admissible(self, state: ThreadState) -> None:
+        if self.draining:
+            raise DrainingError("the runner is shutting down and takes no new runs")
+        if state.active is not None:
+            raise ThreadBusyError(f"thread {state.log.thread_id!r} already has a run in progress "
+                                  f"({state.active.run_id}); interrupt it or wait for it to finish")
+
     def _emit(self, event_log: ThreadEventLog, event: BaseEvent, terminal: bool = False) -> int:
         self.metrics.events.inc()
         return event_log.append(event_json(event, self.redactor), terminal=terminal)
+
+    def _emit_run_event(self, state: ThreadState, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
+        """Append one of ``run``'s events; its terminal event ends the run for the thread (the one place)."""
+        self._emit(state.log, event, terminal=guard.terminated)
+        if guard.terminated and state.active is run:
+            state.active = None
+            state.settling = run
 
     # ----- driving ---------------------------------------------------------------------------------------
     async def _drive(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
@@ -132,7 +173,7 @@ class RunManager:
                     ending = self._timeout_ending(run, wall_left <= settings.runner_idle_timeout)
                     break
                 for out in guard.accept(event, stopping=self._stopping(run)):
-                    self._emit(state.log, out, terminal=guard.terminated)
+                    self._emit_run_event(state, run, out, guard)
         except asyncio.CancelledError:
             # Interrupt escalation or shutdown cancelled the bridge; the run still gets its terminal event.
             if not (run.cancel_requested or run.shutdown_requested):
@@ -148,15 +189,19 @@ class RunManager:
             await _close_quietly(stream)
             if not guard.terminated:
                 for out in guard.finish(self._stopping(run) or ending):
-                    self._emit(state.log, out, terminal=guard.terminated)
-            state.active = None
+                    self._emit_run_event(state, run, out, guard)
+            if state.active is run:  # never left busy, whatever happened above
+                state.active, state.settling = None, run
             self.metrics.run_finished(guard.outcome, time.monotonic() - started, guard.usage)
             run.done.set()
-        for hook in self.after_run_hooks:
             try:
-                await hook(run, guard.outcome)
-            except Exception:
-                log.exception("after-run hook failed for run %s", run.run_id)
+                for hook in self.after_run_hooks:
+                    try:
+                        await hook(run, guard.outcome)
+                    except Exception:
+                        log.exception("after-run hook failed for run %s", run.run_id)
+            finally:
+                run.settled.set()
 
     @staticmethod
     def _stopping(run: ActiveRun) -> Ending | None:
@@ -216,6 +261,11 @@ class RunManager:
         for run in self.active_runs():
             if run.task is not None:
                 run.task.cancel()
+        settling = self.unsettled_runs()
+        if settling:  # ended runs finishing their clean-up (the final state sync among it)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.runner_shutdown_grace):
+                    await asyncio.gather(*(r.settled.wait() for r in settling))
 
     def close(self) -> None:
         for state in self.threads.values():

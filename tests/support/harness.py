@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ambient_runner.app import create_app
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.state.extension import state_extensions
 
 TERMINAL = {"RUN_FINISHED", "RUN_ERROR"}
 OPENERS = {"TEXT_MESSAGE_START": "TEXT_MESSAGE_END", "TOOL_CALL_START": "TOOL_CALL_END",
@@ -104,7 +105,7 @@ class RunnerHarness:
     """``async with RunnerHarness(bridge) as runner``: the real app on a loopback port."""
 
     def __init__(self, bridge: Bridge, *, runner_type: str = "gemini-cli", check: bool = True,
-                 secrets: Iterable[str] = (), **settings: Any) -> None:
+                 secrets: Iterable[str] = (), with_state_sync: bool = False, **settings: Any) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="runner-harness-")
         root = Path(self._tmp.name)
         defaults: dict[str, Any] = {
@@ -115,7 +116,8 @@ class RunnerHarness:
         self.settings = RunnerSettings(**defaults)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
         self.bridge = bridge
-        self.app = create_app(self.settings, bridge, install_signal_handlers=False)
+        extensions = state_extensions(self.settings) if with_state_sync else None  # STATE_STORE_URL's sync
+        self.app = create_app(self.settings, bridge, install_signal_handlers=False, extensions=extensions)
         self.check = check
         self.secrets = tuple(secrets)
         self.thread_ids: dict[str, set[str]] = {}

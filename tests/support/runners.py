@@ -107,7 +107,8 @@ class ScriptedRunner:
 
 @asynccontextmanager
 async def scripted_runner(runner_type: str, root: Path, monkeypatch: pytest.MonkeyPatch, *,
-                          secrets: tuple[str, ...] = (), **settings: Any) -> AsyncIterator[ScriptedRunner]:
+                          secrets: tuple[str, ...] = (), with_state_sync: bool = False,
+                          **settings: Any) -> AsyncIterator[ScriptedRunner]:
     """The runner ``runner_type`` with its real CLI, served by the real app, its model a scripted server."""
     server = SERVERS[runner_type]().start()
     for name in OTHER_CREDENTIALS:
@@ -122,7 +123,8 @@ async def scripted_runner(runner_type: str, root: Path, monkeypatch: pytest.Monk
     bridge_settings.workspace_path.mkdir(parents=True, exist_ok=True)
     bridge = BRIDGES[runner_type](bridge_settings)
     try:
-        async with RunnerHarness(bridge, secrets=(API_KEYS[runner_type], *secrets), **values) as harness:
+        async with RunnerHarness(bridge, secrets=(API_KEYS[runner_type], *secrets), with_state_sync=with_state_sync,
+                                 **values) as harness:
             yield ScriptedRunner(runner_type, harness, server, bridge)
     finally:
         server.stop()
