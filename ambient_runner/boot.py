@@ -63,8 +63,11 @@ class Boot:
             except Exception as exc:  # keep serving: /ready says what is wrong
                 log.exception("bridge startup failed")
                 self.problem = f"bridge startup failed: {exc}"
+            proxy = self.bridge.model_proxy
+            if proxy is not None:
+                proxy.observer = self.runs.metrics.model_upstream
             self.runs.redactor = Redactor([*self.settings.secret_values(), *self.bridge.secret_values(),
-                                           *environment_secrets()])
+                                           *(proxy.secrets() if proxy is not None else ()), *environment_secrets()])
             await after(self.problem is None)
         except Exception as exc:
             log.exception("runner start-up failed")

@@ -33,6 +33,18 @@ class RunnerMetrics:
         self._state_syncs = Counter("ambient_state_syncs_total", "State-dir syncs to the store, by result",
                                     ["runner", "result"], registry=self.registry)
 
+        self._upstream_requests = Counter(
+            "ambient_model_upstream_requests_total", "Model API requests the model proxy forwarded, by status class "
+            "(2xx..5xx, or unreachable)", ["runner", "status"], registry=self.registry)
+        self.upstream_seconds = Histogram(
+            "ambient_model_upstream_seconds", "Model API request time through the proxy, to the end of the response",
+            ["runner"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300), registry=self.registry,
+        ).labels(**labels)
+
+    def model_upstream(self, status_class: str, seconds: float) -> None:
+        self._upstream_requests.labels(runner=self.runner_type, status=status_class).inc()
+        self.upstream_seconds.observe(seconds)
+
     def run_started(self) -> None:
         self.runs_started.inc()
         self.active_runs.inc()

@@ -58,6 +58,8 @@ class RunnerSettings(BaseSettings):
         None, description="S3 addressing style; default path with a custom endpoint, else auto")
     runner_sync_interval: float = Field(30.0, gt=0, description="s between state syncs while a run is active")
     runner_sync_timeout: float = Field(30.0, gt=0, description="s the final state sync on shutdown may take")
+    runner_model_proxy: bool = Field(
+        True, description="serve each CLI's model API through the runner's proxy (the CLI never holds the key)")
     runner_settle_timeout: float = Field(
         60.0, gt=0, description="s a thread's next run waits for the previous run's clean-up before a 503")
 

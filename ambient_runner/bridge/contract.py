@@ -27,6 +27,8 @@ from ag_ui.core import BaseEvent, RunAgentInput
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ambient_runner.model_proxy import ModelProxy, Upstream
+from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.process.stderr_tail import StderrTail
 
 
@@ -115,6 +117,23 @@ class Bridge(ABC):
     """One runner type. Constructed once per process with the runner settings."""
 
     runner_type: ClassVar[str]
+    model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
+
+    async def start_model_proxy(self, upstream: Upstream | None, enabled: bool = True) -> ModelProxy | None:
+        """Serve the CLI's model API through the runner's proxy: the CLI then gets ``model_proxy.base_url`` and
+        ``model_proxy.placeholder`` instead of the upstream URL and the real credential. Idempotent."""
+        if self.model_proxy is None and upstream is not None and enabled:
+            self.model_proxy = await ModelProxy(upstream, extra_headers=gateway_headers()).start()
+        return self.model_proxy
+
+    async def stop_model_proxy(self) -> None:
+        if self.model_proxy is not None:
+            await self.model_proxy.stop()
+            self.model_proxy = None
+
+    def upstream_unreachable_since(self, since: float) -> str | None:
+        """The model API host the proxy failed to reach after ``since`` (``time.monotonic()``), if any."""
+        return self.model_proxy.unreachable_since(since) if self.model_proxy is not None else None
 
     async def startup(self) -> None:  # noqa: B027 - optional hook
         """Called once before the first request is served."""

@@ -15,6 +15,8 @@ BASE_VARIABLES = (
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
 )
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
 
 def cli_environment(extra: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
     """Allowlisted runner variables (``BASE_VARIABLES``, ``LC_*`` and ``passthrough``) overlaid with ``extra``."""
@@ -23,4 +25,7 @@ def cli_environment(extra: Mapping[str, str], passthrough: Iterable[str] = ()) -
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update({"NO_COLOR": "1", "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "CI": "true"})
     env.update(extra)
+    for name in ("NO_PROXY", "no_proxy"):  # the CLI's traffic to the runner's own servers never takes a proxy
+        present = [h for h in env.get(name, "").split(",") if h.strip()]
+        env[name] = ",".join([*present, *(h for h in LOOPBACK_HOSTS if h not in present)])
     return env

@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ag_ui.core import BaseEvent, RunAgentInput
+from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 
 from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
@@ -59,6 +59,7 @@ class ActiveRun:
     shutdown_requested: bool = False
     done: asyncio.Event = field(default_factory=asyncio.Event)  # terminal event written, bridge stream closed
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
+    started_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -146,6 +147,8 @@ class RunManager:
 
     def _emit_run_event(self, state: ThreadState, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
         """Append one of ``run``'s events; its terminal event ends the run for the thread (the one place)."""
+        if isinstance(event, RunErrorEvent):
+            event = self._name_unreachable_upstream(run, event)
         self._emit(state.log, event, terminal=guard.terminated)
         if guard.terminated and state.active is run:
             state.active = None
@@ -202,6 +205,15 @@ class RunManager:
                         log.exception("after-run hook failed for run %s", run.run_id)
             finally:
                 run.settled.set()
+
+    def _name_unreachable_upstream(self, run: ActiveRun, event: RunErrorEvent) -> RunErrorEvent:
+        """The CLI only knows the runner's model proxy on 127.0.0.1: say which model API could not be reached."""
+        host = self.bridge.upstream_unreachable_since(run.started_at) if self.bridge is not None else None
+        if host is None:
+            return event
+        message = (f"The model API at {host} could not be reached (the runner's model proxy got no answer from it); "
+                   f"check the network and the configured endpoint.\n\n{event.message}")
+        return event.model_copy(update={"message": message, "code": "UPSTREAM_UNREACHABLE"})
 
     @staticmethod
     def _stopping(run: ActiveRun) -> Ending | None:

@@ -210,6 +210,7 @@ async def test_cli_gets_only_what_it_needs(settings: RunnerSettings, monkeypatch
     async with harness_for(bridge, settings) as runner:
         server(bridge).shell_command = "env > env.txt"
         events = await runner.run("t-env", "dump the environment")
+        proxy = bridge.model_proxy
     assert events[-1]["type"] == "RUN_FINISHED"
     env = dict(line.split("=", 1) for line in (settings.workspace_path / "env.txt").read_text().splitlines()
                if "=" in line)
@@ -217,7 +218,11 @@ async def test_cli_gets_only_what_it_needs(settings: RunnerSettings, monkeypatch
     home = settings.state_dir.parent
     assert env["HOME"] == str(home) and env["GEMINI_CLI_HOME"] == str(home)
     assert Path(env["TMPDIR"]) == bridge.home.tmp_dir
-    assert env["GOOGLE_GEMINI_BASE_URL"] == server(bridge).base_url
+    # The model API is the runner's proxy, the key a placeholder: the scripted server's URL and key stay out.
+    assert proxy is not None
+    assert env["GOOGLE_GEMINI_BASE_URL"] == proxy.base_url != server(bridge).base_url
+    assert env["GEMINI_API_KEY"] == proxy.placeholder
+    assert "127.0.0.1" in env["NO_PROXY"].split(",")
     written = json.loads((settings.state_dir / "settings.json").read_text())
     assert written["general"]["maxAttempts"] == 1 and written["telemetry"] == {"enabled": False}
     assert oct((settings.state_dir / "settings.json").stat().st_mode & 0o777) == "0o600"

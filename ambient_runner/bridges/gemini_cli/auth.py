@@ -11,7 +11,9 @@ Modes, first match wins:
 * ``oauth``: a personal Google login, ``GEMINI_OAUTH_CREDS_FILE`` pointing at a mounted ``oauth_creds.json``;
   it is copied (0600) into the CLI's home in the state dir.
 
-Only the variables the chosen mode needs are passed to the CLI.
+Only the variables the chosen mode needs are passed to the CLI. For the key modes (``scripted``, ``api-key``,
+``gateway``) the CLI gets the runner's model proxy and its placeholder instead (``model_upstream``,
+``through_proxy``): the real key stays in the runner.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from ambient_runner.model_proxy import GEMINI, ModelProxy, Upstream
 
 API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 VERTEX_VARS = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
@@ -32,6 +36,8 @@ CREDENTIAL_FILE_NAMES = ("oauth_creds.json", "google_accounts.json", "mcp-oauth-
                          "a2a-oauth-tokens.json", "gemini-credentials.json")
 SCRIPTED_KEY = "scripted-offline-key"
 GATEWAY_PLACEHOLDER_KEY = "gateway-managed"
+GEMINI_API_BASE = "https://generativelanguage.googleapis.com"
+PROXIED_MODES = ("scripted", "api-key", "gateway")
 SELECTED_TYPES = {"scripted": "gemini-api-key", "api-key": "gemini-api-key", "gateway": "gemini-api-key",
                   "vertex": "vertex-ai", "oauth": "oauth-personal"}
 ACCEPTED = ("GEMINI_API_KEY or GOOGLE_API_KEY; GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and "
@@ -136,3 +142,19 @@ def install_oauth_credentials(auth: GeminiAuth, gemini_dir: Path) -> None:
     with os.fdopen(fd, "wb") as out:
         out.write(data)
     os.chmod(target, 0o600)
+
+
+def model_upstream(auth: GeminiAuth) -> Upstream | None:
+    """Where the model proxy forwards for ``auth`` (None: a mode the CLI authenticates itself, e.g. Vertex)."""
+    if not auth.ok or auth.mode not in PROXIED_MODES:
+        return None
+    key = auth.env.get("GEMINI_API_KEY", "")
+    headers = {"x-goog-api-key": key} if key and key != GATEWAY_PLACEHOLDER_KEY else {}
+    return Upstream(GEMINI, auth.env.get(GATEWAY_VAR) or GEMINI_API_BASE, headers)
+
+
+def through_proxy(auth: GeminiAuth, proxy: ModelProxy | None) -> GeminiAuth:
+    """``auth`` as the CLI sees it when the proxy serves its model API: the proxy's URL and placeholder."""
+    if proxy is None or auth.mode not in PROXIED_MODES:
+        return auth
+    return replace(auth, env={**auth.env, "GEMINI_API_KEY": proxy.placeholder, GATEWAY_VAR: proxy.base_url})

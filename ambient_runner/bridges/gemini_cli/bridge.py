@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, ToolCallStartEvent
@@ -14,16 +15,20 @@ from ambient_runner.bridges.gemini_cli.auth import (
     CREDENTIAL_FILE_NAMES,
     GeminiAuth,
     install_oauth_credentials,
+    model_upstream,
     resolve_auth,
     scripted_auth,
+    through_proxy,
 )
 from ambient_runner.bridges.gemini_cli.cli_config import (
     CLI_PATH_VAR,
     DEFAULT_MODEL,
     DEFAULT_MODELS,
+    SYSTEM_SETTINGS_PATH,
     GeminiHome,
     cli_env,
     cli_path_or_name,
+    ensure_system_settings,
     find_cli,
     max_attempts,
     turn_argv,
@@ -60,6 +65,7 @@ class GeminiCliBridge(Bridge):
         self._prepared = False
         self.mcp = settings.mcp_servers
         self._mcp_status = GeminiMcpStatus()
+        self.system_settings: Path | None = None
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -67,12 +73,18 @@ class GeminiCliBridge(Bridge):
             self.scripted_server = ScriptedGeminiServer().start()
             self._scripted_running = True
             log.info("scripted Gemini model serving at %s", self.scripted_server.base_url)
+        await self.start_model_proxy(model_upstream(self.auth), self.settings.runner_model_proxy)
+        self.system_settings = ensure_system_settings()
+        if self.system_settings is None:
+            log.warning("no Gemini system settings file at %s (needs root to write): a workspace .gemini/settings.json "
+                        "can change the CLI's settings", SYSTEM_SETTINGS_PATH)
         self._prepare()
 
     async def shutdown(self) -> None:
         if self.scripted_server is not None and self._scripted_running:
             self.scripted_server.stop()  # kept: its request log stays readable
             self._scripted_running = False
+        await self.stop_model_proxy()
 
     def _prepare(self) -> None:
         """Idempotent: CLI home, settings.json, login credentials, session map."""
@@ -134,7 +146,8 @@ class GeminiCliBridge(Bridge):
 
     def _cli_environment(self) -> dict[str, str]:
         """The CLI's environment: allowlisted, plus the variables the MCP servers' ``${VAR}`` refer to."""
-        return cli_environment(cli_env(self.home, self.auth), passthrough=self.mcp.references())
+        return cli_environment(cli_env(self.home, through_proxy(self.auth, self.model_proxy), self.system_settings),
+                               passthrough=self.mcp.references())
 
     @staticmethod
     def credential_file_names() -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ambient_runner.bridges.gemini_cli.auth import GeminiAuth
+from ambient_runner.process.environment import BASE_VARIABLES
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 DEFAULT_MODELS = ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite")
@@ -133,9 +134,58 @@ def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = Fal
     return argv
 
 
-def cli_env(home: GeminiHome, auth: GeminiAuth) -> dict[str, str]:
+# Variables a ``.env`` in the workspace (or ``.gemini/.env``, or any directory above it) could set to move the
+# model traffic, swap the credential or point at other settings. The CLI loads a ``.env`` only into variables
+# that are not set, so each is set here, empty when the runner does not use it (empty reads as unset in the CLI).
+PINNED_VARIABLES = (
+    "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GEMINI_CLI_USE_COMPUTE_ADC", "CLOUD_SHELL",
+    "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT_ID", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS",
+    "GEMINI_API_KEY_AUTH_MECHANISM", "GEMINI_CLI_CUSTOM_HEADERS", "GOOGLE_GENAI_API_VERSION",
+    "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+    "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+    "GEMINI_MODEL", "GEMINI_SYSTEM_MD", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_EXTRA_CA_CERTS", "NODE_OPTIONS",
+    "GEMINI_TELEMETRY_ENABLED", "GEMINI_TELEMETRY_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
+)
+# Settings a trusted workspace's ``.gemini/settings.json`` must not change: only the system settings layer ranks
+# above the workspace, and the CLI honours that file only when it and its directories are root's and not writable
+# by others (baked into the image; written by a runner that runs as root).
+SYSTEM_SETTINGS_PATH = Path("/etc/ambient-runner/gemini-system-settings.json")
+AUTH_TYPE_VAR = "AMBIENT_GEMINI_AUTH_TYPE"
+SYSTEM_SETTINGS: dict[str, Any] = {
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "ide": {"enabled": False},
+    "hooksConfig": {"enabled": False},
+    "tools": {"discoveryCommand": "", "callCommand": ""},
+    "advanced": {"ignoreLocalEnv": True},
+    "security": {"auth": {"selectedType": f"${{{AUTH_TYPE_VAR}}}"}},
+}
+
+
+def ensure_system_settings(path: Path = SYSTEM_SETTINGS_PATH) -> Path | None:
+    """The system settings file the CLI will honour: written when the runner can (root), else the image's.
+    None when neither exists (then a workspace's settings.json can change the CLI's settings; logged)."""
+    if os.geteuid() == 0:
+        try:
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(SYSTEM_SETTINGS, indent=2))
+            tmp.chmod(0o644)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return path if path.is_file() else None
+
+
+def cli_env(home: GeminiHome, auth: GeminiAuth, system_settings: Path | None = None) -> dict[str, str]:
     """The variables the bridge sets for the CLI (on top of the allowlisted base environment)."""
     return {
+        # The runner's own proxy and CA settings (deployment egress) are kept; everything else is pinned empty.
+        **{name: os.environ.get(name, "") if name in BASE_VARIABLES else "" for name in PINNED_VARIABLES},
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system_settings or "/nonexistent/gemini-system-settings.json"),
+        AUTH_TYPE_VAR: auth.selected_type,
         "GEMINI_CLI_HOME": str(home.cli_home),
         "HOME": str(home.cli_home),
         "TMPDIR": str(home.tmp_dir),

@@ -1,0 +1,209 @@
+"""The runner's model proxy: the CLI's model API on 127.0.0.1, so the real credential never leaves the runner.
+
+One per pod, started with the bridge. The CLI gets ``base_url`` and ``placeholder`` as its endpoint and key.
+Each request must be aimed at this proxy (``Host``), at a path of the provider's API (``ModelApi.paths``) and carry
+the placeholder; the proxy then replaces the CLI's auth headers with the real ones and forwards to the one
+configured upstream, streaming the response back unbuffered with its status, headers and body unchanged.
+Anything else gets a 403 (a JSON error); an upstream that cannot be reached gives the CLI a 502 and is remembered,
+so the run's ``RUN_ERROR`` can name it (``unreachable_since``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+
+from ambient_runner.model_proxy.apis import Upstream
+
+log = logging.getLogger(__name__)
+
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+              "transfer-encoding", "upgrade", "host", "content-length"}
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+Observer = Callable[[str, float], None]  # (status class "2xx".."5xx" or "unreachable", seconds)
+
+
+@dataclass(frozen=True)
+class UpstreamFailure:
+    at: float  # time.monotonic()
+    host: str
+    reason: str
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self):  # type: ignore[override] - signals belong to the runner's own server
+        yield
+
+
+class ModelProxy:
+    def __init__(self, upstream: Upstream, *, extra_headers: dict[str, str] | None = None,
+                 observer: Observer | None = None, max_request_bytes: int = MAX_REQUEST_BYTES,
+                 max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
+        self.upstream = upstream
+        self.placeholder = f"ambient-proxy-{secrets.token_hex(16)}"
+        self.observer = observer
+        self.max_request_bytes = max_request_bytes
+        self.max_response_bytes = max_response_bytes
+        self._credentials = {**upstream.headers, **(extra_headers or {})}
+        self._accepted = {self.placeholder, f"Bearer {self.placeholder}"}
+        self._client: httpx.AsyncClient | None = None
+        self._server: _Server | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._port = 0
+        self.last_failure: UpstreamFailure | None = None
+        self.requests = 0  # forwarded upstream
+
+    # ----- lifecycle ---------------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    def secrets(self) -> list[str]:
+        return [value.removeprefix("Bearer ") for value in self._credentials.values() if value]
+
+    async def start(self) -> ModelProxy:
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(connect=15.0, read=900.0, write=60.0, pool=15.0),
+                                         limits=httpx.Limits(max_keepalive_connections=20, keepalive_expiry=60))
+        config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_level="warning",
+                                access_log=False, timeout_keep_alive=75)
+        self._server = _Server(config)
+        self._task = asyncio.create_task(self._server.serve(), name="model-proxy")
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
+                raise RuntimeError("the model proxy stopped while starting")
+            await asyncio.sleep(0.005)
+        self._port = self._server.servers[0].sockets[0].getsockname()[1]
+        log.info("model proxy on %s forwards the %s API to %s", self.base_url, self.upstream.api.name,
+                 self.upstream.host)
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(10):
+                    await self._task
+            if not self._task.done():
+                self._task.cancel()
+        if self._client is not None:
+            await self._client.aclose()
+        self._server = self._task = self._client = None
+
+    def unreachable_since(self, since: float) -> str | None:
+        """The upstream host the proxy could not reach after ``since`` (monotonic), if any."""
+        failure = self.last_failure
+        return failure.host if failure is not None and failure.at >= since else None
+
+    # ----- ASGI --------------------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        problem = self._refusal(scope)
+        if problem is not None:
+            await _json(send, 403, "PROXY_FORBIDDEN", problem)
+            return
+        body = await _read_body(receive, self.max_request_bytes)
+        if body is None:
+            await _json(send, 413, "REQUEST_TOO_LARGE", f"request body over {self.max_request_bytes} bytes")
+            return
+        await self._forward(scope, body, send)
+
+    def _refusal(self, scope: dict[str, Any]) -> str | None:
+        raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
+        path = scope["path"]
+        if b"%" in raw_path or not path.startswith("/") or "/." in path or "//" in path:
+            return "the path is not one of the model API's"
+        if not self.upstream.api.paths.fullmatch(path):
+            return f"{scope['method']} {path} is not a path of the {self.upstream.api.name} API"
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "")
+        if host not in (f"127.0.0.1:{self._port}", f"localhost:{self._port}"):
+            return "requests must be aimed at this proxy"
+        if not any(headers.get(name) in self._accepted for name in self.upstream.api.client_auth_headers):
+            return "missing or wrong credential"
+        return None
+
+    def _upstream_request(self, scope: dict[str, Any], body: bytes) -> httpx.Request:
+        assert self._client is not None
+        api = self.upstream.api
+        path = scope["path"].removeprefix(api.local_prefix) if api.local_prefix else scope["path"]
+        url = self.upstream.base_url.rstrip("/") + path
+        query = scope.get("query_string") or b""
+        if query:
+            url += "?" + query.decode("latin-1")
+        drop = HOP_BY_HOP | set(api.client_auth_headers) | set(self._credentials)
+        headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in drop]
+        headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self._credentials.items()]
+        return self._client.build_request(scope["method"], url, headers=headers, content=body)
+
+    async def _forward(self, scope: dict[str, Any], body: bytes, send: Any) -> None:
+        assert self._client is not None
+        started = time.perf_counter()
+        try:
+            response = await self._client.send(self._upstream_request(scope, body), stream=True)
+        except httpx.HTTPError as exc:
+            reason = type(exc).__name__
+            self.last_failure = UpstreamFailure(time.monotonic(), self.upstream.host, reason)
+            log.warning("model proxy: upstream %s unreachable (%s)", self.upstream.host, reason)
+            self._observe("unreachable", started)
+            await _json(send, 502, "UPSTREAM_UNREACHABLE", f"the model API at {self.upstream.host} could not be "
+                        f"reached ({reason})")
+            return
+        self.requests += 1
+        try:
+            headers = [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in HOP_BY_HOP]
+            await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+            sent = 0
+            async for chunk in response.aiter_raw():
+                sent += len(chunk)
+                if sent > self.max_response_bytes:
+                    log.warning("model proxy: response over %d bytes cut", self.max_response_bytes)
+                    break
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except httpx.HTTPError as exc:  # the upstream dropped the stream: end ours the same way
+            log.warning("model proxy: upstream stream from %s broke (%s)", self.upstream.host, type(exc).__name__)
+            raise
+        finally:
+            await response.aclose()
+            self._observe(f"{response.status_code // 100}xx", started)
+
+    def _observe(self, status_class: str, started: float) -> None:
+        if self.observer is not None:
+            self.observer(status_class, time.perf_counter() - started)
+
+
+async def _read_body(receive: Any, limit: int) -> bytes | None:
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(parts)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(parts)
+
+
+async def _json(send: Any, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
