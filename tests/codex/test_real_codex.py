@@ -190,8 +190,10 @@ async def test_auth_json_is_copied_private_and_api_key_stays_out_of_files(
     assert list(bridge.secret_values()) == ["sk-test-key-456"]
     assert not (bridge.codex_home / "auth.json").exists()
     config = (bridge.codex_home / "config.toml").read_text()
-    assert 'base_url = "http://127.0.0.1:9/v1"' in config and 'env_key = "OPENAI_API_KEY"' in config
-    assert "sk-test-key-456" not in config
+    proxy = bridge.model_proxy  # the app-server talks to the runner's proxy, which forwards to OPENAI_BASE_URL
+    assert proxy is not None and proxy.upstream.base_url == "http://127.0.0.1:9/v1"
+    assert f'base_url = "{proxy.base_url}/v1"' in config and 'env_key = "OPENAI_API_KEY"' in config
+    assert "sk-test-key-456" not in config and "127.0.0.1:9/" not in config
     for feature in ("plugins", "remote_plugin", "apps", "api_key_model_discovery"):
         assert f"{feature} = false" in config
     await bridge.shutdown()

@@ -11,8 +11,11 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from ambient_runner.bridges.codex_sdk.config import OPENAI_API_BASE
+from ambient_runner.model_proxy import OPENAI_RESPONSES, ModelProxy, Upstream
 
 KEY_VARIABLES = ("CODEX_API_KEY", "OPENAI_API_KEY")
 AUTH_FILE_VARIABLE = "CODEX_AUTH_JSON_FILE"
@@ -72,3 +75,17 @@ def install_auth_file(auth: CodexAuth, codex_home: Path) -> None:
     shutil.copyfile(auth.auth_file, tmp)
     os.chmod(tmp, 0o600)
     os.replace(tmp, target)
+
+
+def model_upstream(auth: CodexAuth) -> Upstream | None:
+    """Where the model proxy forwards for an API key (None for a ChatGPT login: Codex refreshes it itself)."""
+    if auth.kind not in ("api_key", "scripted") or not auth.key:
+        return None
+    return Upstream(OPENAI_RESPONSES, auth.base_url or OPENAI_API_BASE, {"authorization": f"Bearer {auth.key}"})
+
+
+def through_proxy(auth: CodexAuth, proxy: ModelProxy | None) -> CodexAuth:
+    """``auth`` as the app-server sees it when the proxy serves its model API: the proxy's URL and placeholder."""
+    if proxy is None or auth.kind not in ("api_key", "scripted"):
+        return auth
+    return replace(auth, key=proxy.placeholder, base_url=f"{proxy.base_url}/v1")

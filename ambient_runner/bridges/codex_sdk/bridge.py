@@ -40,7 +40,9 @@ from ambient_runner.bridges.codex_sdk.auth import (
     MISSING_MESSAGE,
     CodexAuth,
     install_auth_file,
+    model_upstream,
     resolve_auth,
+    through_proxy,
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
 from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_for_mcp_startup
@@ -95,13 +97,15 @@ class CodexBridge(Bridge):
     def state_excludes(self) -> list[str]:
         """CODEX_HOME keeps config.toml, sessions/ (rollouts) and its sqlite state; leave out logs, caches and
         the mounted ChatGPT login."""
-        return [*self.credential_files, "log", "tmp", ".tmp", "cache", "*.sock"]
+        return [*self.credential_files, ".env", "log", "tmp", ".tmp", "cache", "*.sock"]
 
     async def startup(self) -> None:
         self.sessions.reload()  # the state dir may have been hydrated from the store since __init__
         if self.settings.runner_scripted_model and self.scripted is None:
             self.scripted = OpenAIResponsesServer().start()
             self._auth = None
+        await self.start_model_proxy(model_upstream(self.auth), self.settings.runner_model_proxy)
+        (self.codex_home / ".env").unlink(missing_ok=True)  # Codex loads it over its environment: never ours
         await self._prepare()
 
     async def shutdown(self) -> None:
@@ -111,6 +115,7 @@ class CodexBridge(Bridge):
         if self.scripted is not None:
             self.scripted.stop()
             self.scripted = None
+        await self.stop_model_proxy()
 
     async def _prepare(self) -> AppServer:
         """Write CODEX_HOME (config.toml, auth.json) and create the (not yet started) app-server."""
@@ -120,14 +125,15 @@ class CodexBridge(Bridge):
             if self.codex_bin is None:
                 raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.",
                                   code="CLI_NOT_FOUND")
-            auth = self.auth
+            auth = through_proxy(self.auth, self.model_proxy)
             mcp = self._mcp_render()
-            self.write_config(auth, mcp.lines)
+            overrides = self.write_config(auth, mcp.lines)
             self.runner_home.mkdir(parents=True, exist_ok=True)
             env = cli_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
                                    **mcp.aliases, **auth.environment()}, passthrough=mcp.passthrough)
             self._app = AppServer(codex_bin=self.codex_bin, codex_home=self.codex_home,
-                                  workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir)
+                                  workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir,
+                                  overrides=overrides)
             return self._app
 
     def _mcp_render(self):  # noqa: ANN202 - ambient_runner.mcp.render.CodexMcp
@@ -136,7 +142,8 @@ class CodexBridge(Bridge):
         except mcp_config.McpConfigError as exc:
             raise BridgeError(str(exc), code="MCP_CONFIG") from None
 
-    def write_config(self, auth: CodexAuth, mcp_lines: list[str] | None = None) -> None:
+    def write_config(self, auth: CodexAuth, mcp_lines: list[str] | None = None) -> list[str]:
+        """Write config.toml and auth.json; returns the same choices as the app-server's ``-c`` overrides."""
         extra: dict[str, object] = {}
         base_url: str | None = auth.base_url
         if auth.kind in ("api_key", "scripted"):
@@ -145,9 +152,11 @@ class CodexBridge(Bridge):
             if base_url:
                 extra["openai_base_url"] = base_url
             base_url = None  # ChatGPT login: Codex's built-in provider
-        CodexConfigFile(model=self.default_model, base_url=base_url, env_key=auth.env_key,
-                        extra=extra, mcp_lines=tuple(mcp_lines or ())).write(self.codex_home)
+        config = CodexConfigFile(model=self.default_model, base_url=base_url, env_key=auth.env_key,
+                                 extra=extra, mcp_lines=tuple(mcp_lines or ()))
+        config.write(self.codex_home)
         install_auth_file(auth, self.codex_home)
+        return config.session_overrides()
 
     @property
     def default_model(self) -> str:

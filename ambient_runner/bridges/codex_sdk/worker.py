@@ -18,7 +18,7 @@ import os
 import shutil
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +76,9 @@ class AppServer:
     """The long-lived Codex app-server and the threads opened on it."""
 
     def __init__(self, *, codex_bin: Path, codex_home: Path, workspace: Path, env: Mapping[str, str],
-                 path_dir: Path | None = None) -> None:
+                 path_dir: Path | None = None, overrides: Sequence[str] = ()) -> None:
         self.codex_bin = codex_bin
+        self.overrides = tuple(overrides)  # ``-c key=value``: rank above the workspace's .codex/config.toml
         self.codex_home = codex_home
         self.workspace = workspace
         self.env = dict(env)
@@ -136,7 +137,7 @@ class AppServer:
         if self.path_dir is not None:
             env["PATH"] = os.pathsep.join([str(self.path_dir), env.get("PATH", "")])
         setsid = shutil.which("setsid") or "/usr/bin/setsid"
-        argv = (setsid, str(self.codex_bin), "app-server", "--listen", "stdio://")
+        argv = (setsid, str(self.codex_bin), "app-server", *self.overrides, "--listen", "stdio://")
         # The SDK merges ``env`` over os.environ; blank out every other variable so the runner's own
         # secrets never reach the app-server (CONTRACTS.md section 5).
         full_env = {name: "" for name in os.environ if name not in env} | env
