@@ -9,7 +9,9 @@ Accepted, in this order: Vertex AI (``CLAUDE_CODE_USE_VERTEX=1`` with ``ANTHROPI
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from ambient_runner.model_proxy import ANTHROPIC, ModelProxy, Upstream
 
 TRUE = {"1", "true", "yes", "on"}
 SECRET_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -24,6 +26,10 @@ OPTIONAL_PASSTHROUGH = ("ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_MODEL", "ANTHROPI
 MISSING_HINT = ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_VERTEX",
                 "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION"]
 SCRIPTED_KEY = "sk-ant-scripted-offline-key"
+ANTHROPIC_API_BASE = "https://api.anthropic.com"
+# The credential variables Claude Code reads, and the header it sends each in (measured with 2.1.332).
+CREDENTIAL_HEADERS = {"ANTHROPIC_API_KEY": "x-api-key", "ANTHROPIC_AUTH_TOKEN": "authorization",
+                      "CLAUDE_CODE_OAUTH_TOKEN": "authorization"}
 
 
 @dataclass(frozen=True)
@@ -71,3 +77,23 @@ def resolve_auth(environ: Mapping[str, str]) -> ClaudeAuth:
     if value("CLAUDE_CODE_OAUTH_TOKEN"):
         return ClaudeAuth("oauth", {"CLAUDE_CODE_OAUTH_TOKEN": value("CLAUDE_CODE_OAUTH_TOKEN")} | extra)
     return ClaudeAuth("", missing=list(MISSING_HINT))
+
+
+def model_upstream(auth: ClaudeAuth) -> Upstream | None:
+    """Where the model proxy forwards for ``auth`` (None for Vertex AI: Claude Code signs those requests itself)."""
+    if auth.source not in ("scripted", "api-key", "oauth", "gateway"):
+        return None
+    headers: dict[str, str] = {}
+    for name, header in CREDENTIAL_HEADERS.items():
+        value = auth.env.get(name, "")
+        if value:
+            headers[header] = f"Bearer {value}" if header == "authorization" else value
+    return Upstream(ANTHROPIC, auth.env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API_BASE, headers)
+
+
+def through_proxy(auth: ClaudeAuth, proxy: ModelProxy | None) -> ClaudeAuth:
+    """``auth`` as Claude Code sees it when the proxy serves its model API: the proxy's URL, placeholders."""
+    if proxy is None or model_upstream(auth) is None:
+        return auth
+    env = {k: proxy.placeholder if k in CREDENTIAL_HEADERS and v else v for k, v in auth.env.items()}
+    return replace(auth, env=env | {"ANTHROPIC_BASE_URL": proxy.base_url})

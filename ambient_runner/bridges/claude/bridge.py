@@ -20,7 +20,7 @@ from claude_agent_sdk import ClaudeAgentOptions, SystemMessage
 from ag_ui_claude import ClaudeEventAdapter
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
 from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridges.claude.auth import ClaudeAuth, resolve_auth, scripted_auth
+from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.options import (
     build_options,
     claude_environment,
@@ -79,6 +79,7 @@ class ClaudeBridge(Bridge):
         self._session_map = SessionMap(self.settings.state_dir)
         if self.settings.runner_scripted_model and self.scripted is None:
             self.scripted = AnthropicScriptedServer().start()
+        await self.start_model_proxy(model_upstream(self.auth()), self.settings.runner_model_proxy)
 
     async def shutdown(self) -> None:
         sessions, self._sessions = list(self._sessions.values()), {}
@@ -88,6 +89,7 @@ class ClaudeBridge(Bridge):
         if self.scripted is not None:
             self.scripted.stop()
             self.scripted = None
+        await self.stop_model_proxy()
         launcher = launcher_dir()
         if launcher.exists():
             shutil.rmtree(launcher, ignore_errors=True)
@@ -190,7 +192,8 @@ class ClaudeBridge(Bridge):
                 raise BridgeError("The Claude Code CLI was not found.", code="CLI_NOT_FOUND")
             if self._cli_path is None:
                 self._cli_path = process_group_launcher(cli, launcher_dir())
-            env = claude_environment(self.settings, self.auth().env, passthrough=self.mcp.references())
+            env = claude_environment(self.settings, through_proxy(self.auth(), self.model_proxy).env,
+                                     passthrough=self.mcp.references())
             return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
                                  stderr=stderr, effort=effort, mcp_servers=claude_servers(self.mcp))
 

@@ -4,9 +4,11 @@ Decisions:
 
 * ``permission_mode="bypassPermissions"`` so a tool call never waits for a prompt nobody can answer, with
   ``IS_SANDBOX=1`` (Claude Code refuses bypassPermissions as root otherwise).
-* ``setting_sources=[]``: the user's repository settings (``.claude/settings.json`` hooks, permission rules,
-  ``CLAUDE.md`` memory) and any user-level settings do not change the runner's behaviour unexpectedly.
-  ``CLAUDE_SETTING_SOURCES=user,project,local`` opts back in.
+* ``setting_sources=[]``: the user's repository settings (``.claude/settings*.json``: their ``env`` overrides the
+  CLI's environment, so they could move the model traffic and swap the key; hooks, permission rules; ``.mcp.json``)
+  are never loaded. ``CLAUDE_SETTING_SOURCES=user`` opts into the user settings of the state dir only; the
+  repository's sources (``project``, ``local``) are refused. The repository's instructions, ``CLAUDE.md`` and
+  ``.claude/CLAUDE.md``, are read by the runner and appended to the system prompt (``project_instructions``).
 * ``system_prompt`` is the ``claude_code`` preset: the SDK sends ``--system-prompt ""`` when it is left None.
 * ``CLAUDE_CONFIG_DIR`` = the state dir (sessions live there, synced to the store); ``HOME`` = a directory
   inside it, never the machine user's home.
@@ -98,9 +100,29 @@ def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
     return env
 
 
+INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
+MAX_INSTRUCTION_BYTES = 256 * 1024
+
+
 def setting_sources() -> list[str]:
+    """Only ``user`` (the state dir's settings): a repository's settings would decide the model endpoint and key."""
     raw = os.environ.get("CLAUDE_SETTING_SOURCES", "")
-    return [s.strip() for s in raw.split(",") if s.strip() in ("user", "project", "local")]
+    return [s.strip() for s in raw.split(",") if s.strip() == "user"]
+
+
+def project_instructions(workspace: Path) -> str:
+    """The repository's ``CLAUDE.md`` files (what Claude Code would load as project memory), each bounded."""
+    parts = []
+    for name in INSTRUCTION_FILES:
+        path = workspace / name
+        try:
+            if path.is_file() and path.resolve().is_relative_to(workspace.resolve()):
+                text = path.read_bytes()[:MAX_INSTRUCTION_BYTES].decode("utf-8", "replace").strip()
+                if text:
+                    parts.append(f"Contents of {name} (project instructions):\n\n{text}")
+        except OSError:
+            continue
+    return "\n\n".join(parts)
 
 
 def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, str], model: str | None,
@@ -117,9 +139,14 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
         permission_mode="bypassPermissions",
         include_partial_messages=True,
         setting_sources=setting_sources(),
-        system_prompt={"type": "preset", "preset": "claude_code"},
+        system_prompt=_system_prompt(project_instructions(Path(settings.workspace_path))),
         stderr=stderr,
         max_buffer_size=settings.runner_max_line_bytes,
         mcp_servers=mcp_servers or {},
         effort=effort,  # type: ignore[arg-type] - validated by the runner options
     )
+
+
+def _system_prompt(instructions: str) -> dict[str, str]:
+    prompt = {"type": "preset", "preset": "claude_code"}
+    return prompt | {"append": instructions} if instructions else prompt
