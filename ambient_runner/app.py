@@ -21,6 +21,7 @@ from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.process.hardening import make_undumpable
 from ambient_runner.process.supervisor import become_subreaper
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings, load_settings
@@ -43,6 +44,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         become_subreaper()
+        make_undumpable()  # /proc/<runner>/environ (the real credentials) out of the tools' reach
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
         uninstall_redaction = [install_redaction(runs.redactor)]
 
