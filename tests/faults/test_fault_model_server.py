@@ -67,3 +67,18 @@ async def test_model_server_fault(runner_type: str, fault: str, tmp_path: Path,
         return
     assert events[-1]["type"] == "RUN_ERROR", events[-1]
     assert re.search(CAUSES[fault], events[-1]["message"], re.IGNORECASE), events[-1]["message"]
+
+
+@pytest.mark.parametrize("runner_type", RUNNERS)
+async def test_unreachable_model_api_is_named(runner_type: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI only knows the runner's proxy on 127.0.0.1; the RUN_ERROR names the upstream that is down."""
+    async with scripted_runner(runner_type, tmp_path, monkeypatch) as r:
+        upstream = f"127.0.0.1:{r.server.port}"
+        r.server.stop()  # nothing listens there any more
+        events = await asyncio.wait_for(r.harness.run("t-down", PLAIN_PROMPT), FAULT_TIMEOUT)
+        assert await r.harness.metric("ambient_model_upstream_requests_total") >= 1
+    assert events[-1]["type"] == "RUN_ERROR", events[-1]
+    assert events[-1]["code"] == "UPSTREAM_UNREACHABLE", events[-1]
+    assert upstream in events[-1]["message"]
+    assert r.api_key not in events[-1]["message"]
