@@ -65,7 +65,9 @@ COPY package.json package-lock.json ./
 
 # The runner's code (.dockerignore keeps the context to main.py and the packages).
 COPY . ./
+# The Gemini CLI's system settings (rank above a repository's .gemini/settings.json): root's, read-only.
 RUN python -m compileall -q /app \
+ && python -c "from ambient_runner.bridges.gemini_cli.cli_config import ensure_system_settings as e; assert e()" \
  && useradd --uid 10001 --user-group --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
  && install -d -o 10001 -g 10001 /workspace /var/lib/ambient-runner
 

@@ -120,6 +120,15 @@ def table(r: dict[str, Any]) -> str:
         rows.append((f"Start-up {kind}: /health 200", f"{ms(s['health_s'])} ms", "< 1,000 ms",
                      s["health_s"]["p50"] < 1.0))
         rows.append((f"Start-up {kind}: /ready 200", f"{ms(s['ready_s'])} ms", "", None))
+    if "model_proxy" in r:
+        proxy = r["model_proxy"]
+        added = proxy["ttfb_ms"]["proxy"]["p50"] - proxy["ttfb_ms"]["direct"]["p50"]
+        rows.append(("Model proxy: time to first byte", f"proxy {ms(proxy['ttfb_ms']['proxy'], 1, 2)} ms / direct "
+                     f"{ms(proxy['ttfb_ms']['direct'], 1, 2)} ms", f"added {added:+.2f} ms (< 1)", added < 1.0))
+        streamed = proxy["stream_mb_s"]
+        rows.append((f"Model proxy: stream of {proxy['stream_chunks']:,} chunks",
+                     f"proxy {streamed['proxy']['p50']:.1f} MB/s / direct {streamed['direct']['p50']:.1f} MB/s",
+                     "no loss", streamed["proxy"]["p50"] >= 0.9 * streamed["direct"]["p50"]))
     rows.append(("Runner RSS idle", f"{mem['idle_rss']['p50'] / 1024:.1f} MiB", "", None))
     rows.append(("Runner RSS after 100,000 events", f"{mem['after_rss']['p50'] / 1024:.1f} MiB "
                  f"(peak {mem['after_peak']['p50'] / 1024:.1f})", "", None))

@@ -23,6 +23,7 @@ def main() -> None:
     isolate_or_die()  # before any thread or subprocess starts
 
     import adapters  # noqa: PLC0415
+    import model_proxy  # noqa: PLC0415
     import relay  # noqa: PLC0415
     import report  # noqa: PLC0415
     import startup  # noqa: PLC0415
@@ -35,6 +36,9 @@ def main() -> None:
     results["adapters"] = adapters.measure(runs=5 if args.quick else 15)
     print("bench: relay overhead, throughput, memory", flush=True)
     results["relay"] = relay.measure(latency_runs=reps, throughput_runs=reps, memory_runs=1 if args.quick else 3)
+    print("bench: model proxy cost (time to first byte, whole response, stream throughput)", flush=True)
+    results["model_proxy"] = model_proxy.measure(requests=100 if args.quick else 300,
+                                                 stream_runs=4 if args.quick else 10)
     print("bench: start-up", flush=True)
     results["startup"] = startup.measure(runs=3 if args.quick else 7)
     print("bench: turn latency (real CLIs, scripted model)", flush=True)
