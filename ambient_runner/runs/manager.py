@@ -21,10 +21,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
+from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 
 from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_MESSAGE = ("The runner is shutting down (its pod is being replaced or stopped), so this run was stopped. "
                     "Send the message again to continue; the conversation is kept.")
+
+
+TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 
 
 class ThreadBusyError(RuntimeError):
@@ -68,6 +72,7 @@ class ThreadState:
     ids: ThreadIds = field(default_factory=ThreadIds)
     active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
     settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
+    conversation: Conversation = field(default_factory=Conversation)  # for the MESSAGES_SNAPSHOT of each run
 
 
 AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
@@ -127,6 +132,7 @@ class RunManager:
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=options)
         state.log.begin_run()
+        state.conversation.add_input(run_input)
         first_seq = self._emit(state.log, guard.started())
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn)
         state.active = run
@@ -149,6 +155,10 @@ class RunManager:
         """Append one of ``run``'s events; its terminal event ends the run for the thread (the one place)."""
         if isinstance(event, RunErrorEvent):
             event = self._name_unreachable_upstream(run, event)
+        if event.type in TERMINAL_TYPES:  # the whole conversation first: it is what outlives the run
+            self._emit(state.log, state.conversation.snapshot())
+        else:
+            state.conversation.feed(event)
         self._emit(state.log, event, terminal=guard.terminated)
         if guard.terminated and state.active is run:
             state.active = None

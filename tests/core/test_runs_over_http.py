@@ -31,7 +31,7 @@ async def test_text_stream_is_framed_and_complete(bridge):
             emit(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
             text("Hello"), text(""), text(" world"),
             emit(type="TEXT_MESSAGE_END", messageId="m")))
-    assert [seq for seq, _ in pairs] == [1, 2, 3, 4, 5, 6]
+    assert [seq for seq, _ in pairs] == [1, 2, 3, 4, 5, 6, 7]
     events = [e for _, e in pairs]
     assert events[0] == {"type": "RUN_STARTED", "threadId": "t1", "runId": events[0]["runId"],
                          "protocolVersion": "1.0"}
@@ -40,8 +40,12 @@ async def test_text_stream_is_framed_and_complete(bridge):
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "Hello"},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": " world"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": events[5]["messages"][0]["id"], "role": "user", "content": events[5]["messages"][0]["content"]},
+            {"id": "m", "role": "assistant", "content": "Hello world"}]},
         {"type": "RUN_FINISHED", "threadId": "t1", "runId": events[0]["runId"]},
     ]
+    assert '"Hello"' in events[5]["messages"][0]["content"]  # the user message is the run's prompt (a script)
 
 
 async def test_crash_mid_tool_call_closes_everything_and_reports_stderr(bridge):
@@ -53,7 +57,7 @@ async def test_crash_mid_tool_call_closes_everything_and_reports_stderr(bridge):
             {"stderr": "fatal: model connection lost"}, {"kill": 9}))
     kinds = [e["type"] for e in events]
     assert kinds == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_START",
-                     "TOOL_CALL_ARGS", "TOOL_CALL_END", "TEXT_MESSAGE_END", "RUN_ERROR"]
+                     "TOOL_CALL_ARGS", "TOOL_CALL_END", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
     assert json.loads(events[4]["delta"]) == {"_raw": '{"cmd": "ls'}
     error = events[-1]
     assert error["code"] == "CLI_EXITED"
@@ -64,7 +68,7 @@ async def test_crash_mid_tool_call_closes_everything_and_reports_stderr(bridge):
 async def test_nonzero_exit_without_output(bridge):
     async with RunnerHarness(bridge) as runner:
         events = await runner.run("t1", script({"stderr": "bad flag --frob"}, {"exit": 3}))
-    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert [e["type"] for e in events] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
     assert "code 3" in events[-1]["message"] and "bad flag --frob" in events[-1]["message"]
 
 
@@ -121,7 +125,7 @@ async def test_interrupt_cancels_and_leaves_no_process(bridge, tmp_path):
     assert events[-1] == {"type": "RUN_FINISHED", "threadId": "t1", "runId": events[0]["runId"],
                           "outcome": {"type": "cancelled"}}
     assert escalations == 0  # the polite interrupt was enough
-    assert "never" not in json.dumps(events)
+    assert "never" not in "".join(e.get("delta", "") for e in events)
     assert group_members(bridge.pgids[0]) == []
     assert not pid_alive(int(grandchild_pid_file.read_text()))
     assert again[-1]["type"] == "RUN_FINISHED" and "outcome" not in again[-1]
@@ -175,7 +179,8 @@ async def test_a_50_mb_line_and_non_json_lines_do_not_break_the_stream(tmp_path)
         events = await runner.run("t1", script(text("before "), {"huge": 50 * 1024 * 1024},
                                                {"raw": "Loaded cached credentials."}, text("after")))
     assert [e["type"] for e in events] == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "RAW",
-                                           "RAW", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+                                           "RAW", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT",
+                                           "RUN_FINISHED"]
     assert events[3]["event"]["oversizedLine"] is True
     assert events[3]["event"]["droppedBytes"] > 48 * 1024 * 1024
     assert events[4]["event"] == {"line": "Loaded cached credentials."}

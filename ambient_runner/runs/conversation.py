@@ -1,0 +1,102 @@
+"""A thread's conversation as the runner knows it, for the ``MESSAGES_SNAPSHOT`` before every terminal event.
+
+Built once, in the core, for every runner: the messages each run's input brought (user messages with their
+``metadata``, and whatever history a client sent that the runner has not seen), then what the run itself streamed:
+assistant text, assistant tool calls and tool results, each under the id it was streamed with. The platform keeps
+only snapshots when it compacts a run, and a client replaces its messages with a snapshot, so the snapshot always
+holds the whole thread. It is bounded (``SNAPSHOT_LIMIT``): long contents are cut, messages are never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ag_ui.core import BaseEvent, EventType, MessagesSnapshotEvent, RunAgentInput
+
+SNAPSHOT_LIMIT = 8 * 1024 * 1024 - 64 * 1024  # the platform skips SSE lines over 8 MiB; room for the envelope
+CUT_TO = 16 * 1024
+CUT_NOTE = "\n[... {n} characters cut from this snapshot; the full text was streamed in its run ...]"
+
+
+class Conversation:
+    def __init__(self) -> None:
+        self._messages: list[dict[str, Any]] = []
+        self._by_id: dict[str, dict[str, Any]] = {}
+        self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> its entry in an assistant message
+
+    # ----- input -------------------------------------------------------------------------------------------
+    def add_input(self, run_input: RunAgentInput) -> None:
+        """The run's messages the conversation does not have yet (by id), in the order the client sent them."""
+        for message in run_input.messages:
+            if message.id in self._by_id:
+                continue
+            data = message.model_dump(mode="json", by_alias=True, exclude_none=True)
+            self._append(data)
+            for call in data.get("toolCalls") or ():
+                self._calls[call["id"]] = call
+
+    # ----- the run's events --------------------------------------------------------------------------------
+    def feed(self, event: BaseEvent) -> None:
+        kind = event.type
+        if kind == EventType.TEXT_MESSAGE_START:
+            self._assistant(event.message_id)
+        elif kind == EventType.TEXT_MESSAGE_CONTENT:
+            message = self._assistant(event.message_id)
+            message["content"] = (message.get("content") or "") + event.delta
+        elif kind == EventType.TOOL_CALL_START:
+            owner_id = event.parent_message_id or self._last_assistant_id() or f"{event.tool_call_id}-call"
+            owner = self._assistant(owner_id)
+            call = {"id": event.tool_call_id, "type": "function",
+                    "function": {"name": event.tool_call_name, "arguments": ""}}
+            owner.setdefault("toolCalls", []).append(call)
+            self._calls[event.tool_call_id] = call
+        elif kind == EventType.TOOL_CALL_ARGS:
+            call = self._calls.get(event.tool_call_id)
+            if call is not None:
+                call["function"]["arguments"] += event.delta
+        elif kind == EventType.TOOL_CALL_RESULT:
+            if event.message_id not in self._by_id:
+                self._append({"id": event.message_id, "role": "tool", "content": event.content,
+                              "toolCallId": event.tool_call_id})
+
+    def snapshot(self) -> MessagesSnapshotEvent:
+        messages = _bounded([dict(m, toolCalls=[dict(c, function=dict(c["function"])) for c in m["toolCalls"]])
+                             if "toolCalls" in m else dict(m) for m in self._messages])
+        return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT, "messages": messages})
+
+    # ----- helpers -----------------------------------------------------------------------------------------
+    def _append(self, message: dict[str, Any]) -> None:
+        self._messages.append(message)
+        self._by_id[message["id"]] = message
+
+    def _assistant(self, message_id: str) -> dict[str, Any]:
+        message = self._by_id.get(message_id)
+        if message is None:
+            message = {"id": message_id, "role": "assistant"}
+            self._append(message)
+        return message
+
+    def _last_assistant_id(self) -> str | None:
+        last = self._messages[-1] if self._messages else None
+        return last["id"] if last is not None and last["role"] == "assistant" else None
+
+
+def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cut the longest contents (tool results first, then any) until the snapshot fits ``SNAPSHOT_LIMIT``."""
+    size = len(json.dumps(messages, ensure_ascii=False).encode())
+    if size <= SNAPSHOT_LIMIT:
+        return messages
+    fields = [(m, "content") for m in messages if isinstance(m.get("content"), str)]
+    fields += [(c["function"], "arguments") for m in messages for c in m.get("toolCalls") or ()]
+    order = sorted(fields, key=lambda f: (f[0].get("role") != "tool", -len(f[0][f[1]])))
+    for holder, key in order:
+        text = holder[key]
+        if len(text) <= CUT_TO:
+            continue
+        cut = text[:CUT_TO] + CUT_NOTE.format(n=len(text) - CUT_TO)
+        size -= len(text.encode()) - len(cut.encode())
+        holder[key] = cut
+        if size <= SNAPSHOT_LIMIT:
+            break
+    return messages

@@ -1,0 +1,87 @@
+"""``MESSAGES_SNAPSHOT`` before every terminal event holds the thread's whole conversation: every run's user
+messages (with their metadata), assistant text, tool calls and tool results, under the ids they were streamed
+with, bounded in size without dropping a message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from harness import RunnerHarness, parse_sse
+from process_bridge import FakeCliBridge, script
+
+from ambient_runner.runs.conversation import SNAPSHOT_LIMIT
+
+
+def emit(**event) -> dict:
+    return {"emit": event}
+
+
+@pytest.fixture
+def bridge(tmp_path):
+    return FakeCliBridge(tmp_path)
+
+
+async def post(runner: RunnerHarness, body: dict) -> list[dict]:
+    async with runner.client.stream("POST", "/run", json=body) as response:
+        assert response.status_code == 200
+        events = [event async for _, event in parse_sse(response.aiter_lines())]
+    return runner.checked(body["threadId"], events)
+
+
+async def test_the_snapshot_holds_every_run_of_the_thread(bridge):
+    first = script(
+        emit(type="TEXT_MESSAGE_START", messageId="a1", role="assistant"),
+        emit(type="TEXT_MESSAGE_CONTENT", messageId="a1", delta="Let me look."),
+        emit(type="TOOL_CALL_START", toolCallId="c1", toolCallName="shell", parentMessageId="a1"),
+        emit(type="TOOL_CALL_ARGS", toolCallId="c1", delta='{"cmd": "ls"}'),
+        emit(type="TOOL_CALL_END", toolCallId="c1"),
+        emit(type="TOOL_CALL_RESULT", messageId="r1", toolCallId="c1", content="README.md"),
+        emit(type="TEXT_MESSAGE_START", messageId="a2", role="assistant"),
+        emit(type="TEXT_MESSAGE_CONTENT", messageId="a2", delta="There is a README."),
+        emit(type="TEXT_MESSAGE_END", messageId="a2"))
+    second = script(emit(type="TEXT_MESSAGE_START", messageId="a3", role="assistant"),
+                    emit(type="TEXT_MESSAGE_CONTENT", messageId="a3", delta="Done."))
+    async with RunnerHarness(bridge) as runner:
+        one = await post(runner, {"threadId": "t1", "messages": [{"id": "u1", "role": "user", "content": first}]})
+        # The client sends its history (the snapshot) again with the new message: known ids are not repeated.
+        history = [*one[-2]["messages"], {"id": "u2", "role": "user", "content": second, "metadata": {"hidden": True}}]
+        two = await post(runner, {"threadId": "t1", "messages": history})
+    assert [e["type"] for e in one[-2:]] == ["MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert [e["type"] for e in two[-2:]] == ["MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert two[-2]["messages"] == [
+        {"id": "u1", "role": "user", "content": first},
+        {"id": "a1", "role": "assistant", "content": "Let me look.", "toolCalls": [
+            {"id": "c1", "type": "function", "function": {"name": "shell", "arguments": '{"cmd": "ls"}'}}]},
+        {"id": "r1", "role": "tool", "content": "README.md", "toolCallId": "c1"},
+        {"id": "a2", "role": "assistant", "content": "There is a README."},
+        {"id": "u2", "role": "user", "content": second, "metadata": {"hidden": True}},
+        {"id": "a3", "role": "assistant", "content": "Done."},
+    ]
+    assert one[-2]["messages"] == two[-2]["messages"][:4]
+
+
+async def test_errors_and_cancels_end_with_a_snapshot_too(bridge):
+    async with RunnerHarness(bridge) as runner:
+        failed = await runner.run("t1", script(emit(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+                                               emit(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="partial"),
+                                               {"exit": 3}))
+    assert [e["type"] for e in failed[-2:]] == ["MESSAGES_SNAPSHOT", "RUN_ERROR"]
+    assert failed[-2]["messages"][-1] == {"id": "m", "role": "assistant", "content": "partial"}
+
+
+async def test_a_huge_tool_result_is_cut_in_the_snapshot_never_dropped(tmp_path):
+    bridge = FakeCliBridge(tmp_path, max_line_bytes=32 * 1024 * 1024)
+    huge = "x" * (12 * 1024 * 1024)
+    async with RunnerHarness(bridge) as runner:
+        events = await runner.run("t1", script(
+            emit(type="TOOL_CALL_START", toolCallId="c1", toolCallName="shell"),
+            emit(type="TOOL_CALL_END", toolCallId="c1"),
+            emit(type="TOOL_CALL_RESULT", messageId="r1", toolCallId="c1", content=huge)))
+    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert result["content"] == huge  # streamed whole
+    snapshot = events[-2]
+    assert len(json.dumps(snapshot).encode()) <= SNAPSHOT_LIMIT + 1024
+    tool = snapshot["messages"][-1]
+    assert tool["id"] == "r1" and tool["content"].startswith("xxxx") and "characters cut" in tool["content"]
+    assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant", "tool"]
