@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,15 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 from harness import check_stream
+from runner_process import free_port, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def descendants(pid: int) -> set[int]:
@@ -61,20 +55,6 @@ def start_runner(runner_type: str, tmp_path: Path, port: int, **env: str) -> sub
                      "AGUI_PORT": str(port), "WORKSPACE_PATH": str(tmp_path / "workspace"),
                      "RUNNER_STATE_ROOT": str(tmp_path / "state"), "RUNNER_SHUTDOWN_GRACE": "8",
                      "RUNNER_INTERRUPT_GRACE": "3"} | env)
-
-
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"runner exited: {proc.stdout.read() if proc.stdout else ''}")
-        try:
-            if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("runner not ready")
 
 
 @pytest.mark.real_cli

@@ -9,16 +9,15 @@ import base64
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from harness import check_stream
+from runner_process import free_port, wait_ready
 from runners import API_KEYS, OTHER_CREDENTIALS, RUNNERS, SERVERS, provider_environment
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
@@ -71,20 +70,6 @@ def pod_dirs() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"runner exited: {proc.stdout.read() if proc.stdout else ''}")
-        try:
-            if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("runner not ready")
-
-
 @pytest.mark.skipif(os.geteuid() != 0 or SYSTEM_PYTHON is None or shutil.which("setpriv") is None,
                     reason="needs root, setpriv and a system python3.11 to start the runner as another user")
 @pytest.mark.parametrize("runner_type", RUNNERS)
@@ -94,9 +79,7 @@ def test_a_tool_finds_no_real_credential(runner_type: str, pod_dirs: Path) -> No
     (pod_dirs / "workspace" / "collect.py").write_text(COLLECT)
     encoded = base64.b64encode(key.encode()).decode()
     server.shell_command = f"python3 collect.py {pod_dirs / 'state'} {encoded}"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("RUNNER_", "AGUI_", "PYTEST", "COV_")) and k not in OTHER_CREDENTIALS}
     env |= provider_environment(runner_type, server) | {
@@ -109,7 +92,7 @@ def test_a_tool_finds_no_real_credential(runner_type: str, pod_dirs: Path) -> No
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_ready(url, proc)
+        wait_ready(url, proc, timeout=90)
         body = {"threadId": "t1", "messages": [{"id": "u1", "role": "user", "content": "Create out.txt with hello"}]}
         with httpx.stream("POST", f"{url}/run", json=body, timeout=120) as response:
             assert response.status_code == 200
