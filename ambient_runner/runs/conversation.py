@@ -24,6 +24,9 @@ class Conversation:
         self._messages: list[dict[str, Any]] = []
         self._by_id: dict[str, dict[str, Any]] = {}
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> its entry in an assistant message
+        # Streamed pieces, joined when a snapshot is taken (a run can stream 100,000 deltas into one message).
+        self._text: dict[str, list[str]] = {}  # messageId -> content deltas
+        self._args: dict[str, list[str]] = {}  # toolCallId -> argument deltas
 
     # ----- input -------------------------------------------------------------------------------------------
     def add_input(self, run_input: RunAgentInput) -> None:
@@ -42,8 +45,8 @@ class Conversation:
         if kind == EventType.TEXT_MESSAGE_START:
             self._assistant(event.message_id)
         elif kind == EventType.TEXT_MESSAGE_CONTENT:
-            message = self._assistant(event.message_id)
-            message["content"] = (message.get("content") or "") + event.delta
+            self._assistant(event.message_id)
+            self._text.setdefault(event.message_id, []).append(event.delta)
         elif kind == EventType.TOOL_CALL_START:
             owner_id = event.parent_message_id or self._last_assistant_id() or f"{event.tool_call_id}-call"
             owner = self._assistant(owner_id)
@@ -52,20 +55,37 @@ class Conversation:
             owner.setdefault("toolCalls", []).append(call)
             self._calls[event.tool_call_id] = call
         elif kind == EventType.TOOL_CALL_ARGS:
-            call = self._calls.get(event.tool_call_id)
-            if call is not None:
-                call["function"]["arguments"] += event.delta
+            if event.tool_call_id in self._calls:
+                self._args.setdefault(event.tool_call_id, []).append(event.delta)
         elif kind == EventType.TOOL_CALL_RESULT:
             if event.message_id not in self._by_id:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
                               "toolCallId": event.tool_call_id})
 
     def snapshot(self) -> MessagesSnapshotEvent:
-        messages = _bounded([dict(m, toolCalls=[dict(c, function=dict(c["function"])) for c in m["toolCalls"]])
-                             if "toolCalls" in m else dict(m) for m in self._messages])
+        messages = _bounded([self._settled(m) for m in self._messages])
         return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT, "messages": messages})
 
     # ----- helpers -----------------------------------------------------------------------------------------
+    def _settled(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``message`` with its streamed pieces joined (the copy is what the bound may cut)."""
+        copy = dict(message)
+        pieces = self._text.get(message["id"])
+        if pieces:
+            joined = "".join(pieces)
+            self._text[message["id"]] = [joined]
+            copy["content"] = (message.get("content") or "") + joined
+        if "toolCalls" in message:
+            copy["toolCalls"] = [self._settled_call(call) for call in message["toolCalls"]]
+        return copy
+
+    def _settled_call(self, call: dict[str, Any]) -> dict[str, Any]:
+        pieces = self._args.get(call["id"])
+        if pieces:
+            self._args[call["id"]] = ["".join(pieces)]
+        arguments = call["function"]["arguments"] + "".join(pieces or ())
+        return dict(call, function=dict(call["function"], arguments=arguments))
+
     def _append(self, message: dict[str, Any]) -> None:
         self._messages.append(message)
         self._by_id[message["id"]] = message

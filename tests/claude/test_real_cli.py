@@ -60,7 +60,7 @@ async def test_tool_call_creates_the_file_and_text_streams(settings: RunnerSetti
         "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",  # the core joins args
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
-        "RUN_FINISHED",
+        "MESSAGES_SNAPSHOT", "RUN_FINISHED",
     ]
     start = next(e for e in events if e["type"] == "TOOL_CALL_START")
     assert start["toolCallName"] == "Bash"
@@ -145,7 +145,7 @@ async def test_provider_errors_become_run_errors(settings: RunnerSettings, mode:
         events = await runner.run("t-err", "NOTOOL hello")
         bridge.scripted.mode = "ok"
         after = await runner.run("t-err", "NOTOOL hello again")
-    assert types(events) == ["RUN_STARTED", "RUN_ERROR"]
+    assert types(events) == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
     assert events[-1]["code"] == code and events[-1]["message"].startswith(start), events[-1]
     assert after[-1]["type"] == "RUN_FINISHED"
 

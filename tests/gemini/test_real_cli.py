@@ -62,7 +62,7 @@ async def test_tool_call_creates_the_file(settings: RunnerSettings) -> None:
         "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
-        "RUN_FINISHED",
+        "MESSAGES_SNAPSHOT", "RUN_FINISHED",
     ]
     assert texts(events) == ["I will run a shell command.", *FINAL]
     call = next(e for e in events if e["type"] == "TOOL_CALL_START")
@@ -157,7 +157,7 @@ async def test_api_errors_end_with_a_specific_run_error(settings: RunnerSettings
         server(bridge).mode = mode
         events = await runner.run("t-err", "NOTOOL hello")
         requests = model_turns(server(bridge))
-    assert types(events) == ["RUN_STARTED", "RUN_ERROR"]
+    assert types(events) == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
     assert events[-1]["code"] == code
     assert events[-1]["message"].startswith(words)
     assert "Last lines of the agent's stderr" in events[-1]["message"]
@@ -172,7 +172,7 @@ async def test_unknown_session_is_an_error_and_the_mapping_is_kept(settings: Run
     bridge.sessions.set("t-lost", lost)
     async with harness_for(bridge, settings) as runner:
         events = await runner.run("t-lost", "NOTOOL hello")
-    assert types(events) == ["RUN_STARTED", "RUN_ERROR"]
+    assert types(events) == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
     assert events[-1]["code"] == "RESUME_FAILED"
     assert events[-1]["message"].startswith(f"The conversation could not be resumed: the Gemini CLI did not find "
                                             f"its saved session {lost}")

@@ -32,7 +32,7 @@ async def test_100_followers_of_one_run_get_identical_sequences(tmp_path):
         await run
     first = followers[0]
     check_stream([event for _, event in first])
-    assert len(first) == 3000 + 4
+    assert len(first) == 3000 + 5  # with the MESSAGES_SNAPSHOT
     assert [seq for seq, _ in first] == list(range(1, len(first) + 1))
     assert all(f == first for f in followers)
 
@@ -56,8 +56,8 @@ async def test_a_100000_event_run_keeps_memory_flat_and_loses_nothing(tmp_path):
         count, last_seq, last_type = await count_events("long", 100_000)
         after = rss_bytes()
         replay_tail = await runner.events("long", after=last_seq - 3)
-    assert count == 100_000 + 4 and last_type == "RUN_FINISHED"
-    assert [e["type"] for _, e in replay_tail] == ["TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert count == 100_000 + 5 and last_type == "RUN_FINISHED"  # with the MESSAGES_SNAPSHOT
+    assert [e["type"] for _, e in replay_tail] == ["TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     growth = after - before
     print(json.dumps({"rss_before_mb": before / 2**20, "rss_after_mb": after / 2**20, "growth_mb": growth / 2**20}))
     assert growth < 10 * 2**20, f"memory grew by {growth / 2**20:.1f} MB"
