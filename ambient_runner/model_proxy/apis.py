@@ -39,7 +39,7 @@ class Upstream:
 
     @property
     def host(self) -> str:
-        match = re.match(r"^[a-z]+://([^/]+)", self.base_url)
+        match = re.match(r"^[a-z]+://(?:[^@/]*@)?([^/?#]+)", self.base_url)  # never a user:password@
         return match.group(1) if match else self.base_url
 
     def secrets(self) -> list[str]:

@@ -115,11 +115,14 @@ class ModelProxy:
         if problem is not None:
             await _json(send, 403, "PROXY_FORBIDDEN", problem)
             return
-        body = await _read_body(receive, self.max_request_bytes)
+        try:
+            body = await _read_body(receive, self.max_request_bytes)
+        except _ClientGone:
+            return  # a request the CLI abandoned is not sent upstream
         if body is None:
             await _json(send, 413, "REQUEST_TOO_LARGE", f"request body over {self.max_request_bytes} bytes")
             return
-        await self._forward(scope, body, send)
+        await self._forward(scope, body, receive, send)
 
     def _refusal(self, scope: dict[str, Any]) -> str | None:
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
@@ -146,10 +149,12 @@ class ModelProxy:
             url += "?" + query.decode("latin-1")
         drop = HOP_BY_HOP | set(api.client_auth_headers) | set(self._credentials)
         headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in drop]
+        if not any(k.lower() == b"accept-encoding" for k, _ in headers):
+            headers.append((b"accept-encoding", b"identity"))  # not httpx's default gzip: the body passes through raw
         headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self._credentials.items()]
         return self._client.build_request(scope["method"], url, headers=headers, content=body)
 
-    async def _forward(self, scope: dict[str, Any], body: bytes, send: Any) -> None:
+    async def _forward(self, scope: dict[str, Any], body: bytes, receive: Any, send: Any) -> None:
         assert self._client is not None
         started = time.perf_counter()
         try:
@@ -163,21 +168,25 @@ class ModelProxy:
                         f"reached ({reason})")
             return
         self.requests += 1
+        self.last_failure = None  # it answers again: an earlier failure no longer explains a run's error
+        gone = asyncio.create_task(_disconnected(receive))  # the CLI went away (an interrupt): stop reading upstream
         try:
             headers = [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in HOP_BY_HOP]
             await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
             sent = 0
             async for chunk in response.aiter_raw():
+                if gone.done():
+                    return
                 sent += len(chunk)
-                if sent > self.max_response_bytes:
-                    log.warning("model proxy: response over %d bytes cut", self.max_response_bytes)
-                    break
+                if sent > self.max_response_bytes:  # cut: an error for the CLI, never a complete-looking answer
+                    raise RuntimeError(f"model response over {self.max_response_bytes} bytes")
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except httpx.HTTPError as exc:  # the upstream dropped the stream: end ours the same way
             log.warning("model proxy: upstream stream from %s broke (%s)", self.upstream.host, type(exc).__name__)
             raise
         finally:
+            gone.cancel()
             await response.aclose()
             self._observe(f"{response.status_code // 100}xx", started)
 
@@ -186,13 +195,22 @@ class ModelProxy:
             self.observer(status_class, time.perf_counter() - started)
 
 
+class _ClientGone(Exception):
+    pass
+
+
+async def _disconnected(receive: Any) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 async def _read_body(receive: Any, limit: int) -> bytes | None:
     parts: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return b"".join(parts)
+            raise _ClientGone
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

@@ -38,6 +38,8 @@ SHUTDOWN_MESSAGE = ("The runner is shutting down (its pod is being replaced or s
 
 
 TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
+# Errors the runner itself decided: an unreachable model API never renames them.
+RUNNER_OWN_CODES = {"SHUTDOWN", "IDLE_TIMEOUT", "RUN_TIMEOUT", "AUTH_MISSING", "CLI_NOT_FOUND", "MCP_CONFIG"}
 
 
 class ThreadBusyError(RuntimeError):
@@ -199,25 +201,36 @@ class RunManager:
             ending = Ending(error_message=_with_stderr(f"The runner failed: {type(exc).__name__}: {exc}",
                                                        run.turn.stderr_tail.text()), error_code="RUNNER_ERROR")
         finally:
-            await _close_quietly(stream)
-            if not guard.terminated:
-                for out in guard.finish(self._stopping(run) or ending):
-                    self._emit_run_event(state, run, out, guard)
-            if state.active is run:  # never left busy, whatever happened above
+            try:
+                await _close_quietly(stream)
+                if not guard.terminated:
+                    for out in guard.finish(self._stopping(run) or ending):
+                        self._emit_run_event(state, run, out, guard)
+            except Exception:  # writing the end failed (a full disk): the thread must still take its next run
+                log.exception("ending run %s failed", run.run_id)
+            finally:
+                await self._settle(state, run, guard, started)
+
+    async def _settle(self, state: ThreadState, run: ActiveRun, guard: StreamGuard, started: float) -> None:
+        """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
+        try:
+            if state.active is run:  # never left busy
                 state.active, state.settling = None, run
             self.metrics.run_finished(guard.outcome, time.monotonic() - started, guard.usage)
             run.done.set()
-            try:
-                for hook in self.after_run_hooks:
-                    try:
-                        await hook(run, guard.outcome)
-                    except Exception:
-                        log.exception("after-run hook failed for run %s", run.run_id)
-            finally:
-                run.settled.set()
+            for hook in self.after_run_hooks:
+                try:
+                    await hook(run, guard.outcome)
+                except Exception:
+                    log.exception("after-run hook failed for run %s", run.run_id)
+        finally:
+            run.done.set()
+            run.settled.set()
 
     def _name_unreachable_upstream(self, run: ActiveRun, event: RunErrorEvent) -> RunErrorEvent:
         """The CLI only knows the runner's model proxy on 127.0.0.1: say which model API could not be reached."""
+        if event.code in RUNNER_OWN_CODES:
+            return event
         host = self.bridge.upstream_unreachable_since(run.started_at) if self.bridge is not None else None
         if host is None:
             return event
@@ -280,14 +293,15 @@ class RunManager:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.settings.runner_shutdown_grace):
                     await asyncio.gather(*(self.interrupt(r, shutdown=True) for r in runs))
-        for run in self.active_runs():
+        cancelled = self.active_runs()
+        for run in cancelled:
             if run.task is not None:
                 run.task.cancel()
-        settling = self.unsettled_runs()
-        if settling:  # ended runs finishing their clean-up (the final state sync among it)
+        in_flight = [*cancelled, *self.unsettled_runs()]  # their clean-up (the final state sync among it)
+        if in_flight:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.settings.runner_shutdown_grace):
-                    await asyncio.gather(*(r.settled.wait() for r in settling))
+                    await asyncio.gather(*(r.settled.wait() for r in in_flight))
 
     def close(self) -> None:
         for state in self.threads.values():

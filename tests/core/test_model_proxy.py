@@ -155,3 +155,33 @@ async def test_openai_and_anthropic_apis() -> None:
             await proxy.stop()
         openai.stop()
         anthropic.stop()
+
+
+async def test_no_encoding_is_asked_for_that_the_cli_did_not_ask_for(gemini) -> None:
+    server, proxy = gemini
+    async with httpx.AsyncClient(base_url=proxy.base_url) as client:
+        request = client.build_request("POST", STREAM_PATH, json=GEMINI_BODY,
+                                       headers={"x-goog-api-key": proxy.placeholder})
+        del request.headers["accept-encoding"]
+        await client.send(request)
+        await client.post(STREAM_PATH, json=GEMINI_BODY,
+                          headers={"x-goog-api-key": proxy.placeholder, "accept-encoding": "gzip"})
+    sent = [{k.lower(): v for k, v in q.headers.items()}.get("accept-encoding") for q in server.requests]
+    assert sent == ["identity", "gzip"]
+
+
+def test_the_upstream_host_never_carries_a_password() -> None:
+    assert Upstream(GEMINI, "https://user:s3cret@gateway.example:8443/prefix").host == "gateway.example:8443"
+
+
+async def test_an_answer_clears_an_earlier_failure(gemini) -> None:
+    server, proxy = gemini
+    real = proxy.upstream
+    proxy.upstream = Upstream(GEMINI, "http://127.0.0.1:9", real.headers)  # discard port: refused
+    async with httpx.AsyncClient(base_url=proxy.base_url) as client:
+        headers = {"x-goog-api-key": proxy.placeholder}
+        assert (await client.post(STREAM_PATH, json=GEMINI_BODY, headers=headers)).status_code == 502
+        assert proxy.unreachable_since(0) == "127.0.0.1:9"
+        proxy.upstream = real
+        assert (await client.post(STREAM_PATH, json=GEMINI_BODY, headers=headers)).status_code == 200
+    assert proxy.unreachable_since(0) is None
