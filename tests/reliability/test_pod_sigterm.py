@@ -88,7 +88,7 @@ def test_sigterm_during_a_run_ends_it_cleanly(runner_type, tmp_path, isolated_ne
     check_stream(events)
     assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "SHUTDOWN", events[-1]
     assert "shutting down" in events[-1]["message"]
-    assert code in (0, -signal.SIGTERM), proc.stdout.read() if proc.stdout else code  # uvicorn re-raises it
+    assert code == 0, proc.stdout.read() if proc.stdout else code  # a drained SIGTERM is a clean stop
     assert exited_after < 8 + 5
     time.sleep(0.5)
     assert [pid for pid in cli_processes if alive(pid)] == []
