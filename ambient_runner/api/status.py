@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from ambient_runner.api.errors import ready_bridge
+from ambient_runner.mcp.status import platform_shape
 
 router = APIRouter()
 BOOT_WAIT = 30.0  # what /capabilities and /mcp-status wait for a runner that is still starting
@@ -53,7 +54,7 @@ async def capabilities(request: Request) -> JSONResponse:
         "protocolVersion": PROTOCOL_VERSION,
         "replay": True,
         "endpoints": ["POST /run", "POST /", "POST /interrupt", "GET /events/{threadId}", "GET /health",
-                      "GET /ready", "GET /capabilities", "GET /metrics", "GET /mcp-status"],
+                      "GET /ready", "GET /capabilities", "GET /metrics", "GET /mcp-status", "GET /mcp/status"],
     })
     return JSONResponse(caps)
 
@@ -67,3 +68,10 @@ async def metrics(request: Request) -> Response:
 async def mcp_status(request: Request) -> JSONResponse:
     bridge = await ready_bridge(request, BOOT_WAIT)
     return JSONResponse({"servers": await bridge.mcp_status()})
+
+
+@router.get("/mcp/status")
+async def mcp_status_for_the_platform(request: Request) -> JSONResponse:
+    """The platform backend's MCP panel call: the same servers in its shape and status words."""
+    bridge = await ready_bridge(request, BOOT_WAIT)
+    return JSONResponse(platform_shape(await bridge.mcp_status()))

@@ -33,3 +33,24 @@ def configured(config: McpConfig, reported: dict[str, McpServerStatus] | None = 
     reported = reported or {}
     return [(reported.get(name) or McpServerStatus(name=name, transport=server.transport, status="configured"))
             .wire() for name, server in config.servers.items()]
+
+
+# The platform UI's status words (``GET /mcp/status``): connected / configured show green, error red.
+PLATFORM_STATUS = {"connected": "connected", "configured": "configured", "pending": "configured",
+                   "failed": "error", "needs-auth": "error", "disabled": "disconnected"}
+
+
+def platform_shape(servers: list[dict[str, object]]) -> dict[str, object]:
+    """``{servers: [{name, displayName, status, tools?}], totalCount}``, the platform backend's shape; our own
+    ``transport`` and ``detail`` ride along."""
+    out = []
+    for server in servers:
+        entry: dict[str, object] = {"name": server["name"], "displayName": server["name"],
+                                    "status": PLATFORM_STATUS.get(str(server["status"]), "disconnected"),
+                                    "transport": server.get("transport")}
+        if server.get("detail"):
+            entry["detail"] = server["detail"]
+        if server.get("tools") is not None:
+            entry["tools"] = [{"name": name} for name in server["tools"]]  # type: ignore[union-attr]
+        out.append(entry)
+    return {"servers": out, "totalCount": len(out)}

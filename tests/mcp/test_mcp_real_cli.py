@@ -66,6 +66,10 @@ async def test_a_server_that_exits_at_once_does_not_hang_the_run(runner_type: st
         plain = await kit.runner.run("t-broken", "NOTOOL hello")
         call = await kit.runner.run("t-broken", "MCPTOOL:echo.say still works")
         status = {s["name"]: s for s in (await kit.runner.client.get("/mcp-status")).json()["servers"]}
+        platform = (await kit.runner.client.get("/mcp/status")).json()  # the platform backend's call
+    assert platform["totalCount"] == 2
+    assert {s["name"]: (s["displayName"], s["status"]) for s in platform["servers"]} == {
+        "echo": ("echo", "connected"), "broken": ("broken", "error")}, platform
     assert plain[-1]["type"] == "RUN_FINISHED", plain[-1]
     assert call[-1]["type"] == "RUN_FINISHED", call[-1]
     result = next(e for e in call if e["type"] == "TOOL_CALL_RESULT")
