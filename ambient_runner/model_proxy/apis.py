@@ -41,6 +41,3 @@ class Upstream:
     def host(self) -> str:
         match = re.match(r"^[a-z]+://(?:[^@/]*@)?([^/?#]+)", self.base_url)  # never a user:password@
         return match.group(1) if match else self.base_url
-
-    def secrets(self) -> list[str]:
-        return [value.removeprefix("Bearer ") for value in self.headers.values() if value]

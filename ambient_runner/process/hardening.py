@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 
 PR_SET_DUMPABLE = 4
-PR_GET_DUMPABLE = 3
 
 
 def make_undumpable() -> bool:
@@ -21,7 +20,3 @@ def make_undumpable() -> bool:
     except (OSError, AttributeError):
         return False
 
-
-def is_dumpable() -> bool:
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1

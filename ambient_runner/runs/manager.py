@@ -6,9 +6,9 @@ even when the CLI prints nothing), turns failures into ``RUN_ERROR`` with the CL
 interrupted run with ``RUN_FINISHED`` outcome ``cancelled``. Interrupt escalates: the bridge's polite interrupt,
 then after ``RUNNER_INTERRUPT_GRACE`` the bridge's stream is cancelled (its ``finally`` ends the process group).
 
-A run's end is decided in one place, ``_emit``: once its terminal event is in the thread's log the thread is no
-longer busy. What the run still does after that (closing the bridge's stream: the CLI's exit, reaping, the session
-map; then the after-run hooks: the state sync) is its *settling*; the thread's next run waits for it (bounded by
+A run's end is decided in one place, ``_emit_run_event``: once its terminal event is in the thread's log the thread
+is no longer busy. What the run still does after that (closing the bridge's stream: the CLI's exit, reaping, the
+session map; then the after-run hooks: the state sync) is its *settling*; the thread's next run waits for it (bounded by
 ``RUNNER_SETTLE_TIMEOUT``, else ``PreviousRunStuckError``) instead of being refused.
 """
 
@@ -162,15 +162,19 @@ class RunManager:
         else:
             state.conversation.feed(event)
         self._emit(state.log, event, terminal=guard.terminated)
-        if guard.terminated and state.active is run:
-            state.active = None
-            state.settling = run
+        if guard.terminated:
+            self._release(state, run)
+
+    @staticmethod
+    def _release(state: ThreadState, run: ActiveRun) -> None:
+        """The thread takes its next run (once ``run`` has settled)."""
+        if state.active is run:
+            state.active, state.settling = None, run
 
     # ----- driving ---------------------------------------------------------------------------------------
     async def _drive(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
         settings = self.settings
-        started = time.monotonic()
-        deadline = started + settings.runner_run_timeout
+        deadline = run.started_at + settings.runner_run_timeout
         ending = Ending()
         assert self.bridge is not None, "runs start only once the bridge is loaded"
         stream = self.bridge.run_turn(run.turn)
@@ -209,15 +213,14 @@ class RunManager:
             except Exception:  # writing the end failed (a full disk): the thread must still take its next run
                 log.exception("ending run %s failed", run.run_id)
             finally:
-                await self._settle(state, run, guard, started)
+                await self._settle(state, run, guard)
 
-    async def _settle(self, state: ThreadState, run: ActiveRun, guard: StreamGuard, started: float) -> None:
+    async def _settle(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
         """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
         try:
-            if state.active is run:  # never left busy
-                state.active, state.settling = None, run
-            self.metrics.run_finished(guard.outcome, time.monotonic() - started, guard.usage)
-            run.done.set()
+            self._release(state, run)  # never left busy, even when the terminal event could not be written
+            self.metrics.run_finished(guard.outcome, time.monotonic() - run.started_at, guard.usage)
+            run.done.set()  # interrupt() waits for this; the hooks (state sync) need not hold it up
             for hook in self.after_run_hooks:
                 try:
                     await hook(run, guard.outcome)

@@ -28,6 +28,7 @@ MISSING_HINT = ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE
 SCRIPTED_KEY = "sk-ant-scripted-offline-key"
 ANTHROPIC_API_BASE = "https://api.anthropic.com"
 # The credential variables Claude Code reads, and the header it sends each in (measured with 2.1.332).
+PROXIED_SOURCES = ("scripted", "api-key", "oauth", "gateway")  # not Vertex AI: Claude Code signs those itself
 CREDENTIAL_HEADERS = {"ANTHROPIC_API_KEY": "x-api-key", "ANTHROPIC_AUTH_TOKEN": "authorization",
                       "CLAUDE_CODE_OAUTH_TOKEN": "authorization"}
 
@@ -81,7 +82,7 @@ def resolve_auth(environ: Mapping[str, str]) -> ClaudeAuth:
 
 def model_upstream(auth: ClaudeAuth) -> Upstream | None:
     """Where the model proxy forwards for ``auth`` (None for Vertex AI: Claude Code signs those requests itself)."""
-    if auth.source not in ("scripted", "api-key", "oauth", "gateway"):
+    if auth.source not in PROXIED_SOURCES:
         return None
     headers: dict[str, str] = {}
     for name, header in CREDENTIAL_HEADERS.items():
@@ -93,7 +94,7 @@ def model_upstream(auth: ClaudeAuth) -> Upstream | None:
 
 def through_proxy(auth: ClaudeAuth, proxy: ModelProxy | None) -> ClaudeAuth:
     """``auth`` as Claude Code sees it when the proxy serves its model API: the proxy's URL, placeholders."""
-    if proxy is None or model_upstream(auth) is None:
+    if proxy is None or auth.source not in PROXIED_SOURCES:
         return auth
     env = {k: proxy.placeholder if k in CREDENTIAL_HEADERS and v else v for k, v in auth.env.items()}
     return replace(auth, env=env | {"ANTHROPIC_BASE_URL": proxy.base_url})

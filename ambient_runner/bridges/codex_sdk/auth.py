@@ -22,6 +22,7 @@ AUTH_FILE_VARIABLE = "CODEX_AUTH_JSON_FILE"
 BASE_URL_VARIABLE = "OPENAI_BASE_URL"
 CREDENTIAL_FILES = ("auth.json",)  # relative to CODEX_HOME; never synced to the state store
 SCRIPTED_KEY = "sk-scripted-offline"
+KEY_KINDS = ("api_key", "scripted")  # a key in the app-server's environment: what the model proxy can hold
 MISSING_MESSAGE = ("No OpenAI credentials: set OPENAI_API_KEY or CODEX_API_KEY, or mount a ChatGPT-login "
                    "auth.json and point CODEX_AUTH_JSON_FILE at it.")
 
@@ -79,13 +80,13 @@ def install_auth_file(auth: CodexAuth, codex_home: Path) -> None:
 
 def model_upstream(auth: CodexAuth) -> Upstream | None:
     """Where the model proxy forwards for an API key (None for a ChatGPT login: Codex refreshes it itself)."""
-    if auth.kind not in ("api_key", "scripted") or not auth.key:
+    if auth.kind not in KEY_KINDS or not auth.key:
         return None
     return Upstream(OPENAI_RESPONSES, auth.base_url or OPENAI_API_BASE, {"authorization": f"Bearer {auth.key}"})
 
 
 def through_proxy(auth: CodexAuth, proxy: ModelProxy | None) -> CodexAuth:
     """``auth`` as the app-server sees it when the proxy serves its model API: the proxy's URL and placeholder."""
-    if proxy is None or auth.kind not in ("api_key", "scripted"):
+    if proxy is None or auth.kind not in KEY_KINDS:
         return auth
     return replace(auth, key=proxy.placeholder, base_url=f"{proxy.base_url}/v1")

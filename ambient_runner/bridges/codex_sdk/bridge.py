@@ -36,6 +36,7 @@ from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridges.codex_sdk.auth import (
     AUTH_FILE_VARIABLE,
     CREDENTIAL_FILES,
+    KEY_KINDS,
     KEY_VARIABLES,
     MISSING_MESSAGE,
     CodexAuth,
@@ -146,7 +147,7 @@ class CodexBridge(Bridge):
         """Write config.toml and auth.json; returns the same choices as the app-server's ``-c`` overrides."""
         extra: dict[str, object] = {}
         base_url: str | None = auth.base_url
-        if auth.kind in ("api_key", "scripted"):
+        if auth.kind in KEY_KINDS:
             base_url = base_url or OPENAI_API_BASE
         elif auth.kind == "auth_json":
             if base_url:
