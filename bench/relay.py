@@ -50,8 +50,9 @@ def relay_latency(url: str, count: int, rate: float) -> list[float]:
     out = []
     for now, data in received:
         if b'"t=' in data:
-            written = int(json.loads(data)["delta"][2:].strip())
-            out.append((now - written) / 1e6)
+            event = json.loads(data)
+            if event["type"] == "TEXT_MESSAGE_CONTENT":  # not the MESSAGES_SNAPSHOT, which holds every stamp too
+                out.append((now - int(event["delta"][2:].strip())) / 1e6)
     assert len(out) == count, (len(out), count)
     return out
 
