@@ -41,8 +41,8 @@ PLATFORM_STATUS = {"connected": "connected", "configured": "configured", "pendin
 
 
 def platform_shape(servers: list[dict[str, object]]) -> dict[str, object]:
-    """``{servers: [{name, displayName, status, tools?}], totalCount}``, the platform backend's shape; our own
-    ``transport`` and ``detail`` ride along."""
+    """``{servers: [{name, displayName, status, tools?: [{name, annotations}]}], totalCount}``, the platform
+    backend's shape (its UI reads each tool's ``annotations``); our own ``transport`` and ``detail`` ride along."""
     out = []
     for server in servers:
         entry: dict[str, object] = {"name": server["name"], "displayName": server["name"],
@@ -51,6 +51,6 @@ def platform_shape(servers: list[dict[str, object]]) -> dict[str, object]:
         if server.get("detail"):
             entry["detail"] = server["detail"]
         if server.get("tools") is not None:
-            entry["tools"] = [{"name": name} for name in server["tools"]]  # type: ignore[union-attr]
+            entry["tools"] = [{"name": name, "annotations": {}} for name in server["tools"]]  # type: ignore[union-attr]
         out.append(entry)
     return {"servers": out, "totalCount": len(out)}
