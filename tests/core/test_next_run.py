@@ -123,4 +123,5 @@ async def test_a_post_while_the_run_streams_still_gets_409():
             assert busy.status_code == 409
             assert busy.json()["error"]["code"] == "THREAD_BUSY"
             rest = [event async for _, event in lines]
+        runner.checked("t1", [started, *rest])  # ag-ui-validate and the project's stream checks
         assert rest[-1]["type"] == "RUN_FINISHED"
