@@ -42,7 +42,7 @@ ENV PYTHONUNBUFFERED=1 \
     PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/tmp \
     WORKSPACE_PATH=/workspace \
-    RUNNER_STATE_ROOT=/var/lib/ambient-runner \
+    RUNNER_STATE_ROOT=/app \
     AGUI_PORT=8001 \
     GIT_TERMINAL_PROMPT=0
 
@@ -66,11 +66,14 @@ COPY package.json package-lock.json ./
 # The runner's code (.dockerignore keeps the context to main.py and the packages).
 COPY . ./
 # The Gemini CLI's system settings (rank above a repository's .gemini/settings.json): root's, read-only.
+# The user is the platform's: uid 1001, group 0 (its init container chowns the workspace to 1001:0; OpenShift runs
+# any uid in group 0), so what the runner writes is group-writable. The CLI state dirs sit at /app/<stateDir>, where
+# the platform's operator mounts /workspace/<stateDir> (its sidecar uploads them); /app itself stays root's.
 RUN python -m compileall -q /app \
  && python -c "from ambient_runner.bridges.gemini_cli.cli_config import ensure_system_settings as e; assert e()" \
- && useradd --uid 10001 --user-group --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
- && install -d -o 10001 -g 10001 /workspace /var/lib/ambient-runner
+ && useradd --uid 1001 --gid 0 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
+ && install -d -o 1001 -g 0 -m 2775 /workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex
 
-USER 10001:10001
+USER 1001:0
 EXPOSE 8001
 CMD ["python", "main.py"]

@@ -13,6 +13,8 @@ from typing import Any
 from ag_ui.core import RunAgentInput, UserMessage
 from fastapi import FastAPI
 
+from ambient_runner.api import feedback as feedback_api
+from ambient_runner.api import model as model_api
 from ambient_runner.api import runs as runs_api
 from ambient_runner.api import status as status_api
 from ambient_runner.api.auth import TokenAuthMiddleware
@@ -21,6 +23,7 @@ from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.platform.first_turn import first_turn_url, post_first_turn
 from ambient_runner.process.hardening import make_undumpable
 from ambient_runner.process.supervisor import become_subreaper
 from ambient_runner.runs.manager import RunManager
@@ -47,17 +50,20 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         make_undumpable()  # /proc/<runner>/environ (the real credentials) out of the tools' reach
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
         uninstall_redaction = [install_redaction(runs.redactor)]
+        background: list[asyncio.Task[object]] = []
 
         async def when_booted(ok: bool) -> None:
             uninstall_redaction.pop()()
             uninstall_redaction.append(install_redaction(runs.redactor))  # now with the bridge's credentials
             if ok:
-                await _start_initial_prompt(settings, runs)
+                await _start_initial_prompt(settings, runs, background)
 
         boot.start(app, when_booted)
         try:
             yield
         finally:
+            for task in background:
+                task.cancel()
             await runs.shutdown()
             await boot.stop(settings.runner_shutdown_grace)
             runs.close()
@@ -77,6 +83,8 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     install_error_handlers(app)
     app.include_router(status_api.router)
     app.include_router(runs_api.router)
+    app.include_router(model_api.router)
+    app.include_router(feedback_api.router)
     token = settings.agui_token.get_secret_value() if settings.agui_token else None
     app.add_middleware(TokenAuthMiddleware, token=token)
     return app
@@ -108,11 +116,22 @@ def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
-async def _start_initial_prompt(settings: RunnerSettings, runs: RunManager) -> None:
-    """``INITIAL_PROMPT``: start that run once per session (not again when a replaced pod starts)."""
+async def _start_initial_prompt(settings: RunnerSettings, runs: RunManager,
+                                background: list[asyncio.Task[object]]) -> None:
+    """``INITIAL_PROMPT``: start that run once per session (not again when a replaced pod starts, nor when the
+    platform says the session already ran: ``IS_RESUME=true``). On the platform (``BACKEND_API_URL``) its backend
+    runs it, so the runner POSTs it there (in the background: it retries for minutes at worst)."""
     prompt = settings.initial_prompt.strip()
     marker = settings.state_dir / INITIAL_PROMPT_MARKER
-    if not prompt or marker.exists():
+    if not prompt or marker.exists() or settings.resuming:
+        return
+    url = first_turn_url(settings)
+    if url is not None:
+        async def through_the_backend() -> None:
+            if await post_first_turn(settings, url, prompt):
+                marker.write_text("backend")
+
+        background.append(asyncio.create_task(through_the_backend(), name="first-turn"))
         return
     run_input = RunAgentInput(thread_id=settings.session_id, run_id=f"initial-{uuid.uuid4()}",
                               messages=[UserMessage(id=f"initial-{uuid.uuid4()}", role="user", content=prompt)],

@@ -52,6 +52,7 @@ class RunnerSettings(BaseSettings):
     runner_default_mode: Literal["default", "plan"] = Field("default", description="mode when a run names none")
     mcp_servers_json: str = Field("", description='MCP servers, {"mcpServers": {name: {...}}} as JSON text')
     mcp_config_file: Path | None = Field(None, description="a mounted file with the MCP servers JSON")
+    mcp_disabled_servers: str = Field("", description="comma-separated MCP server names to leave out")
     runner_log_level: Literal["debug", "info", "warning", "error"] = "info"
     state_store_url: str = Field("", description="durable store of the state dir: file:///path or s3://bucket/prefix")
     state_store_s3_addressing_style: Literal["auto", "path", "virtual"] | None = Field(
@@ -62,6 +63,16 @@ class RunnerSettings(BaseSettings):
         True, description="serve each CLI's model API through the runner's proxy (the CLI never holds the key)")
     runner_settle_timeout: float = Field(
         60.0, gt=0, description="s a thread's next run waits for the previous run's clean-up before a 503")
+    # The platform's own variables (its operator sets them): read as text, so a value the runner cannot use is
+    # never what stops it (ambient_runner.platform).
+    backend_api_url: str = Field("", description="the platform backend's API, which starts the first turn")
+    project_name: str = Field("", description="the platform project (namespace) of this session")
+    agentic_session_namespace: str = Field("", description="the same, older name")
+    is_resume: str = Field("", description="'true' when the platform restarts a session that already ran")
+    runner_bot_token_file: Path = Field(Path("/var/run/secrets/ambient/bot-token"),
+                                        description="the platform's bot token, read fresh on every call")
+    runner_first_turn_backoff: float = Field(
+        2.0, gt=0, description="s before the first retry of the first-turn POST (doubling, at most 30 s)")
 
     @field_validator("runner_type")
     @classmethod
@@ -124,8 +135,22 @@ class RunnerSettings(BaseSettings):
 
     @property
     def mcp_servers(self) -> McpConfig:
-        """The runner's MCP servers (MCP_CONFIG_FILE overlaid with MCP_SERVERS_JSON), validated at start."""
-        return load_mcp_config(self.mcp_servers_json, self.mcp_config_file)
+        """The runner's MCP servers (MCP_CONFIG_FILE overlaid with MCP_SERVERS_JSON, less MCP_DISABLED_SERVERS),
+        validated at start."""
+        config = load_mcp_config(self.mcp_servers_json, self.mcp_config_file)
+        disabled = {n.strip() for n in self.mcp_disabled_servers.split(",") if n.strip()}
+        if not disabled:
+            return config
+        return McpConfig(servers={n: s for n, s in config.servers.items() if n not in disabled})
+
+    @property
+    def resuming(self) -> bool:
+        """The platform restarted a session that already ran (``IS_RESUME=true``): no first turn again."""
+        return self.is_resume.strip().lower() == "true"
+
+    @property
+    def project(self) -> str:
+        return self.project_name.strip() or self.agentic_session_namespace.strip()
 
     @property
     def state_dir(self) -> Path:

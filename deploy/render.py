@@ -5,13 +5,15 @@
 From the agent registry (``agent-registry.json``, the ``ambient-agent-registry`` ConfigMap) and the pod template
 (``runner-pod-template.yaml``) it builds, for the chosen entry:
 
-* env: the template's env, then the entry's ``internalEnvVars`` (RUNNER_TYPE, RUNNER_STATE_DIR), its models
-  (RUNNER_DEFAULT_MODEL = defaultModel, RUNNER_MODELS), ``SESSION_ID``, the session's ``AGUI_TOKEN`` secret
-  (``<session>-runner-token``, key ``token``), one ``secretKeyRef`` per ``requiredSecrets`` name (``optional``:
-  any one is enough), then the user's ``--env`` values, which replace earlier ones;
+* env: the template's env, ``SESSION_ID``, the session's ``AGUI_TOKEN`` secret (``<session>-runner-token``, key
+  ``token``), then the entry's ``container.env`` (RUNNER_TYPE, RUNNER_STATE_DIR, RUNNER_DEFAULT_MODEL,
+  RUNNER_MODELS), one ``secretKeyRef`` per ``auth.requiredSecretKeys`` name (``optional``: any one is enough), then
+  the user's ``--env`` values, which replace earlier ones;
 * names and labels: pod ``<session>-runner``, Service ``session-<session>`` selecting that pod only.
 
-The user's env may not change the entry's internalEnvVars, nor switch on the offline scripted model.
+The user's env may not change the entry's RUNNER_TYPE or RUNNER_STATE_DIR, nor switch on the offline scripted
+model. (The platform's own operator builds its pod from the same entry fields: ``container``, ``sandbox``,
+``auth``; see the README's "Running on the ambient-code platform".)
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def _set_env(env: list[dict[str, Any]], item: dict[str, Any]) -> None:
 
 def session_env(entry: dict[str, Any], session: str, template_env: list[dict[str, Any]],
                 user_env: dict[str, str], secret_name: str = CREDENTIALS_SECRET) -> list[dict[str, Any]]:
-    internal = entry["internalEnvVars"]
+    internal = entry["internalEnvVars"]  # RUNNER_TYPE, RUNNER_STATE_DIR: what makes the entry this runner
     for name in user_env:
         if name in FORBIDDEN_USER_ENV:
             raise RenderError(f"{name} is never set in a deployed runner (the offline scripted model is for tests)")
@@ -77,11 +79,9 @@ def session_env(entry: dict[str, Any], session: str, template_env: list[dict[str
     _set_env(env, {"name": "SESSION_ID", "value": session})
     _set_env(env, {"name": "AGUI_TOKEN", "valueFrom": {"secretKeyRef": {"name": f"{session}-runner-token",
                                                                          "key": "token"}}})
-    for name, value in internal.items():
+    for name, value in entry["container"]["env"].items():
         _set_env(env, {"name": name, "value": str(value)})
-    _set_env(env, {"name": "RUNNER_DEFAULT_MODEL", "value": entry["defaultModel"]})
-    _set_env(env, {"name": "RUNNER_MODELS", "value": ",".join(entry["models"])})
-    for name in entry["requiredSecrets"]:
+    for name in entry["auth"]["requiredSecretKeys"]:
         _set_env(env, {"name": name, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": name,
                                                                     "optional": True}}})
     for name, value in user_env.items():
@@ -125,7 +125,7 @@ def _parse_env(values: list[str]) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Render the runner Pod and Service for one agent session.")
-    parser.add_argument("--entry", required=True, help="agent-registry id: claude, gemini-cli, codex-sdk")
+    parser.add_argument("--entry", required=True, help="agent-registry id: claude-agent-sdk, gemini-cli, codex-sdk")
     parser.add_argument("--session", required=True, help="the session id (a DNS label)")
     parser.add_argument("--image", help="the runner image (default: the template's)")
     parser.add_argument("--namespace")

@@ -1,7 +1,9 @@
 """``AGUI_TOKEN``: when set, every endpoint but ``/health`` needs it (constant-time comparison).
 
-Accepted as ``Authorization: Bearer <token>`` or ``X-Ambient-Session-Token: <token>`` (the platform backend's
-header).
+Accepted as ``X-Ambient-Session-Token: <token>`` (the platform backend's header) or ``Authorization: Bearer
+<token>``. When the session token header is present it alone decides: the platform's backend also forwards the
+user's own ``Authorization`` on content and git calls (and Go writes headers sorted, ``Authorization`` first), so a
+valid ``X-Ambient-Session-Token`` is enough whatever else is sent. Neither header is ever logged.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ class TokenAuthMiddleware:
 
     @staticmethod
     def _presented(scope: Scope) -> bytes:
+        bearer = b""
         for name, value in scope.get("headers", ()):
             if name == b"x-ambient-session-token":
-                return value
-            if name == b"authorization" and value[:7].lower() == b"bearer ":
-                return value[7:].strip()
-        return b""
+                return value.strip()
+            if name == b"authorization" and not bearer and value[:7].lower() == b"bearer ":
+                bearer = value[7:].strip()
+        return bearer

@@ -42,9 +42,12 @@ async def stream_frames(request: Request, event_log: ThreadEventLog, after: int)
         metrics.sse_clients.dec()
 
 
+def event_source(frames: AsyncIterator[bytes]) -> EventSourceResponse:
+    return EventSourceResponse(frames, ping=PING_SECONDS, headers={"X-Accel-Buffering": "no"})
+
+
 def sse_response(request: Request, event_log: ThreadEventLog, after: int) -> EventSourceResponse:
-    return EventSourceResponse(stream_frames(request, event_log, after), ping=PING_SECONDS,
-                               headers={"X-Accel-Buffering": "no"})
+    return event_source(stream_frames(request, event_log, after))
 
 
 async def start_run(request: Request) -> EventSourceResponse:
@@ -108,13 +111,27 @@ async def interrupt(request: Request) -> JSONResponse:
     return JSONResponse({"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]})
 
 
+async def between_run_frames(request: Request) -> AsyncIterator[bytes]:
+    metrics = request.app.state.metrics
+    metrics.sse_clients.inc()
+    try:
+        async for data in _runs(request).between_runs.follow():
+            yield f"data: {data}\n\n".encode()
+    finally:
+        metrics.sse_clients.dec()
+
+
 @router.get("/events/{thread_id:path}", response_class=EventSourceResponse)
 async def events(request: Request, thread_id: str, after: str | None = None) -> EventSourceResponse:
-    """Replay the thread's events after N (``Last-Event-ID`` or ``?after=N``), then follow its live run."""
+    """With a cursor (``Last-Event-ID`` or ``?after=N``): replay the thread's events after N, then follow its live
+    run. Without one (the platform backend's between-run listener): only events outside any run, from now on,
+    with keep-alive comments, until the runner stops."""
     check_id("threadId", thread_id)
-    raw = after if after is not None else request.headers.get("last-event-id", "0")
+    raw = after if after is not None else request.headers.get("last-event-id")
+    if raw is None:
+        return event_source(between_run_frames(request))
     try:
-        cursor = int(raw or "0")
+        cursor = int(raw)
         if cursor < 0:
             raise ValueError
     except ValueError:

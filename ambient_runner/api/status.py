@@ -46,15 +46,36 @@ async def ready(request: Request) -> JSONResponse:
     return JSONResponse({"ready": True})
 
 
+# The platform's names for what its UI can use, by the route that serves it (its reference runner derives the list
+# the same way).
+PLATFORM_FEATURES = {"/feedback": "feedback", "/mcp/status": "mcp_diagnostics", "/model": "model_switch",
+                     "/interrupt": "interrupt", "/repos/add": "repos", "/workflow": "workflows"}
+
+
+def _paths(request: Request) -> dict[str, dict[str, object]]:
+    """The app's routes, from its OpenAPI document (public, built once and cached by FastAPI)."""
+    return request.app.openapi().get("paths", {})
+
+
 @router.get("/capabilities")
 async def capabilities(request: Request) -> JSONResponse:
     bridge = await ready_bridge(request, BOOT_WAIT)
-    caps = bridge.capabilities().model_dump(by_alias=True, exclude_none=True)
+    settings = request.app.state.settings
+    native = bridge.capabilities()
+    caps = native.model_dump(by_alias=True, exclude_none=True)
+    paths = _paths(request)
     caps.update({
         "protocolVersion": PROTOCOL_VERSION,
         "replay": True,
-        "endpoints": ["POST /run", "POST /", "POST /interrupt", "GET /events/{threadId}", "GET /health",
-                      "GET /ready", "GET /capabilities", "GET /metrics", "GET /mcp-status", "GET /mcp/status"],
+        "endpoints": [f"{method.upper()} {path}" for path, methods in paths.items() for method in methods],
+        # The platform's fields (its UI shows the agent by matching framework against the registry id).
+        "agent_features": ["agentic_chat", "backend_tool_rendering", *(["thinking"] if native.reasoning else [])],
+        "platform_features": sorted(name for path, name in PLATFORM_FEATURES.items() if path in paths),
+        "file_system": False,
+        "tracing": None,
+        "session_persistence": bool(settings.state_store_url) or native.resume,
+        "model": native.default_model,
+        "session_id": settings.session_id,
     })
     return JSONResponse(caps)
 

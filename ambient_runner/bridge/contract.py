@@ -117,6 +117,7 @@ class Bridge(ABC):
     """One runner type. Constructed once per process with the runner settings."""
 
     runner_type: ClassVar[str]
+    framework: ClassVar[str]  # this runner's id in the platform's agent registry (its UI matches the two)
     model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
 
     async def start_model_proxy(self, upstream: Upstream | None, enabled: bool = True) -> ModelProxy | None:

@@ -25,6 +25,7 @@ from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 
 from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.settings import RunnerSettings
@@ -90,6 +91,7 @@ class RunManager:
         self.threads: dict[str, ThreadState] = {}
         self.draining = False
         self.after_run_hooks: list[AfterRunHook] = []
+        self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
 
     # ----- queries ---------------------------------------------------------------------------------------
     def thread(self, thread_id: str) -> ThreadState | None:
@@ -148,6 +150,13 @@ class RunManager:
         if state.active is not None:
             raise ThreadBusyError(f"thread {state.log.thread_id!r} already has a run in progress "
                                   f"({state.active.run_id}); interrupt it or wait for it to finish")
+
+    def publish_between_runs(self, event: BaseEvent) -> None:
+        """An event that belongs to no run (a model switch): to the between-run listeners, redacted, stamped."""
+        if event.timestamp is None:
+            event = event.model_copy(update={"timestamp": int(time.time() * 1000)})
+        self.metrics.events.inc()
+        self.between_runs.publish(event_json(event, self.redactor))
 
     def _emit(self, event_log: ThreadEventLog, event: BaseEvent, terminal: bool = False) -> int:
         self.metrics.events.inc()
@@ -290,6 +299,7 @@ class RunManager:
     async def shutdown(self) -> None:
         """Take no new runs; end active runs with a terminal event; bounded by RUNNER_SHUTDOWN_GRACE."""
         self.draining = True
+        self.between_runs.close()
         runs = self.active_runs()
         if runs:
             log.info("shutting down: stopping %d active run(s)", len(runs))

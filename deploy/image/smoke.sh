@@ -50,7 +50,7 @@ if unshare --mount --net true 2>/dev/null; then
     ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
     rootfs=$("${BUILDAH[@]}" mount "$ctr")
     set +e
-    out=$(STAGE_DIR=$stage EXTRA_ENV="RUNNER_TYPE=$runner RUNNER_SCRIPTED_MODEL=true AGUI_HOST=127.0.0.1 AGUI_TOKEN=smoke-token" \
+    out=$(STAGE_DIR=$stage EXTRA_ENV="RUNNER_TYPE=$runner RUNNER_SCRIPTED_MODEL=true AGUI_HOST=127.0.0.1 AGUI_TOKEN=smoke-token RUNNER_STATE_ROOT=/var/lib/ambient-runner" \
       deploy/image/readonly-root.sh "$rootfs" "$envfile" -- python /tmp/smoke/smoke_client.py --start-runner \
       --lock /tmp/smoke/requirements.lock --probe "$PROBE" 2>"/tmp/smoke-ro-$runner.log")
     rc=$?

@@ -236,7 +236,7 @@ async def test_malformed_bodies_get_422_json(bridge):
         assert huge.status_code == 413 and huge.json()["error"]["code"] == "BODY_TOO_LARGE"
         bad_after = await runner.client.get("/events/t1", params={"after": "-3"})
         assert bad_after.status_code == 422
-        unknown = await runner.client.get("/events/never-seen")
+        unknown = await runner.client.get("/events/never-seen", params={"after": 0})
         assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "UNKNOWN_THREAD"
 
 
@@ -257,7 +257,8 @@ async def test_token_is_required_everywhere_but_health(bridge):
         client = runner.client
         assert (await client.get("/health")).status_code == 200
         for method, path in [("GET", "/ready"), ("GET", "/capabilities"), ("GET", "/metrics"),
-                             ("POST", "/run"), ("POST", "/"), ("POST", "/interrupt"), ("GET", "/events/t1")]:
+                             ("POST", "/run"), ("POST", "/"), ("POST", "/interrupt"), ("GET", "/events/t1"),
+                             ("POST", "/model"), ("POST", "/feedback"), ("GET", "/mcp/status")]:
             response = await client.request(method, path, json={})
             assert response.status_code == 401, path
             assert response.json()["error"]["code"] == "UNAUTHORIZED"
@@ -265,6 +266,12 @@ async def test_token_is_required_everywhere_but_health(bridge):
             assert wrong.status_code == 401
         ok = await client.get("/capabilities", headers={"X-Ambient-Session-Token": "s3cr3t-token"})
         assert ok.status_code == 200
+        # The platform's content and git calls also forward the user's own Authorization, written first (Go sorts
+        # headers): the session token alone decides, whatever else is sent.
+        both = [("Authorization", "Bearer the-users-own-token"), ("X-Ambient-Session-Token", "s3cr3t-token")]
+        assert (await client.get("/capabilities", headers=both)).status_code == 200
+        wrong_session = [("Authorization", "Bearer s3cr3t-token"), ("X-Ambient-Session-Token", "nope")]
+        assert (await client.get("/capabilities", headers=wrong_session)).status_code == 401
 
 
 async def test_health_ready_capabilities_metrics(bridge):

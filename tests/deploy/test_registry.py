@@ -1,10 +1,12 @@
-"""The agent registry agrees with the runner: each entry names a bridge the runner has, its state dir, exactly the
-credentials that bridge's auth reads (any one of them alone is enough), and models the pinned CLI knows."""
+"""The agent registry agrees with the runner: each entry, in the platform operator's schema, names a bridge the runner
+has, its state dir, exactly the credentials that bridge's auth reads (any one of them alone is enough), and models
+the pinned CLI knows; its id is the framework the runner's /capabilities reports (the platform UI matches them)."""
 
 from __future__ import annotations
 
 import mmap
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,7 +17,7 @@ from ambient_runner.bridges.codex_sdk import auth as codex_auth
 from ambient_runner.bridges.codex_sdk import config as codex_config
 from ambient_runner.bridges.gemini_cli import auth as gemini_auth
 from ambient_runner.bridges.gemini_cli import cli_config as gemini_config
-from ambient_runner.settings import DEFAULT_STATE_DIRS, RUNNER_TYPES
+from ambient_runner.settings import DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES
 from tests.deploy.conftest import ROOT
 
 # What each bridge's auth module reads as a credential that is enough on its own.
@@ -34,44 +36,121 @@ def resolves(runner_type: str, environ: dict[str, str]) -> bool:
     return codex_auth.resolve_auth(environ).ok
 
 
-class InternalEnv(BaseModel):
+class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class InternalEnv(Strict):
     RUNNER_TYPE: str
     RUNNER_STATE_DIR: str
 
 
-class RegistryEntry(BaseModel):
-    """CONTRACTS.md section 1."""
+class ContainerEnv(InternalEnv):
+    RUNNER_DEFAULT_MODEL: str
+    RUNNER_MODELS: str
 
-    model_config = ConfigDict(extra="forbid")
+
+class Amounts(Strict):
+    cpu: str
+    memory: str
+
+
+class Resources(Strict):
+    requests: Amounts
+    limits: Amounts
+
+
+class Container(Strict):
+    image: str = Field(min_length=1)
+    port: int
+    env: ContainerEnv
+    resources: Resources
+
+
+class Seed(Strict):
+    cloneRepos: bool
+    hydrateState: bool
+
+
+class Sandbox(Strict):
+    stateDir: str
+    persistence: Literal["s3", "none"]
+    workspaceSize: str
+    terminationGracePeriod: int
+    seed: Seed
+
+
+class Auth(Strict):
+    requiredSecretKeys: list[str] = Field(min_length=1)
+    secretKeyLogic: Literal["any"]
+    vertexSupported: bool
+
+
+class Model(Strict):
+    value: str
+    label: str = Field(min_length=1)
+
+
+class RegistryEntry(Strict):
+    """The platform operator's schema (research/platform-backend-contract.md section 4), the design's defaultModel
+    and models, and CONTRACTS.md section 1's requiredSecrets and internalEnvVars."""
+
     id: str
     displayName: str = Field(min_length=1)
     description: str = Field(min_length=1)
+    framework: str
+    provider: Literal["anthropic", "google", "openai"]
+    container: Container
+    sandbox: Sandbox
+    auth: Auth
+    featureGate: str
     defaultModel: str
-    models: list[str] = Field(min_length=1)
+    models: list[Model] = Field(min_length=1)
     requiredSecrets: list[str] = Field(min_length=1)
     internalEnvVars: InternalEnv
 
+    @property
+    def runner_type(self) -> str:
+        return RUNNER_TYPE_ALIASES.get(self.container.env.RUNNER_TYPE, self.container.env.RUNNER_TYPE)
 
-def test_three_entries_in_the_contract_schema(registry):
+    @property
+    def model_values(self) -> list[str]:
+        return [m.value for m in self.models]
+
+
+ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk"]
+
+
+def test_three_entries_in_the_operators_schema(registry):
     entries = [RegistryEntry.model_validate(e) for e in registry]
-    assert [e.id for e in entries] == ["claude", "gemini-cli", "codex-sdk"]
+    assert [e.id for e in entries] == ENTRY_IDS  # the Claude entry keeps the platform's id
 
 
-@pytest.fixture(params=["claude", "gemini-cli", "codex-sdk"])
+@pytest.fixture(params=ENTRY_IDS)
 def entry(request, registry):
     return RegistryEntry.model_validate(next(e for e in registry if e["id"] == request.param))
 
 
 def test_runner_type_is_a_bridge_the_runner_knows(entry):
-    runner_type = entry.internalEnvVars.RUNNER_TYPE
-    assert runner_type == entry.id
+    runner_type = entry.runner_type
     assert runner_type in RUNNER_TYPES and runner_type in bridge_registry.BRIDGES
-    assert entry.internalEnvVars.RUNNER_STATE_DIR == DEFAULT_STATE_DIRS[runner_type]
+    assert entry.container.env.RUNNER_STATE_DIR == entry.sandbox.stateDir == DEFAULT_STATE_DIRS[runner_type]
+    assert entry.internalEnvVars.model_dump().items() <= entry.container.env.model_dump().items()
+    assert entry.container.port == 8001 and entry.framework == entry.id
+
+
+def test_framework_is_what_capabilities_reports(entry):
+    assert bridge_registry.bridge_class(entry.runner_type).framework == entry.id
+
+
+def test_models_reach_the_runner_through_the_container_env(entry):
+    assert entry.container.env.RUNNER_MODELS.split(",") == entry.model_values
+    assert entry.container.env.RUNNER_DEFAULT_MODEL == entry.defaultModel
 
 
 def test_required_secrets_are_what_the_bridge_auth_reads(entry):
-    runner_type = entry.internalEnvVars.RUNNER_TYPE
+    runner_type = entry.runner_type
+    assert entry.auth.requiredSecretKeys == entry.requiredSecrets
     assert sorted(entry.requiredSecrets) == sorted(PRIMARY_CREDENTIALS[runner_type])
     assert not resolves(runner_type, {})
     for name in entry.requiredSecrets:  # "any of": each one alone is enough
@@ -79,15 +158,15 @@ def test_required_secrets_are_what_the_bridge_auth_reads(entry):
 
 
 def test_default_model_is_one_of_the_models(entry):
-    assert entry.defaultModel in entry.models
-    assert len(set(entry.models)) == len(entry.models)
+    assert entry.defaultModel in entry.model_values
+    assert len(set(entry.model_values)) == len(entry.model_values)
 
 
 def test_defaults_match_the_bridges_own_fallbacks(registry):
     """A run that names no model gets the same model with or without RUNNER_DEFAULT_MODEL."""
     entries = {e["id"]: e for e in registry}
     assert entries["gemini-cli"]["defaultModel"] == gemini_config.DEFAULT_MODEL
-    assert entries["gemini-cli"]["models"] == list(gemini_config.DEFAULT_MODELS)
+    assert [m["value"] for m in entries["gemini-cli"]["models"]] == list(gemini_config.DEFAULT_MODELS)
     assert entries["codex-sdk"]["defaultModel"] == codex_config.DEFAULT_MODEL
 
 
@@ -105,9 +184,9 @@ def _cli_files(runner_type: str) -> list[Path]:
 
 def test_every_model_is_named_in_the_pinned_cli(entry):
     """The model names appear in the CLI the image ships (Codex's bundled catalog, Claude's and Gemini's lists)."""
-    files = _cli_files(entry.internalEnvVars.RUNNER_TYPE)
+    files = _cli_files(entry.runner_type)
     assert files and all(f.is_file() for f in files)
-    missing = set(entry.models)
+    missing = set(entry.model_values)
     for path in files:
         with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             missing = {m for m in missing if data.find(f'"{m}"'.encode()) < 0 and data.find(f"'{m}'".encode()) < 0}

@@ -19,7 +19,7 @@ from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.settings import load_settings
 from tests.deploy.conftest import DEPLOY, K8S_VERSIONS
 
-ENTRIES = ["claude", "gemini-cli", "codex-sdk"]
+ENTRIES = ["claude-agent-sdk", "gemini-cli", "codex-sdk"]
 CREDENTIAL_ENV = {*claude_auth.SECRET_NAMES, *claude_auth.MISSING_HINT, *gemini_auth.API_KEY_VARS,
                   *gemini_auth.VERTEX_VARS, gemini_auth.OAUTH_FILE_VAR, gemini_auth.GATEWAY_VAR,
                   *codex_auth.KEY_VARIABLES, codex_auth.AUTH_FILE_VARIABLE, codex_auth.BASE_URL_VARIABLE,
@@ -84,14 +84,14 @@ def test_refuses_the_scripted_model_and_entry_overrides():
     result = render_cli("--entry", "codex-sdk", "--session", "s1", "--env", "RUNNER_TYPE=claude")
     assert result.returncode == 2 and "cannot be overridden" in result.stderr
     result = render_cli("--entry", "langgraph", "--session", "s1")
-    assert result.returncode == 2 and "entries: claude, gemini-cli, codex-sdk" in result.stderr
-    result = render_cli("--entry", "claude", "--session", "Bad_Name")
+    assert result.returncode == 2 and "entries: claude-agent-sdk, gemini-cli, codex-sdk" in result.stderr
+    result = render_cli("--entry", "claude-agent-sdk", "--session", "Bad_Name")
     assert result.returncode == 2 and "lowercase" in result.stderr
 
 
 def test_user_env_replaces_template_values_and_json_output():
-    result = render_cli("--entry", "claude", "--session", "s2", "--env", "RUNNER_SHUTDOWN_GRACE=30", "--output",
-                        "json", "--namespace", "team-a", "--secret-name", "team-a-llm-keys")
+    result = render_cli("--entry", "claude-agent-sdk", "--session", "s2", "--env", "RUNNER_SHUTDOWN_GRACE=30",
+                        "--output", "json", "--namespace", "team-a", "--secret-name", "team-a-llm-keys")
     assert result.returncode == 0, result.stderr
     listing = json.loads(result.stdout)
     pod = listing["items"][0]
@@ -142,15 +142,16 @@ def pod_environment(monkeypatch, tmp_path):
 def test_rendered_env_starts_the_entrys_runner(entry_id, registry, render, pod_environment, tmp_path):
     entry = render.find_entry(registry, entry_id)
     pod, _ = render.render_session(entry, "s1")
-    secret_name = entry["requiredSecrets"][-1]  # any one of them is enough
+    secret_name = entry["auth"]["requiredSecretKeys"][-1]  # any one of them is enough
     env = resolve_pod_env(pod["spec"]["containers"][0]["env"], {"token": "session-token", secret_name: "key-1"},
                           {"STATE_STORE_PREFIX": "s3://bucket/sessions"})
     assert env["STATE_STORE_URL"] == "s3://bucket/sessions/s1"
     pod_environment(env)
     settings = load_settings()
-    assert settings.runner_type == entry_id and not settings.runner_scripted_model
-    assert settings.state_dir == tmp_path / "state" / entry["internalEnvVars"]["RUNNER_STATE_DIR"]
-    assert settings.runner_default_model == entry["defaultModel"] and settings.model_list == entry["models"]
+    assert create_bridge(settings).framework == entry_id and not settings.runner_scripted_model
+    assert settings.state_dir == tmp_path / "state" / entry["sandbox"]["stateDir"]
+    assert settings.runner_default_model == entry["defaultModel"]
+    assert settings.model_list == [m["value"] for m in entry["models"]]
     assert settings.secret_values() == ["session-token"]
     readiness = create_bridge(settings).readiness()
     assert readiness.ready, readiness
@@ -163,4 +164,4 @@ def test_without_any_secret_the_runner_names_the_required_secrets(entry_id, regi
     pod_environment(resolve_pod_env(pod["spec"]["containers"][0]["env"], {"token": "t"}, {"STATE_STORE_PREFIX": "s3://bucket/sessions"}))
     readiness = create_bridge(load_settings()).readiness()
     assert not readiness.ready
-    assert set(entry["requiredSecrets"]) <= set(readiness.missing)
+    assert set(entry["auth"]["requiredSecretKeys"]) <= set(readiness.missing)

@@ -94,9 +94,10 @@ async def test_thread_ids_with_path_characters(tmp_path: Path) -> None:
                 assert answer[-1]["type"] == "RUN_FINISHED" and answer[0]["threadId"] == thread_id
             else:
                 assert 400 <= status < 500 and answer["error"]["code"], answer
-            quoted = await runner.client.get("/events/" + quote(thread_id, safe="").replace(".", "%2E"))
+            quoted = await runner.client.get("/events/" + quote(thread_id, safe="").replace(".", "%2E"),
+                                             params={"after": 0})
             raw_ok = thread_id.isprintable()  # the raw id in the path: httpx quotes what it must
-            replay = await runner.client.get(f"/events/{thread_id}") if raw_ok else quoted
+            replay = await runner.client.get(f"/events/{thread_id}", params={"after": 0}) if raw_ok else quoted
             interrupt = await runner.interrupt(thread_id)
             for response in (replay, quoted, interrupt):
                 assert response.status_code < 500, (thread_id, response.status_code, response.text)

@@ -12,7 +12,7 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, RunErrorEvent
 from claude_agent_sdk import ClaudeAgentOptions, SystemMessage
@@ -57,6 +57,7 @@ def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
 
 class ClaudeBridge(Bridge):
     runner_type = "claude"
+    framework: ClassVar[str] = "claude-agent-sdk"
 
     def __init__(self, settings: RunnerSettings) -> None:
         self.settings = settings
@@ -111,7 +112,7 @@ class ClaudeBridge(Bridge):
         return Readiness(True, detail=f"claude credentials: {auth.source}")
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type="claude", framework="claude-agent-sdk", reasoning=True, mcp=True,
+        return Capabilities(runner_type="claude", framework=self.framework, reasoning=True, mcp=True,
                             default_model=self.settings.runner_default_model, models=OPTIONS.models(self.settings),
                             options=OPTIONS.specs(self.settings))
 

@@ -69,6 +69,7 @@ OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, 
 
 class CodexBridge(Bridge):
     runner_type: ClassVar[str] = "codex-sdk"
+    framework: ClassVar[str] = "codex-sdk"
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
 
     def __init__(self, settings: RunnerSettings) -> None:
@@ -173,7 +174,7 @@ class CodexBridge(Bridge):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            runner_type=self.runner_type, framework="openai-codex", reasoning=True, state_snapshots=True,
+            runner_type=self.runner_type, framework=self.framework, reasoning=True, state_snapshots=True,
             mcp=True, default_model=self.default_model, models=OPTIONS.models(self.settings),
             options=OPTIONS.specs(self.settings))
 

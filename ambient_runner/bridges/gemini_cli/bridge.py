@@ -52,6 +52,7 @@ OPTIONS = RunnerOptions(runner="the Gemini CLI runner", default_model=DEFAULT_MO
 
 class GeminiCliBridge(Bridge):
     runner_type: ClassVar[str] = "gemini-cli"
+    framework: ClassVar[str] = "gemini-cli"
 
     def __init__(self, settings: RunnerSettings) -> None:
         self.settings = settings
@@ -129,7 +130,7 @@ class GeminiCliBridge(Bridge):
         return Readiness(not details, missing, " ".join(details))
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type=self.runner_type, framework="gemini-cli", reasoning=False, mcp=True,
+        return Capabilities(runner_type=self.runner_type, framework=self.framework, reasoning=False, mcp=True,
                             default_model=self._model(None), models=OPTIONS.models(self.settings),
                             options=OPTIONS.specs(self.settings))
 

@@ -1,0 +1,55 @@
+"""``POST /feedback``: a person's thumbs up or down, in the platform's META shape.
+
+The platform's backend forwards the UI's ``{type: "META", metaType, payload, threadId, ts}`` and stores the JSON
+object this answers as one event of the session, so the answer is an AG-UI ``RAW`` event:
+``{type: "RAW", event: {name: "ambient:feedback", metaType, payload, recorded}, timestamp}``. ``recorded`` says
+whether a tracing backend took the rating (none is configured yet: ``false``). A body that is not such a rating is
+``422``. The payload (a comment, maybe a transcript) is never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from ag_ui.core import EventType, RawEvent
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from ambient_runner.api.errors import ApiError
+from ambient_runner.api.run_input import parse_json, read_body
+from ambient_runner.stream.encoding import event_json
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+META_TYPES = ("thumbs_up", "thumbs_down")
+FEEDBACK_EVENT = "ambient:feedback"
+MAX_FEEDBACK_BYTES = 4 * 1024 * 1024  # a payload may carry the transcript
+
+
+def _check(data: Any) -> tuple[str, dict[str, Any]]:
+    if not isinstance(data, dict):
+        raise ApiError(422, "INVALID_FEEDBACK", "the body must be a JSON object (a META event)")
+    if data.get("type", "META") != "META":
+        raise ApiError(422, "INVALID_FEEDBACK", f"type must be META (got {data.get('type')!r})")
+    meta_type = data.get("metaType")
+    if meta_type not in META_TYPES:
+        raise ApiError(422, "INVALID_FEEDBACK", f"metaType must be one of {', '.join(META_TYPES)} "
+                                                f"(got {meta_type!r})")
+    payload = data.get("payload", {})
+    if not isinstance(payload, dict):
+        raise ApiError(422, "INVALID_FEEDBACK", "payload must be a JSON object")
+    return meta_type, payload
+
+
+@router.post("/feedback", openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+    "schema": {"type": "object", "required": ["metaType"], "properties": {
+        "type": {"const": "META"}, "metaType": {"enum": list(META_TYPES)}, "payload": {"type": "object"},
+        "threadId": {"type": "string"}}}}}}})
+async def feedback(request: Request) -> Response:
+    meta_type, payload = _check(parse_json(await read_body(request, limit=MAX_FEEDBACK_BYTES)))
+    log.info("feedback %s for message %s", meta_type, str(payload.get("messageId", "?"))[:128])
+    event = RawEvent(type=EventType.RAW, timestamp=int(time.time() * 1000),
+                     event={"name": FEEDBACK_EVENT, "metaType": meta_type, "payload": payload, "recorded": False})
+    return Response(event_json(event, request.app.state.runs.redactor), media_type="application/json")

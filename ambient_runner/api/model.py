@@ -1,0 +1,57 @@
+"""``POST /model {model}``: the platform's model switch; the thread's next turn uses it.
+
+The platform's backend has already written the new model into the session; a non-200 here makes it revert that.
+So: ``200`` once the default model is switched (a run's own ``forwardedProps.model`` still wins for that run),
+``400 MODEL_REQUIRED`` for an empty model, ``422 RUN_ACTIVE`` while a run streams (the backend shows it), and
+``422 INVALID_OPTION`` for a model the deployment does not offer (``RUNNER_MODELS``). A real switch is announced to
+the between-run listeners as ``CUSTOM ambient:model_switched {previousModel, newModel}``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ag_ui.core import CustomEvent, EventType
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ambient_runner.api.errors import ApiError, ready_bridge
+from ambient_runner.api.run_input import parse_json, read_body
+from ambient_runner.runs.manager import RunManager
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+BOOT_WAIT = 25.0  # below the backend's 30 s timeout for this call
+MODEL_SWITCHED = "ambient:model_switched"
+
+
+@router.post("/model", openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+    "schema": {"type": "object", "required": ["model"], "properties": {"model": {"type": "string"}}}}}}})
+async def switch_model(request: Request) -> JSONResponse:
+    data = parse_json(await read_body(request, limit=64 * 1024))
+    if not isinstance(data, dict):
+        raise ApiError(422, "INVALID_REQUEST", 'the body must be a JSON object like {"model": "..."}')
+    model = data.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ApiError(422, "INVALID_REQUEST", "model must be a string")
+    if not model or not model.strip():
+        raise ApiError(400, "MODEL_REQUIRED", "model must not be empty")
+    model = model.strip()
+    bridge = await ready_bridge(request, BOOT_WAIT)
+    runs: RunManager = request.app.state.runs
+    active = runs.active_runs()
+    if active:
+        raise ApiError(422, "RUN_ACTIVE", "a run is in progress; switch the model once it has finished",
+                       runIds=[run.run_id for run in active])
+    settings = request.app.state.settings
+    offered = settings.model_list
+    if offered and model not in offered:
+        raise ApiError(422, "INVALID_OPTION", f"model {model!r} is not offered by this deployment; choose one of "
+                                              f"{', '.join(offered)}", option="model", models=offered)
+    previous = bridge.capabilities().default_model or settings.runner_default_model
+    settings.runner_default_model = model
+    if model != previous:
+        log.info("model switched from %s to %s for the next turns", previous, model)
+        runs.publish_between_runs(CustomEvent(type=EventType.CUSTOM, name=MODEL_SWITCHED,
+                                              value={"previousModel": previous, "newModel": model}))
+    return JSONResponse({"model": model, "previousModel": previous})

@@ -1,0 +1,94 @@
+"""The session's first turn on the platform: the runner POSTs INITIAL_PROMPT to the backend (a stand-in on
+127.0.0.1) as a hidden user message with the bot token read fresh, retries what the reference retries, and the
+backend's proxied run of it carries the message (with its metadata) in its MESSAGES_SNAPSHOT. IS_RESUME=true: no
+POST. These run the real service with the fake CLI; tests/platform/test_platform_pod.py does it with the real CLIs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from harness import RunnerHarness, check_stream
+from platform_backend import Received, StandInBackend
+from process_bridge import FakeCliBridge, script
+
+SESSION = "session-1f2e"
+PROJECT = "team-a"
+TOKEN = "agui-session-token"  # what the stand-in backend sends; these runners do not check one
+PROMPT = script({"text": "started through the backend"})
+
+
+def platform_settings(backend: StandInBackend, token_file: Path, **more) -> dict:
+    return {"backend_api_url": backend.api_url, "project_name": PROJECT, "session_id": SESSION,
+            "initial_prompt": PROMPT, "runner_bot_token_file": token_file,
+            "runner_first_turn_backoff": 0.01} | more
+
+
+async def wait_for(condition, what: str, timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+async def test_first_turn_goes_through_the_backend_with_a_fresh_token_and_retries(tmp_path):
+    token_file = tmp_path / "bot-token"
+    token_file.write_text("bot-token-1\n")
+
+    def rotate(_: Received) -> None:  # kubelet refreshes the mounted token between two attempts
+        token_file.write_text("bot-token-2")
+
+    backend = StandInBackend(answers=(503, 401), session_token=TOKEN, before_answer=rotate).start()
+    try:
+        async with RunnerHarness(FakeCliBridge(tmp_path), **platform_settings(backend, token_file)) as runner:
+            backend.connect(runner.base_url)
+            stored = await asyncio.to_thread(backend.wait_proxied)
+            marker = runner.settings.state_dir / ".ambient-initial-prompt-started"
+            await wait_for(marker.exists, "the first turn marked as started")
+    finally:
+        backend.stop()
+    assert [r.path for r in backend.received] == [f"/api/projects/{PROJECT}/agentic-sessions/{SESSION}/agui/run"] * 3
+    assert [r.headers["Authorization"] for r in backend.received] == [
+        "Bearer bot-token-1", "Bearer bot-token-2", "Bearer bot-token-2"]
+    bodies = [r.body for r in backend.received]
+    (message,) = bodies[0]["messages"]
+    assert message == {"id": message["id"], "role": "user", "content": PROMPT,
+                       "metadata": {"hidden": True, "autoSent": True, "source": "runner_initial_prompt"}}
+    assert all(b["messages"] == [message] and b["threadId"] == SESSION for b in bodies)  # the same message
+    assert len({b["runId"] for b in bodies}) == 3  # a new run id per attempt
+    # The backend proxied the accepted run to the runner: its events, as the backend stores them.
+    check_stream(stored)
+    assert stored[0]["runId"] == stored[-1]["runId"] == bodies[-1]["runId"]
+    snapshot = stored[-2]
+    assert snapshot["type"] == "MESSAGES_SNAPSHOT"
+    assert snapshot["messages"][0] == message  # hidden stays hidden in the history the platform keeps
+    assert any(e.get("delta") == "started through the backend" for e in stored)
+
+
+async def test_a_final_refusal_is_not_retried(tmp_path):
+    token_file = tmp_path / "bot-token"
+    token_file.write_text("t")
+    backend = StandInBackend(answers=(403,)).start()
+    try:
+        async with RunnerHarness(FakeCliBridge(tmp_path), **platform_settings(backend, token_file)) as runner:
+            await wait_for(lambda: backend.received, "the first POST")
+            # A later run of the session ends after the first turn's task gave up (it never waits long).
+            await runner.run(SESSION, script({"text": "a later turn"}))
+            marker = runner.settings.state_dir / ".ambient-initial-prompt-started"
+    finally:
+        backend.stop()
+    assert len(backend.received) == 1
+    assert not marker.exists()  # not started: a replaced pod tries again
+
+
+async def test_a_resumed_session_does_not_send_its_first_turn_again(tmp_path):
+    token_file = tmp_path / "bot-token"
+    token_file.write_text("t")
+    backend = StandInBackend().start()
+    try:
+        async with RunnerHarness(FakeCliBridge(tmp_path),
+                                 **platform_settings(backend, token_file, is_resume="true")) as runner:
+            await runner.run(SESSION, script({"text": "the user's next message"}))
+            assert runner.app.state.runs.thread(SESSION) is not None
+    finally:
+        backend.stop()
+    assert backend.received == []
