@@ -58,7 +58,8 @@ def test_vertex_is_translated_per_runner_and_0_means_off():
     assert "GOOGLE_CLOUD_PROJECT" not in own_project.values
     assert translate({**vertex, "RUNNER_TYPE": "claude-agent-sdk"}).values == {"CLAUDE_CODE_USE_VERTEX": "1"}
     codex = translate({**vertex, "RUNNER_TYPE": "codex-sdk"})
-    assert codex.values == {} and codex.warnings == ["USE_VERTEX is ignored: the codex-sdk runner has no Vertex AI mode"]
+    assert codex.values == {}
+    assert codex.warnings == ["USE_VERTEX is ignored: the codex-sdk runner has no Vertex AI mode"]
     for off in ("0", "false", ""):
         assert translate({"USE_VERTEX": off, "CLAUDE_CODE_USE_VERTEX": off, "RUNNER_TYPE": "gemini-cli"}).values == {}
 

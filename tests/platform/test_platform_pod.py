@@ -65,6 +65,9 @@ class Pod:
     def log(self) -> str:
         return "".join(self.output)
 
+    def wait_ready(self) -> None:
+        wait_ready(self.url, self.proc, headers={"X-Ambient-Session-Token": TOKEN}, output=self.log)
+
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers={"X-Ambient-Session-Token": TOKEN}, timeout=60,
                             trust_env=False)
@@ -151,7 +154,7 @@ def test_the_platform_drives_a_session(runner_type, tmp_path, isolated_network):
                        RUNNER_BOT_TOKEN_FILE=str(token_file), **provider_environment(runner_type, server))
     pod = Pod(runner_type, tmp_path, env)
     try:
-        wait_ready_with_token(pod)
+        pod.wait_ready()
         # The first turn: the runner POSTs it to the backend, which proxies it back as a run and stores its events.
         backend.connect(pod.url)
         first = backend.wait_proxied()
@@ -225,7 +228,7 @@ def test_the_platform_drives_a_session(runner_type, tmp_path, isolated_network):
         # The pod re-created for the same session (IS_RESUME=true): no first turn again; the conversation goes on.
         again = Pod(runner_type, tmp_path, env | {"IS_RESUME": "true"})
         try:
-            wait_ready_with_token(again)
+            again.wait_ready()
             resumed = proxy_run(again.url, TOKEN, ui_body("NOTOOL do you remember?"))
             check_stream(resumed)
             assert resumed[-1]["type"] == "RUN_FINISHED"
@@ -238,17 +241,3 @@ def test_the_platform_drives_a_session(runner_type, tmp_path, isolated_network):
         backend.stop()
         server.stop()
 
-
-def wait_ready_with_token(pod: Pod) -> None:
-    """/ready needs the session token like every endpoint but /health."""
-    with pod.client() as client:
-        for _ in range(600):
-            if pod.proc.poll() is not None:
-                raise AssertionError(pod.log())
-            try:
-                if client.get("/ready").status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            threading.Event().wait(0.1)
-    raise AssertionError(f"not ready: {pod.log()[-3000:]}")

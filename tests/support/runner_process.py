@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 
 import httpx
 
@@ -15,13 +16,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60, headers: dict[str, str] | None = None,
+               output: Callable[[], str] | None = None) -> None:
+    """Until ``/ready`` is 200 (``headers``: the session token, when the runner has one)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"runner exited: {proc.stdout.read() if proc.stdout else ''}")
+            shown = output() if output else proc.stdout.read() if proc.stdout else ""
+            raise AssertionError(f"runner exited: {shown}")
         try:
-            if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
+            if httpx.get(f"{url}/ready", timeout=2, headers=headers, trust_env=False).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
