@@ -16,6 +16,7 @@ from typing import Any
 
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.bridges.registry import create_bridge
+from ambient_runner.platform.state_dir import keep_credentials_out
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, environment_secrets
@@ -51,6 +52,10 @@ class Boot:
             if self.bridge is None:
                 self.stage = f"loading the {self.settings.runner_type} bridge"
                 self.bridge = await asyncio.to_thread(create_bridge, self.settings)
+            leak = keep_credentials_out(self.settings, self.bridge)
+            if leak is not None:  # no run may write a credential file the platform would upload
+                self.bridge = None
+                raise BootError(leak)
             app.state.bridge = self.runs.bridge = self.bridge
             self.stage = "restoring the state dir"
             for extension in self.extensions:
@@ -69,6 +74,9 @@ class Boot:
             self.runs.redactor = Redactor([*self.settings.secret_values(), *self.bridge.secret_values(),
                                            *(proxy.secrets() if proxy is not None else ()), *environment_secrets()])
             await after(self.problem is None)
+        except BootError as exc:
+            log.error("the runner cannot serve runs: %s", exc)
+            self.problem = str(exc)
         except Exception as exc:
             log.exception("runner start-up failed")
             self.problem = f"start-up failed while {self.stage}: {exc}"

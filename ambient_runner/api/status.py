@@ -9,6 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from ambient_runner.api.errors import ready_bridge
 from ambient_runner.mcp.status import platform_shape
+from ambient_runner.platform.state_dir import synced_by_platform
 
 router = APIRouter()
 BOOT_WAIT = 30.0  # what /capabilities and /mcp-status wait for a runner that is still starting
@@ -73,7 +74,7 @@ async def capabilities(request: Request) -> JSONResponse:
         "platform_features": sorted(name for path, name in PLATFORM_FEATURES.items() if path in paths),
         "file_system": False,
         "tracing": None,
-        "session_persistence": bool(settings.state_store_url) or native.resume,
+        "session_persistence": bool(settings.state_store_url) or synced_by_platform(settings),
         "model": native.default_model,
         "session_id": settings.session_id,
     })

@@ -118,6 +118,8 @@ class Bridge(ABC):
 
     runner_type: ClassVar[str]
     framework: ClassVar[str]  # this runner's id in the platform's agent registry (its UI matches the two)
+    # Files in the state dir that hold credentials: never synced (and on the platform, never there at all).
+    credential_files: ClassVar[tuple[str, ...]] = ()
     model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
 
     async def start_model_proxy(self, upstream: Upstream | None, enabled: bool = True) -> ModelProxy | None:
@@ -168,6 +170,10 @@ class Bridge(ABC):
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise OptionError("model", "must be a non-empty string")
         return RunOptions(model=model)
+
+    def login_files(self) -> tuple[str, ...]:
+        """The ``credential_files`` the configured login writes into the state dir (a mounted login file)."""
+        return ()
 
     def state_excludes(self) -> list[str]:
         """Globs, relative to the state dir, that state sync leaves out: caches, sockets, logs, temporary files

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI
 
+from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.store import StateStore, StoreError, open_store
 from ambient_runner.state.sync import RETRY_DELAYS, StateSync
@@ -29,8 +30,11 @@ Cleanup = Callable[[], Awaitable[None]]
 def state_extensions(settings: RunnerSettings) -> list[Callable[[FastAPI], Awaitable[Cleanup | None]]]:
     """The extensions for ``create_app``: state sync when ``STATE_STORE_URL`` is set, else none (logged once)."""
     if not settings.state_store_url:
-        log.info("state sync: off (STATE_STORE_URL is not set); the state dir %s is not saved anywhere",
-                 settings.state_dir)
+        if synced_by_platform(settings):
+            log.info("state sync: the platform's state-sync sidecar saves the state dir %s", settings.state_dir)
+        else:
+            log.info("state sync: off (STATE_STORE_URL is not set); the state dir %s is not saved anywhere",
+                     settings.state_dir)
         return []
     return [StateSyncExtension(settings)]
 

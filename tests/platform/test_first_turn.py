@@ -92,3 +92,36 @@ async def test_a_resumed_session_does_not_send_its_first_turn_again(tmp_path):
     finally:
         backend.stop()
     assert backend.received == []
+
+
+class MountedLoginBridge(FakeCliBridge):
+    """A bridge whose login writes a credential file into the state dir (like a mounted ChatGPT auth.json)."""
+
+    credential_files = ("auth.json", "oauth_creds.json")
+
+    def login_files(self) -> tuple[str, ...]:
+        return ("auth.json",)
+
+
+async def test_on_the_platform_no_credential_file_stays_in_the_state_dir(tmp_path):
+    """The platform's sidecar uploads the state dir as is: a login that would write a credential file there is
+    refused (with the reason /ready gives), and one left there by an earlier pod is removed."""
+    state_root = tmp_path / "app"
+    leftover = state_root / ".gemini" / "oauth_creds.json"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text('{"refresh_token": "left-by-an-earlier-pod"}')
+    settings = {"backend_api_url": "http://127.0.0.1:9/api", "project_name": PROJECT, "session_id": SESSION,
+                "runner_state_root": state_root}
+    async with RunnerHarness(MountedLoginBridge(tmp_path), **settings) as runner:
+        ready = await runner.client.get("/ready")
+        run = await runner.client.post("/run", json=runner.run_body(SESSION, script({"text": "x"})))
+        caps = await runner.client.get("/capabilities")
+    assert not leftover.exists()
+    assert ready.status_code == 503 and "writes auth.json into the state dir" in ready.json()["detail"]
+    assert run.status_code == 503 and run.json()["error"]["code"] == "NOT_READY"
+    assert caps.status_code == 503
+    # The same login off the platform (our own store, or none) is fine.
+    async with RunnerHarness(MountedLoginBridge(tmp_path), runner_state_root=state_root) as runner:
+        assert (await runner.client.get("/ready")).status_code == 200
+        caps = (await runner.client.get("/capabilities")).json()
+    assert caps["session_persistence"] is False

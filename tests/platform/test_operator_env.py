@@ -122,3 +122,27 @@ def test_the_operators_whole_env_starts_the_runner(runner_type, tmp_path, monkey
     assert "LLM_MODEL='claude-sonnet-4-6' is not one of this runner's models" in caplog.text
     assert "MCP server 'leaky' from CUSTOM_MCP_SERVERS is left out" in caplog.text
     assert not settings.mcp_servers.servers
+
+
+@pytest.mark.parametrize(("runner_type", "login", "files"), [
+    ("codex-sdk", {"CODEX_AUTH_JSON_FILE": "login.json"}, ("auth.json",)),
+    ("codex-sdk", {"OPENAI_API_KEY": "sk-a-key"}, ()),
+    ("gemini-cli", {"GEMINI_OAUTH_CREDS_FILE": "login.json"}, ("oauth_creds.json",)),
+    ("gemini-cli", {"GEMINI_API_KEY": "AIza-a-key"}, ()),
+    ("claude", {"ANTHROPIC_API_KEY": "sk-ant-a-key"}, ()),
+])
+def test_which_logins_write_a_credential_file_into_the_state_dir(runner_type, login, files, tmp_path, monkeypatch):
+    from ambient_runner.bridges.registry import create_bridge  # imports that runner's SDK
+
+    for name in ("CODEX_AUTH_JSON_FILE", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_OAUTH_CREDS_FILE",
+                 "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "ANTHROPIC_API_KEY",
+                 "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_VERTEX"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "login.json").write_text('{"tokens": {}}')
+    for name, value in login.items():
+        monkeypatch.setenv(name, str(tmp_path / value) if value == "login.json" else value)
+    settings = load_settings(runner_type=runner_type, workspace_path=tmp_path / "ws",
+                             runner_state_root=tmp_path / "state")
+    bridge = create_bridge(settings)
+    assert bridge.login_files() == files
+    assert set(files) <= set(bridge.credential_files) <= set(bridge.state_excludes())

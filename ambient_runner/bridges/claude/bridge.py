@@ -58,6 +58,7 @@ def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
 class ClaudeBridge(Bridge):
     runner_type = "claude"
     framework: ClassVar[str] = "claude-agent-sdk"
+    credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
 
     def __init__(self, settings: RunnerSettings) -> None:
         self.settings = settings
@@ -72,7 +73,7 @@ class ClaudeBridge(Bridge):
     def state_excludes(self) -> list[str]:
         """CLAUDE_CONFIG_DIR keeps projects/<cwd>/<session>.jsonl (the sessions); leave out the login, debug logs,
         shell snapshots and caches."""
-        return [".credentials.json", "debug", "shell-snapshots", "statsig", "cache", "*.sock", "*.lock"]
+        return [*self.credential_files, "debug", "shell-snapshots", "statsig", "cache", "*.sock", "*.lock"]
 
     async def startup(self) -> None:
         os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")  # read by the SDK in this process

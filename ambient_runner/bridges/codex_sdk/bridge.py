@@ -96,6 +96,9 @@ class CodexBridge(Bridge):
             self._auth = resolve_auth(scripted_base_url=scripted)
         return self._auth
 
+    def login_files(self) -> tuple[str, ...]:
+        return self.credential_files if self.auth.kind == "auth_json" else ()
+
     def state_excludes(self) -> list[str]:
         """CODEX_HOME keeps config.toml, sessions/ (rollouts) and its sqlite state; leave out logs, caches and
         the mounted ChatGPT login."""

@@ -13,6 +13,7 @@ from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Re
 from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridges.gemini_cli.auth import (
     CREDENTIAL_FILE_NAMES,
+    OAUTH_CREDS_NAME,
     GeminiAuth,
     install_oauth_credentials,
     model_upstream,
@@ -53,6 +54,7 @@ OPTIONS = RunnerOptions(runner="the Gemini CLI runner", default_model=DEFAULT_MO
 class GeminiCliBridge(Bridge):
     runner_type: ClassVar[str] = "gemini-cli"
     framework: ClassVar[str] = "gemini-cli"
+    credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILE_NAMES
 
     def __init__(self, settings: RunnerSettings) -> None:
         self.settings = settings
@@ -150,15 +152,13 @@ class GeminiCliBridge(Bridge):
         return cli_environment(cli_env(self.home, through_proxy(self.auth, self.model_proxy), self.system_settings),
                                passthrough=self.mcp.references())
 
-    @staticmethod
-    def credential_file_names() -> tuple[str, ...]:
-        """Files in the state dir that hold credentials: to be left out of the state sync."""
-        return CREDENTIAL_FILE_NAMES
+    def login_files(self) -> tuple[str, ...]:
+        return (OAUTH_CREDS_NAME,) if self.auth.oauth_file is not None else ()
 
     def state_excludes(self) -> list[str]:
         """The state dir keeps settings.json, projects.json and tmp/<project>/chats (the sessions); leave out the
         login files, per-project logs, and settings files caught mid-write."""
-        return [*CREDENTIAL_FILE_NAMES, "tmp/*/logs", ".settings.json.*.tmp", "*.sock"]
+        return [*self.credential_files, "tmp/*/logs", ".settings.json.*.tmp", "*.sock"]
 
     def _model(self, requested: str | None) -> str:
         return requested or self.settings.runner_default_model or DEFAULT_MODEL
