@@ -5,34 +5,34 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ag_ui.core import RunAgentInput, UserMessage
 from fastapi import FastAPI
 
 from ambient_runner.api import feedback as feedback_api
 from ambient_runner.api import model as model_api
 from ambient_runner.api import runs as runs_api
 from ambient_runner.api import status as status_api
+from ambient_runner.api import workspace as workspace_api
 from ambient_runner.api.auth import TokenAuthMiddleware
 from ambient_runner.api.errors import install_error_handlers
 from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
 from ambient_runner.metrics import RunnerMetrics
-from ambient_runner.platform.first_turn import first_turn_url, post_first_turn
+from ambient_runner.platform.session_turns import SessionTurns
 from ambient_runner.process.hardening import make_undumpable
 from ambient_runner.process.supervisor import become_subreaper
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings, load_settings
 from ambient_runner.stream.encoding import Redactor, environment_secrets
+from ambient_runner.workspace.paths import Workspace
+from ambient_runner.workspace.repos import Repositories
+from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
 
 log = logging.getLogger(__name__)
-
-INITIAL_PROMPT_MARKER = ".ambient-initial-prompt-started"
 
 def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = None, *,
                install_signal_handlers: bool = True,
@@ -42,6 +42,10 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     metrics = RunnerMetrics(settings.runner_type)
     runs = RunManager(settings, bridge, Redactor([*settings.secret_values(), *environment_secrets()]), metrics)
     boot = Boot(settings, runs, bridge, list(extensions or []))
+    workspace = Workspace.of(settings.workspace_path, settings.state_dir)
+    workflows = Workflows(workspace, _active_workflow(settings))
+    runs.turn_preambles.append(workflows.instructions_for)
+    session_turns = SessionTurns(settings, runs, workflows)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -50,20 +54,18 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         make_undumpable()  # /proc/<runner>/environ (the real credentials) out of the tools' reach
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
         uninstall_redaction = [install_redaction(runs.redactor)]
-        background: list[asyncio.Task[object]] = []
 
         async def when_booted(ok: bool) -> None:
             uninstall_redaction.pop()()
             uninstall_redaction.append(install_redaction(runs.redactor))  # now with the bridge's credentials
             if ok:
-                await _start_initial_prompt(settings, runs, background)
+                await session_turns.first_turn()
 
         boot.start(app, when_booted)
         try:
             yield
         finally:
-            for task in background:
-                task.cancel()
+            await session_turns.close()
             await runs.shutdown()
             await boot.stop(settings.runner_shutdown_grace)
             runs.close()
@@ -80,11 +82,16 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.state.runs = runs
     app.state.metrics = metrics
     app.state.readiness_checks = []  # callables returning a problem string or None
+    app.state.workspace = workspace
+    app.state.repos = Repositories(workspace)
+    app.state.workflows = workflows
+    app.state.on_workflow_change = session_turns.workflow_changed
     install_error_handlers(app)
     app.include_router(status_api.router)
     app.include_router(runs_api.router)
     app.include_router(model_api.router)
     app.include_router(feedback_api.router)
+    app.include_router(workspace_api.router)
     token = settings.agui_token.get_secret_value() if settings.agui_token else None
     app.add_middleware(TokenAuthMiddleware, token=token)
     return app
@@ -116,26 +123,10 @@ def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
-async def _start_initial_prompt(settings: RunnerSettings, runs: RunManager,
-                                background: list[asyncio.Task[object]]) -> None:
-    """``INITIAL_PROMPT``: start that run once per session (not again when a replaced pod starts, nor when the
-    platform says the session already ran: ``IS_RESUME=true``). On the platform (``BACKEND_API_URL``) its backend
-    runs it, so the runner POSTs it there (in the background: it retries for minutes at worst)."""
-    prompt = settings.initial_prompt.strip()
-    marker = settings.state_dir / INITIAL_PROMPT_MARKER
-    if not prompt or marker.exists() or settings.resuming:
-        return
-    url = first_turn_url(settings)
-    if url is not None:
-        async def through_the_backend() -> None:
-            if await post_first_turn(settings, url, prompt):
-                marker.write_text("backend")
-
-        background.append(asyncio.create_task(through_the_backend(), name="first-turn"))
-        return
-    run_input = RunAgentInput(thread_id=settings.session_id, run_id=f"initial-{uuid.uuid4()}",
-                              messages=[UserMessage(id=f"initial-{uuid.uuid4()}", role="user", content=prompt)],
-                              state=None, tools=[], context=[], forwarded_props=None)
-    await runs.start(run_input, prompt, runs.bridge.parse_options(None))
-    marker.write_text(run_input.run_id)
-    log.info("started the initial prompt as run %s on thread %s", run_input.run_id, settings.session_id)
+def _active_workflow(settings: RunnerSettings) -> WorkflowSpec | None:
+    """The workflow the platform's init container cloned (``ACTIVE_WORKFLOW_*``), if any."""
+    url = settings.active_workflow_git_url.strip()
+    if not url:
+        return None
+    return WorkflowSpec(url, settings.active_workflow_branch.strip() or "main",
+                        settings.active_workflow_path.strip().strip("/"))

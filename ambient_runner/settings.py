@@ -71,6 +71,11 @@ class RunnerSettings(BaseSettings):
     is_resume: str = Field("", description="'true' when the platform restarts a session that already ran")
     runner_bot_token_file: Path = Field(Path("/var/run/secrets/ambient/bot-token"),
                                         description="the platform's bot token, read fresh on every call")
+    active_workflow_git_url: str = Field("", description="the session's workflow repository (the platform's)")
+    active_workflow_branch: str = Field("", description="its branch (default main)")
+    active_workflow_path: str = Field("", description="its folder in the repository")
+    runner_max_file_bytes: int = Field(10 * 1024 * 1024, ge=1, description="largest file the content calls read or "
+                                                                            "write")
     runner_first_turn_backoff: float = Field(
         2.0, gt=0, description="s before the first retry of the first-turn POST (doubling, at most 30 s)")
 

@@ -72,7 +72,7 @@ async def capabilities(request: Request) -> JSONResponse:
         # The platform's fields (its UI shows the agent by matching framework against the registry id).
         "agent_features": ["agentic_chat", "backend_tool_rendering", *(["thinking"] if native.reasoning else [])],
         "platform_features": sorted(name for path, name in PLATFORM_FEATURES.items() if path in paths),
-        "file_system": False,
+        "file_system": "/content/list" in paths,
         "tracing": None,
         "session_persistence": bool(settings.state_store_url) or synced_by_platform(settings),
         "model": native.default_model,

@@ -22,7 +22,11 @@ log = logging.getLogger(__name__)
 ATTEMPTS = 8
 MAX_BACKOFF = 30.0
 REQUEST_TIMEOUT = 30.0
-HIDDEN_METADATA = {"hidden": True, "autoSent": True, "source": "runner_initial_prompt"}
+
+
+def hidden_metadata(source: str) -> dict[str, object]:
+    """A turn the runner sent by itself: the platform's UI hides it."""
+    return {"hidden": True, "autoSent": True, "source": source}
 
 
 def first_turn_url(settings: RunnerSettings) -> str | None:
@@ -48,14 +52,16 @@ def _retryable(response: httpx.Response) -> bool:
     return response.status_code >= 500 or response.status_code == 401 or "not available" in response.text.lower()
 
 
-async def post_first_turn(settings: RunnerSettings, url: str, prompt: str) -> bool:
-    """POST the prompt as the session's first run; ``True`` once the backend took it."""
+async def post_first_turn(settings: RunnerSettings, url: str, prompt: str,
+                          source: str = "runner_initial_prompt") -> bool:
+    """POST the prompt as a hidden run of the session; ``True`` once the backend took it."""
     message_id = f"initial-{uuid.uuid4()}"
     backoff = settings.runner_first_turn_backoff
     async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT, trust_env=False) as client:
         for attempt in range(1, ATTEMPTS + 1):
             body = {"threadId": settings.session_id, "runId": str(uuid.uuid4()),
-                    "messages": [{"id": message_id, "role": "user", "content": prompt, "metadata": HIDDEN_METADATA}]}
+                    "messages": [{"id": message_id, "role": "user", "content": prompt,
+                                  "metadata": hidden_metadata(source)}]}
             headers = {"Content-Type": "application/json"}
             token = read_bot_token(settings.runner_bot_token_file)
             if token:

@@ -91,6 +91,8 @@ class RunManager:
         self.threads: dict[str, ThreadState] = {}
         self.draining = False
         self.after_run_hooks: list[AfterRunHook] = []
+        # Text put before a turn's prompt (a workflow's instructions, once per thread after each change).
+        self.turn_preambles: list[Callable[[str], str]] = []
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
 
     # ----- queries ---------------------------------------------------------------------------------------
@@ -133,6 +135,8 @@ class RunManager:
                     "try again shortly") from None
             self._check_admissible(state)  # another run may have been admitted, or shutdown begun, meanwhile
         guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
+        preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
+        prompt = f"{preamble}{prompt}" if preamble else prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=options)
         state.log.begin_run()

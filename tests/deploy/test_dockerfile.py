@@ -49,11 +49,16 @@ def test_installs_are_pinned_by_the_lock_files():
 
 def test_runs_as_non_root_with_the_runner_as_pid_1():
     steps = dict(instructions())  # the last of each kind
-    assert steps["USER"].split(":")[0] not in ("0", "root")
+    assert steps["USER"] == "1001:0"  # the platform's user: its init container chowns the workspace to 1001:0
     assert json.loads(steps["CMD"]) == ["python", "main.py"]
     assert "ENTRYPOINT" not in steps
     env = " ".join(arg for op, arg in instructions() if op == "ENV")
     assert "PYTHONUNBUFFERED=1" in env and "AGUI_PORT=8001" in env
+    # The state dirs where the platform's operator mounts /workspace/<stateDir>, writable by the image's group.
+    assert "RUNNER_STATE_ROOT=/app" in env
+    runs = " ".join(arg for op, arg in instructions() if op == "RUN")
+    state_dirs = "/workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex"
+    assert f"install -d -o 1001 -g 0 -m 2775 {state_dirs}" in runs
     assert "RUNNER_SCRIPTED_MODEL" not in (ROOT / "Dockerfile").read_text()
 
 

@@ -26,6 +26,11 @@ def test_no_generated_request_gets_a_5xx_or_a_non_json_error(tmp_path):
                       suppress_health_check=list(HealthCheck))
             @given(case=operation.as_strategy())
             def check(case):
+                if case.path.startswith("/events/") and not (case.query or {}).get("after") and not any(
+                        k.lower() == "last-event-id" for k in (case.headers or {})):
+                    # Without a cursor the stream is the between-run listener's: open until the runner stops
+                    # (tests/platform checks it); here a cursor makes it a replay that ends.
+                    case.query = {**(case.query or {}), "after": "0"}
                 response = case.call(base_url=runner.base_url, timeout=60)
                 statuses.append(response.status_code)
                 assert response.status_code < 500, (case.method, case.path, response.status_code,

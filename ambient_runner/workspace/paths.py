@@ -1,0 +1,60 @@
+"""Paths the platform sends (``/rel``, relative to ``WORKSPACE_PATH``), resolved so that nothing outside the
+workspace, and nothing of the runner's state dir, is ever read or written.
+
+Refused (``PathRefused``, a 400 with its reason): NUL and other control characters, ``..`` segments, a path that
+leaves the workspace through a symlink, and the state dir (``$RUNNER_STATE_ROOT/$RUNNER_STATE_DIR``, and
+``/<stateDir>`` at the workspace root, where the platform's operator keeps it).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+MAX_PATH_CHARS = 4096
+
+
+class PathRefused(ValueError):
+    """A path the workspace endpoints do not touch; the message says why."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    state_dir: Path
+
+    @classmethod
+    def of(cls, workspace_path: Path, state_dir: Path) -> Workspace:
+        return cls(Path(workspace_path).resolve(), Path(state_dir).resolve())
+
+    def lexical(self, raw: str) -> Path:
+        """``raw`` under the workspace as written (symlinks not followed); refused when it is malformed."""
+        if len(raw) > MAX_PATH_CHARS:
+            raise PathRefused(f"the path is longer than {MAX_PATH_CHARS} characters")
+        if any(unicodedata.category(ch) == "Cc" for ch in raw):
+            raise PathRefused("the path contains a NUL or another control character")
+        relative = PurePosixPath(raw.replace("\\", "/").lstrip("/"))
+        if ".." in relative.parts:
+            raise PathRefused("the path contains '..'")
+        return self.root / relative
+
+    def resolve(self, raw: str, *, allow_root: bool = True) -> Path:
+        """The real path of ``raw`` inside the workspace (it need not exist)."""
+        target = self.lexical(raw).resolve()  # symlinks followed: where a read or write would really go
+        if target != self.root and self.root not in target.parents:
+            raise PathRefused("the path leaves the workspace")
+        if target == self.root and not allow_root:
+            raise PathRefused("the path is the workspace itself")
+        if self._in_state_dir(target):
+            raise PathRefused("the path is the runner's state dir")
+        return target
+
+    def relative(self, path: Path) -> str:
+        """``/rel``, as the platform shows it."""
+        inside = path.relative_to(self.root).as_posix()
+        return "/" if inside == "." else f"/{inside}"
+
+    def _in_state_dir(self, target: Path) -> bool:
+        platform_state = self.root / self.state_dir.name  # /workspace/<stateDir> on the platform
+        return any(target == d or d in target.parents for d in (self.state_dir, platform_state))

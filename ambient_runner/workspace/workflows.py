@@ -1,0 +1,148 @@
+"""Workflows: a git repository (or a folder of one) in ``/workspace/workflows/<name>``, named as the platform's
+init container names it (the URL's last segment without ``.git``), with ``.ambient/ambient.json`` (``name``,
+``description``, ``systemPrompt``, ``startupPrompt``, ``artifactsDir``, ``rubric``) and ``.claude/commands/*.md``,
+``.claude/agents/*.md`` (YAML front matter).
+
+``POST /workflow`` is single-flight and idempotent: the operator calls it every ~5 s (10 s timeout) until it gets 200,
+so a workflow that is already there (the init container usually cloned it) answers at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ambient_runner.workspace.git import GitTokens
+from ambient_runner.workspace.paths import PathRefused, Workspace
+from ambient_runner.workspace.repos import check_remote_url, clone, repo_name
+
+log = logging.getLogger(__name__)
+NO_ORDER = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class WorkflowSpec:
+    git_url: str
+    branch: str = "main"
+    path: str = ""
+
+
+class Workflows:
+    def __init__(self, workspace: Workspace, active: WorkflowSpec | None = None) -> None:
+        self.workspace = workspace
+        self.root = workspace.root / "workflows"
+        self.active = active
+        self._lock = asyncio.Lock()
+        self.changes = 0  # how many times the active workflow changed at run time
+        self._instructed: dict[str, int] = {}  # thread -> the change whose instructions it got
+
+    def directory(self, spec: WorkflowSpec) -> Path:
+        return self.workspace.resolve(f"workflows/{repo_name(spec.git_url, None)}")
+
+    async def select(self, spec: WorkflowSpec, tokens: GitTokens) -> tuple[Path, bool]:
+        """Make ``spec`` the active workflow; ``(its directory, whether it changed)``."""
+        check_remote_url(spec.git_url)
+        if spec.path and (".." in Path(spec.path).parts or spec.path.startswith("/")):
+            raise PathRefused("path must be a folder inside the workflow repository")
+        async with self._lock:
+            final = self.directory(spec)
+            if self.active == spec and final.is_dir():
+                return final, False
+            temporary = final.with_name(f".{final.name}.workflow-tmp")
+            shutil.rmtree(temporary, ignore_errors=True)
+            await clone(spec.git_url, temporary, spec.branch or None, tokens, depth=1)
+            try:
+                source = temporary / spec.path if spec.path else temporary
+                if not source.is_dir():
+                    raise PathRefused(f"the workflow repository has no folder {spec.path!r}")
+                shutil.rmtree(final, ignore_errors=True)
+                shutil.move(str(source), str(final))
+            finally:
+                shutil.rmtree(temporary, ignore_errors=True)
+            changed = self.active != spec
+            self.active = spec
+            self.changes += changed
+            return final, changed
+
+    def active_dir(self) -> Path | None:
+        if self.active is None:
+            return None
+        try:
+            final = self.directory(self.active)
+        except PathRefused:
+            return None
+        return final if final.is_dir() else None
+
+    def config(self) -> dict[str, Any]:
+        """The active workflow's ``ambient.json`` (empty when there is none or it is unreadable)."""
+        folder = self.active_dir()
+        if folder is None:
+            return {}
+        try:
+            data = json.loads((folder / ".ambient" / "ambient.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def prompt(self, key: str) -> str:
+        value = self.config().get(key)
+        return value.strip() if isinstance(value, str) else ""
+
+    def instructions_for(self, thread_id: str) -> str:
+        """The active workflow's ``systemPrompt`` for a thread's next turn, once per thread after each change.
+
+        The three CLIs fix their system prompt when they start and keep it across resumed sessions, so the workflow's
+        instructions join the conversation as the preamble of its next turn instead (they stay in its history).
+        """
+        instructions = self.prompt("systemPrompt")
+        if not instructions or self._instructed.get(thread_id) == self.changes:
+            return ""
+        self._instructed[thread_id] = self.changes
+        return f"<workflow-instructions>\n{instructions}\n</workflow-instructions>\n\n"
+
+    def metadata(self) -> dict[str, Any]:
+        """``{commands, agents, config}`` for the platform's workflow picker."""
+        folder = self.active_dir()
+        config = self.config()
+        commands, agents = [], []
+        if folder is not None:
+            for md in _markdown(folder / ".claude" / "commands"):
+                meta = front_matter(md)
+                order = int(meta["order"]) if meta.get("order", "").lstrip("-").isdigit() else NO_ORDER
+                commands.append({"id": md.stem, "name": meta.get("displayName") or md.stem,
+                                 "description": meta.get("description", ""), "slashCommand": f"/{md.stem}",
+                                 "icon": meta.get("icon", ""), "order": order})
+            commands.sort(key=lambda c: (c["order"], c["id"]))
+            for md in _markdown(folder / ".claude" / "agents"):
+                meta = front_matter(md)
+                agents.append({"id": md.stem, "name": meta.get("name", ""),
+                               "description": meta.get("description", ""), "tools": meta.get("tools", "")})
+        shown = {key: config.get(key, "") for key in ("name", "description", "systemPrompt", "artifactsDir")}
+        if config.get("rubric"):
+            shown["rubric"] = config["rubric"]
+        return {"commands": commands, "agents": agents, "config": shown}
+
+
+def _markdown(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.md") if p.is_file()) if folder.is_dir() else []
+
+
+def front_matter(path: Path) -> dict[str, str]:
+    """``key: value`` pairs of a markdown file's leading ``---`` block."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if not text.startswith("---\n") or (end := text.find("\n---", 4)) < 0:
+        return {}
+    pairs = {}
+    for line in text[4:end].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            pairs[key.strip()] = value.strip().strip("\"'")
+    return pairs
