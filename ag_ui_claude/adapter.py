@@ -58,11 +58,13 @@ from claude_agent_sdk import (
 from ag_ui_claude.errors import describe_failure, is_interrupted
 from ag_ui_claude.inputs import Unparsed, coerce
 from ag_ui_claude.results import result_summary, token_usage, tool_result_text
+from ag_ui_claude.tasks import TASK_SUBTYPES
 
 SOURCE = "claude"
 TOOL_BLOCKS = {"tool_use", "server_tool_use", "mcp_tool_use"}
 INTERRUPT_MARKER = "[Request interrupted by user"
-QUIET_SYSTEM_SUBTYPES = {"init", "status", "session_state_changed", "thinking_tokens"}
+# Background tasks' messages are the runner's task registry's (ag_ui_claude.tasks), not raw events.
+QUIET_SYSTEM_SUBTYPES = {"init", "status", "session_state_changed", "thinking_tokens", *TASK_SUBTYPES}
 
 
 @dataclass

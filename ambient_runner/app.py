@@ -15,6 +15,7 @@ from ambient_runner.api import feedback as feedback_api
 from ambient_runner.api import model as model_api
 from ambient_runner.api import runs as runs_api
 from ambient_runner.api import status as status_api
+from ambient_runner.api import tasks as tasks_api
 from ambient_runner.api import workspace as workspace_api
 from ambient_runner.api.auth import TokenAuthMiddleware
 from ambient_runner.api.errors import install_error_handlers
@@ -92,6 +93,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.include_router(model_api.router)
     app.include_router(feedback_api.router)
     app.include_router(workspace_api.router)
+    app.include_router(tasks_api.router)
     token = settings.agui_token.get_secret_value() if settings.agui_token else None
     app.add_middleware(TokenAuthMiddleware, token=token)
     return app

@@ -56,7 +56,8 @@ class Boot:
             if leak is not None:  # no run may write a credential file the platform would upload
                 self.bridge = None
                 raise BootError(leak)
-            app.state.bridge = self.runs.bridge = self.bridge
+            app.state.bridge = self.bridge
+            self.runs.attach(self.bridge)
             self.stage = "restoring the state dir"
             for extension in self.extensions:
                 cleanup = await extension(app)

@@ -50,7 +50,8 @@ async def ready(request: Request) -> JSONResponse:
 # The platform's names for what its UI can use, by the route that serves it (its reference runner derives the list
 # the same way).
 PLATFORM_FEATURES = {"/feedback": "feedback", "/mcp/status": "mcp_diagnostics", "/model": "model_switch",
-                     "/interrupt": "interrupt", "/repos/add": "repos", "/workflow": "workflows"}
+                     "/interrupt": "interrupt", "/repos/add": "repos", "/workflow": "workflows",
+                     "/tasks": "background_tasks"}
 
 
 def _paths(request: Request) -> dict[str, dict[str, object]]:

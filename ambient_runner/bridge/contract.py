@@ -30,6 +30,10 @@ from pydantic.alias_generators import to_camel
 from ambient_runner.model_proxy import ModelProxy, Upstream
 from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.process.stderr_tail import StderrTail
+from ambient_runner.runs.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
+
+
+TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
 
 
 class BridgeError(Exception):
@@ -121,6 +125,41 @@ class Bridge(ABC):
     # Files in the state dir that hold credentials: never synced (and on the platform, never there at all).
     credential_files: ClassVar[tuple[str, ...]] = ()
     model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
+
+    _host: BridgeHost | None = None
+
+    @property
+    def host(self) -> BridgeHost:
+        """The core's task registry and between-run channel (a detached one until ``attach``)."""
+        if self._host is None:
+            self._host = BridgeHost()
+        return self._host
+
+    def attach(self, host: BridgeHost) -> None:
+        self._host = host
+
+    async def stop_task(self, task: BackgroundTask) -> None:
+        """Stop one of the agent's background tasks; its end is then reported like any other."""
+        raise TaskNotStoppableError(f"this runner cannot stop background task {task.task_id}")
+
+    def task_event(self, thread_id: str, report: TaskReport) -> BaseEvent | None:
+        """A CLI's task report into the registry; the event to send when it changed something."""
+        tasks = self.host.tasks
+        if report.kind == "started":
+            return tasks.started(thread_id, report.task_id, report.description, report.task_type)
+        if report.kind == "progress":
+            return tasks.progress(report.task_id, report.usage, report.last_tool_name)
+        if not report.summary and not report.output_file:
+            # A bare status change: the CLI's full notification (summary, output file) usually follows at once;
+            # the end is announced from this one only if that does not come.
+            def announce() -> None:
+                late = tasks.completed(report.task_id, report.status)
+                if late is not None:
+                    self.host.publish(late)
+
+            asyncio.get_running_loop().call_later(TASK_END_GRACE, announce)
+            return None
+        return tasks.completed(report.task_id, report.status, report.summary, report.usage, report.output_file)
 
     async def start_model_proxy(self, upstream: Upstream | None, enabled: bool = True) -> ModelProxy | None:
         """Serve the CLI's model API through the runner's proxy: the CLI then gets ``model_proxy.base_url`` and

@@ -28,6 +28,7 @@ from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
+from ambient_runner.runs.tasks import BridgeHost, TaskRegistry
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
@@ -94,6 +95,9 @@ class RunManager:
         # Text put before a turn's prompt (a workflow's instructions, once per thread after each change).
         self.turn_preambles: list[Callable[[str], str]] = []
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
+        self.tasks = TaskRegistry()  # the agent's background tasks, for /tasks
+        if bridge is not None:
+            self.attach(bridge)
 
     # ----- queries ---------------------------------------------------------------------------------------
     def thread(self, thread_id: str) -> ThreadState | None:
@@ -154,6 +158,11 @@ class RunManager:
         if state.active is not None:
             raise ThreadBusyError(f"thread {state.log.thread_id!r} already has a run in progress "
                                   f"({state.active.run_id}); interrupt it or wait for it to finish")
+
+    def attach(self, bridge: Bridge) -> None:
+        """Lend ``bridge`` the task registry and the between-run channel."""
+        self.bridge = bridge
+        bridge.attach(BridgeHost(self.tasks, self.publish_between_runs))
 
     def publish_between_runs(self, event: BaseEvent) -> None:
         """An event that belongs to no run (a model switch): to the between-run listeners, redacted, stamped."""

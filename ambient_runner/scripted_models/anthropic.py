@@ -82,8 +82,12 @@ class AnthropicScriptedServer(ScriptedModelServer):
             blocks.append({"type": "thinking", "chunks": list(THINKING_TEXT),
                            "signature": f"scripted-signature-{len(self.requests)}"})
         blocks.append({"type": "text", "chunks": list(plan.chunks)})
-        if plan.kind in ("tool", "patch"):
-            arguments = json.dumps({"command": self.shell_command, "description": "run the scripted command"})
+        if plan.kind in ("tool", "patch", "background"):
+            command = {"command": self.shell_command, "description": "run the scripted command"}
+            if plan.kind == "background":
+                command = {"command": self.background_command, "description": "run the scripted background command",
+                           "run_in_background": True}
+            arguments = json.dumps(command)
             cut = len(arguments) // 2
             blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "Bash",
                            "pieces": [arguments[:cut], arguments[cut:]]})

@@ -9,6 +9,8 @@ Script, decided from the latest user turn of each request (``decide``):
 * the prompt contains ``SLOW``                    -> ``slow_chunks`` chunks, ``slow_delay`` s apart;
 * the prompt contains ``THINK``                   -> a reasoning part first (where the API has one);
 * the prompt contains ``PATCH``                   -> an apply_patch-style file edit (Codex only);
+* the prompt contains ``BACKGROUND``              -> a shell command run in the background (Claude's
+                                                     ``run_in_background``): ``background_command``;
 * the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
 * otherwise                                       -> one shell tool call running ``shell_command``.
 
@@ -69,6 +71,7 @@ class ScriptedModelServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.mode = "ok"
         self.shell_command = "echo hello > out.txt"
+        self.background_command = "sleep 1; echo background done"
         self.slow_chunks = 30
         self.slow_delay = 1.0
         self.chunk_delay = 0.0
@@ -118,6 +121,8 @@ class ScriptedModelServer:
                         mcp_tool=mcp.group(2))
         if "PATCH" in prompt:
             return Plan("patch", ["I will edit a file."], think=think)
+        if "BACKGROUND" in prompt:
+            return Plan("background", ["I will run that in the background."], think=think)
         return Plan("tool", ["I will run a shell command."], think=think)
 
     def chunk_pause(self, plan: Plan) -> float:

@@ -125,3 +125,23 @@ async def test_on_the_platform_no_credential_file_stays_in_the_state_dir(tmp_pat
         assert (await runner.client.get("/ready")).status_code == 200
         caps = (await runner.client.get("/capabilities")).json()
     assert caps["session_persistence"] is False
+
+
+async def test_the_workflows_startup_prompt_joins_the_first_turn(tmp_path):
+    """The init container cloned the session's workflow (ACTIVE_WORKFLOW_*): its startupPrompt comes first."""
+    token_file = tmp_path / "bot-token"
+    token_file.write_text("t")
+    workspace = tmp_path / "workspace"
+    (workspace / "workflows" / "triage" / ".ambient").mkdir(parents=True)
+    (workspace / "workflows" / "triage" / ".ambient" / "ambient.json").write_text(
+        '{"startupPrompt": "Introduce yourself as the triage bot."}')
+    backend = StandInBackend(answers=(403,)).start()  # taken once, not run: only the POST's body matters here
+    try:
+        async with RunnerHarness(FakeCliBridge(tmp_path), workspace_path=workspace,
+                                 active_workflow_git_url="https://github.com/acme/triage.git",
+                                 **platform_settings(backend, token_file, initial_prompt="Fix issue 7")):
+            await wait_for(lambda: backend.received, "the first POST")
+    finally:
+        backend.stop()
+    (message,) = backend.received[0].body["messages"]
+    assert message["content"] == "Introduce yourself as the triage bot.\n\nFix issue 7"

@@ -18,6 +18,7 @@ from ag_ui.core import BaseEvent, RunErrorEvent
 from claude_agent_sdk import ClaudeAgentOptions, SystemMessage
 
 from ag_ui_claude import ClaudeEventAdapter
+from ag_ui_claude.tasks import task_report
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
 from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
@@ -32,6 +33,7 @@ from ambient_runner.bridges.claude.worker import ClaudeSession
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
@@ -155,6 +157,11 @@ class ClaudeBridge(Bridge):
                 servers = _init_mcp_servers(item)
                 if servers is not None:
                     self._note_mcp_status(servers)
+                report = task_report(item)
+                if report is not None:
+                    task_event = self.task_event(turn.thread_id, report)
+                    if task_event is not None:
+                        yield task_event
                 for event in adapter.feed(item):
                     if isinstance(event, RunErrorEvent):
                         raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
@@ -170,6 +177,18 @@ class ClaudeBridge(Bridge):
         if session is not None:
             await session.interrupt()
 
+    async def stop_task(self, task: BackgroundTask) -> None:
+        session = self._sessions.get(task.thread_id)
+        if session is None or not await session.stop_task(task.task_id):
+            raise TaskNotStoppableError(f"the Claude Code process of task {task.task_id} is gone")
+
+    def _between_turns(self, thread_id: str, item: Any) -> None:
+        """A message the CLI printed while no turn of the thread runs: a background task's news."""
+        report = task_report(item)
+        event = self.task_event(thread_id, report) if report is not None else None
+        if event is not None:
+            self.host.publish(event)
+
     # ----- sessions --------------------------------------------------------------------------------------
     def _session(self, thread_id: str) -> ClaudeSession:
         session = self._sessions.get(thread_id)
@@ -177,7 +196,8 @@ class ClaudeBridge(Bridge):
             session_map = self._map()
             session = ClaudeSession(
                 thread_id, self._options_factory(), session_id=session_map.get(thread_id),
-                on_session_id=lambda session_id: session_map.set(thread_id, session_id))
+                on_session_id=lambda session_id: session_map.set(thread_id, session_id),
+                between_turns=lambda item: self._between_turns(thread_id, item))
             self._sessions[thread_id] = session
         return session
 

@@ -45,6 +45,12 @@ def _is_result(item: Any) -> bool:
     return isinstance(item, ResultMessage) or (isinstance(item, dict) and item.get("type") == "result")
 
 
+def _starts_a_turn(item: Any) -> bool:
+    """A message that only comes inside a model turn (which then ends with a ``result``)."""
+    kind = item.get("type") if isinstance(item, dict) else None
+    return kind in ("assistant", "stream_event") or (kind == "system" and item.get("subtype") == "init")
+
+
 def _init_session_id(item: Any) -> str | None:
     if isinstance(item, SystemMessage):
         item = {"type": "system", "subtype": item.subtype, **(item.data if isinstance(item.data, dict) else {})}
@@ -55,8 +61,10 @@ def _init_session_id(item: Any) -> str | None:
 
 class ClaudeSession:
     def __init__(self, thread_id: str, make_options: OptionsFactory, *, session_id: str | None,
-                 on_session_id: Callable[[str], None]) -> None:
+                 on_session_id: Callable[[str], None],
+                 between_turns: Callable[[Any], None] | None = None) -> None:
         self.thread_id = thread_id
+        self._between_turns = between_turns  # what the CLI prints while no turn runs (background tasks)
         self.session_id = session_id
         self._make_options = make_options
         self._on_session_id = on_session_id
@@ -129,6 +137,17 @@ class ClaudeSession:
                 await asyncio.shield(tools.kill() if exited else tools.stop())
             if not completed:
                 await self._abandon()
+
+    async def stop_task(self, task_id: str) -> bool:
+        """Ask the CLI to stop one of its background tasks (it then reports the task stopped)."""
+        if self._client is None:
+            return False
+        try:
+            await asyncio.wait_for(self._client.stop_task(task_id), CONTROL_TIMEOUT)
+            return True
+        except Exception as exc:  # noqa: BLE001 - reported to the caller as not stoppable
+            log.warning("claude stop_task %s failed for thread %s: %s", task_id, self.thread_id, exc)
+            return False
 
     async def interrupt(self) -> bool:
         """Ask the CLI to stop the current turn; the turn then ends with an interrupted result."""
@@ -225,6 +244,11 @@ class ClaudeSession:
             self.session_id = new
         if self._queue is not None:
             self._queue.put_nowait(item)
+        else:
+            if _starts_a_turn(item):  # the CLI answers a finished background task on its own: the next turn
+                self._idle.clear()  # waits for that turn's result, which must not be taken for its own
+            if self._between_turns is not None:
+                self._between_turns(item)
         if _is_result(item):
             self._idle.set()
 
