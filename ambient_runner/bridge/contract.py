@@ -32,7 +32,6 @@ from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.runs.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
 
-
 TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
 
 
