@@ -1,13 +1,16 @@
 """The platform's Tasks tab: ``GET /tasks``, ``GET /tasks/{id}/output``, ``POST /tasks/{id}/stop``.
 
 The tab itself follows the ``task:*`` events of the streams; these calls list the tasks, read one's output (the file
-its CLI reported: each line a JSON object when it is one, else ``{"type": "text", "text": line}``) and stop one.
+its CLI reported, never through a symlink, secrets redacted: each line a JSON object when it is one, else
+``{"type": "text", "text": line}``) and stop one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from fastapi.responses import JSONResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.runs.tasks import TERMINAL, BackgroundTask, TaskNotStoppableError
+from ambient_runner.stream.encoding import Redactor
 
 router = APIRouter()
 MAX_OUTPUT_BYTES = 10 * 1024 * 1024
@@ -29,11 +33,25 @@ def _task(request: Request, task_id: str) -> BackgroundTask:
     return task
 
 
-def _read_output(path: Path) -> list[Any]:
-    if path.stat().st_size > MAX_OUTPUT_BYTES:
-        raise ApiError(413, "OUTPUT_TOO_LARGE", f"the task's output is larger than {MAX_OUTPUT_BYTES} bytes")
+def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Any]:
+    """The file the CLI named, if it still leads into its own folders (its task dir, the CLI's state dir: a
+    sub-agent's output is a link to its transcript there) and is a regular file."""
+    real = path.resolve()
+    if not any(real == root or root in real.parents for root in allowed):
+        raise ApiError(404, "NO_OUTPUT", "the task's output file leads outside the agent's own folders")
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        raise ApiError(404, "NO_OUTPUT", "the task's output file is not readable (or is a symlink)") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ApiError(404, "NO_OUTPUT", "the task's output is not a regular file")
+        if info.st_size > MAX_OUTPUT_BYTES:
+            raise ApiError(413, "OUTPUT_TOO_LARGE", f"the task's output is larger than {MAX_OUTPUT_BYTES} bytes")
+        text = redact(handle.read(MAX_OUTPUT_BYTES + 1).decode("utf-8", errors="replace"))
     lines: list[Any] = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             value = json.loads(line)
         except ValueError:
@@ -50,10 +68,11 @@ async def list_tasks(request: Request) -> JSONResponse:
 @router.get("/tasks/{task_id}/output")
 async def task_output(request: Request, task_id: str) -> JSONResponse:
     task = _task(request, task_id)
-    path = Path(task.output_file) if task.output_file else None
-    if path is None or not path.is_file():
+    if not task.output_file:
         raise ApiError(404, "NO_OUTPUT", f"background task {task_id!r} has no output file (yet)")
-    output = await asyncio.to_thread(_read_output, path)
+    path = Path(task.output_file)
+    allowed = [path.parent.resolve(), request.app.state.settings.state_dir.resolve()]
+    output = await asyncio.to_thread(_read_output, path, allowed, request.app.state.runs.redactor)
     return JSONResponse({"task_id": task_id, "output": output})
 
 

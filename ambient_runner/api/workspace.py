@@ -99,6 +99,8 @@ async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
         raise ApiError(git_status_code, "GIT_FAILED", str(exc)) from None
     except OSError as exc:
         raise ApiError(409, "FILE_SYSTEM", f"{exc.strerror or exc}") from None
+    except (ValueError, UnicodeError) as exc:  # a value the OS or git cannot take (a NUL in an argument, ...)
+        raise ApiError(400, "INVALID_REQUEST", str(exc)[:300]) from None
 
 
 # ----- files -----------------------------------------------------------------------------------------------
@@ -180,7 +182,7 @@ async def repos_add(request: Request) -> JSONResponse:
 async def repos_remove(request: Request) -> JSONResponse:
     body = await parse_body(request, NameBody)
     repos: Repositories = request.app.state.repos
-    await _guarded(asyncio.to_thread, repos.remove, body.name)
+    await _guarded(repos.remove, body.name)
     return JSONResponse({"message": "removed", "name": body.name})
 
 

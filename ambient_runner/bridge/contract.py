@@ -156,7 +156,7 @@ class Bridge(ABC):
                 if late is not None:
                     self.host.publish(late)
 
-            asyncio.get_running_loop().call_later(TASK_END_GRACE, announce)
+            self.host.later(TASK_END_GRACE, announce)
             return None
         return tasks.completed(report.task_id, report.status, report.summary, report.usage, report.output_file)
 

@@ -3,8 +3,9 @@
 On the platform nothing else sends the prompt a session was created with, and the run must go through the
 backend (which stores its events and shows them), so the runner POSTs it there as a hidden user message:
 ``$BACKEND_API_URL/projects/$PROJECT_NAME/agentic-sessions/$SESSION_ID/agui/run`` with the bot token read fresh
-from its file on every attempt (kubelet rotates it), retried with a doubling backoff on 5xx, 401 or an unreachable
-backend, at most ``ATTEMPTS`` times. Any other answer is final. Neither the token nor the prompt is logged.
+from its file on every attempt (kubelet rotates it), retried with a doubling backoff on 5xx, 401 or a backend that
+cannot be reached, at most ``ATTEMPTS`` times. Any other answer is final, and so is a request the backend may have
+received without answering (sent again, it could run twice). Neither the token nor the prompt is logged.
 """
 
 from __future__ import annotations
@@ -68,8 +69,11 @@ async def post_first_turn(settings: RunnerSettings, url: str, prompt: str,
                 headers["Authorization"] = f"Bearer {token}"
             try:
                 response = await client.post(url, json=body, headers=headers)
-            except httpx.HTTPError as exc:
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:  # never delivered: safe to send again
                 reason = f"the backend is unreachable ({type(exc).__name__})"
+            except httpx.HTTPError as exc:  # it may have been delivered: sending it again could run it twice
+                log.error("first turn: the backend did not answer (%s); not retried", type(exc).__name__)
+                return False
             else:
                 if response.is_success:
                     log.info("the platform's backend took the first turn (run %s)", body["runId"])

@@ -42,9 +42,23 @@ class SessionTurns:
         await self.start(prompt, "runner_initial_prompt", on_started=lambda: marker.write_text("started"))
 
     async def workflow_changed(self) -> None:
+        """The greeting of a workflow selected at run time, in the background: ``POST /workflow`` answers at once
+        (the operator's call times out after 10 s), and a thread that is busy then gets it once it is free."""
         prompt = self.workflows.prompt("startupPrompt")
-        if prompt:
-            await self.start(prompt, "workflow_startup_prompt")
+        if not prompt:
+            return
+
+        async def greet() -> None:
+            try:
+                await self.start(prompt, "workflow_startup_prompt")
+            except Exception as exc:  # noqa: BLE001 - a greeting that cannot start is only logged
+                log.warning("the workflow's startupPrompt was not sent: %s", exc)
+
+        self._keep(asyncio.create_task(greet(), name="workflow-greeting"))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def start(self, prompt: str, source: str, on_started: Callable[[], object] | None = None) -> None:
         """Start a hidden turn on the session's thread (through the backend on the platform)."""
@@ -54,9 +68,7 @@ class SessionTurns:
                 if await post_first_turn(self.settings, url, prompt, source) and on_started is not None:
                     on_started()
 
-            task = asyncio.create_task(through_the_backend(), name=f"session-turn-{source}")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._keep(asyncio.create_task(through_the_backend(), name=f"session-turn-{source}"))
             return
         message = UserMessage(id=f"{source}-{uuid.uuid4()}", role="user", content=prompt,
                               metadata=hidden_metadata(source))

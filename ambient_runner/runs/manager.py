@@ -96,6 +96,7 @@ class RunManager:
         self.turn_preambles: list[Callable[[str], str]] = []
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
         self.tasks = TaskRegistry()  # the agent's background tasks, for /tasks
+        self.host: BridgeHost | None = None
         if bridge is not None:
             self.attach(bridge)
 
@@ -162,7 +163,8 @@ class RunManager:
     def attach(self, bridge: Bridge) -> None:
         """Lend ``bridge`` the task registry and the between-run channel."""
         self.bridge = bridge
-        bridge.attach(BridgeHost(self.tasks, self.publish_between_runs))
+        self.host = BridgeHost(self.tasks, self.publish_between_runs)
+        bridge.attach(self.host)
 
     def publish_between_runs(self, event: BaseEvent) -> None:
         """An event that belongs to no run (a model switch): to the between-run listeners, redacted, stamped."""
@@ -313,6 +315,8 @@ class RunManager:
         """Take no new runs; end active runs with a terminal event; bounded by RUNNER_SHUTDOWN_GRACE."""
         self.draining = True
         self.between_runs.close()
+        if self.host is not None:
+            self.host.close()
         runs = self.active_runs()
         if runs:
             log.info("shutting down: stopping %d active run(s)", len(runs))

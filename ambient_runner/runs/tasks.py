@@ -4,11 +4,13 @@ A bridge reports what its CLI says about a task (``started``, ``progress``, ``co
 something becomes the platform's ``CUSTOM`` event (``task:started {task_id, description, task_type}``,
 ``task:progress {task_id, usage, last_tool_name}``, ``task:completed {task_id, status, summary, usage,
 output_file}``), sent on the run that is streaming or, between runs, to the between-run listeners. A task completes
-once: the CLI may report the end twice (a status patch, then a notification).
+once: the CLI may report the end twice (a status patch, then a notification); an end known only from the patch is
+announced between runs a moment later.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -108,7 +110,22 @@ class TaskNotStoppableError(RuntimeError):
 
 @dataclass
 class BridgeHost:
-    """What the core lends a bridge: the task registry and a way to send an event outside any run."""
+    """What the core lends a bridge: the task registry, a way to send an event outside any run, and timers that
+    end with the runner."""
 
     tasks: TaskRegistry = field(default_factory=TaskRegistry)
     publish: Callable[[BaseEvent], None] = lambda event: None
+    _timers: set[asyncio.TimerHandle] = field(default_factory=set)
+
+    def later(self, delay: float, call: Callable[[], None]) -> None:
+        def fire() -> None:
+            self._timers.discard(handle)
+            call()
+
+        handle = asyncio.get_running_loop().call_later(delay, fire)
+        self._timers.add(handle)
+
+    def close(self) -> None:
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()

@@ -11,6 +11,7 @@ Script, decided from the latest user turn of each request (``decide``):
 * the prompt contains ``PATCH``                   -> an apply_patch-style file edit (Codex only);
 * the prompt contains ``BACKGROUND``              -> a shell command run in the background (Claude's
                                                      ``run_in_background``): ``background_command``;
+* the prompt is Claude's ``<task-notification>``  -> a plain answer (a background task ended);
 * the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
 * otherwise                                       -> one shell tool call running ``shell_command``.
 
@@ -123,6 +124,8 @@ class ScriptedModelServer:
             return Plan("patch", ["I will edit a file."], think=think)
         if "BACKGROUND" in prompt:
             return Plan("background", ["I will run that in the background."], think=think)
+        if "<task-notification>" in prompt:  # Claude telling the model that a background task ended
+            return Plan("plain", list(PLAIN_ANSWER), think=think)
         return Plan("tool", ["I will run a shell command."], think=think)
 
     def chunk_pause(self, plan: Plan) -> float:

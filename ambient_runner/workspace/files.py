@@ -45,7 +45,7 @@ def list_dir(workspace: Workspace, raw: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for entry in sorted(target.iterdir(), key=lambda e: e.name)[:MAX_LISTED]:
         try:
-            workspace.resolve(workspace.relative(target / entry.name))
+            workspace.check(target / entry.name)
         except PathRefused:
             continue
         item = _item(workspace, target / entry.name)
@@ -70,7 +70,7 @@ def write_file(workspace: Workspace, raw: str, data: bytes) -> Path:
     if target.is_dir():
         raise PathRefused(f"{raw} is a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
-    workspace.resolve(workspace.relative(target.parent))  # the parent, once it exists, is still inside
+    workspace.check(target.parent)  # the parent, once it exists, is still inside
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out:

@@ -16,6 +16,7 @@ import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ambient_runner.process.environment import cli_environment
 
@@ -23,8 +24,11 @@ LOCAL_TIMEOUT = 30.0
 REMOTE_TIMEOUT = 120.0
 MAX_OUTPUT = 4 * 1024 * 1024
 CREDENTIALS_IN_URL = re.compile(r"(://)[^/@\s:]+(:[^/@\s]*)?@")
-# Answers git's "get" with the token for the host it asks about (GitLab's for gitlab hosts, else GitHub's).
-HELPER = ('!f() { test "$1" = get || exit 0; host=; while IFS== read -r k v; do [ "$k" = host ] && host=$v; done; '
+# Answers git's "get" with a token only over https and only for the host of the URL the call was made for (a
+# repository's own config could rewrite the URL to another host): GitLab's token for gitlab hosts, else GitHub's.
+HELPER = ('!f() { test "$1" = get || exit 0; host=; proto=; while IFS== read -r k v; do case "$k" in '
+          'host) host=$v;; protocol) proto=$v;; esac; done; '
+          '[ "$proto" = https ] && [ -n "$host" ] && [ "$host" = "$AMBIENT_GIT_HOST" ] || exit 0; '
           'case "$host" in *gitlab*) t=$AMBIENT_GIT_GITLAB_TOKEN; u=oauth2;; *) t=$AMBIENT_GIT_GITHUB_TOKEN; '
           'u=x-access-token;; esac; [ -n "$t" ] && printf "username=%s\\npassword=%s\\n" "$u" "$t"; }; f')
 SAFE_CONFIG = ("credential.helper=", f"credential.helper={HELPER}", "core.fsmonitor=false",
@@ -39,23 +43,35 @@ class GitError(RuntimeError):
 class GitTokens:
     github: str = ""
     gitlab: str = ""
+    host: str = ""  # the only host they are given to (that of the URL the call is for)
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str]) -> GitTokens:
         return cls(headers.get("x-github-token", "").strip(), headers.get("x-gitlab-token", "").strip())
 
+    def for_url(self, url: str) -> GitTokens:
+        host = (urlsplit(url).hostname or "") if "://" in url else ""
+        return GitTokens(self.github, self.gitlab, host)
+
     def environment(self) -> dict[str, str]:
-        return {k: v for k, v in (("AMBIENT_GIT_GITHUB_TOKEN", self.github),
-                                  ("AMBIENT_GIT_GITLAB_TOKEN", self.gitlab)) if v}
+        if not self.host:
+            return {}
+        return {k: v for k, v in (("AMBIENT_GIT_GITHUB_TOKEN", self.github), ("AMBIENT_GIT_GITLAB_TOKEN", self.gitlab),
+                                  ("AMBIENT_GIT_HOST", self.host)) if v}
 
     def redact(self, text: str) -> str:
         for token in (self.github, self.gitlab):
             if token:
                 text = text.replace(token, "[redacted]")
-        return CREDENTIALS_IN_URL.sub(r"\1[redacted]@", text)
+        return redact_url(text)
 
 
 NO_TOKENS = GitTokens()
+
+
+def redact_url(text: str) -> str:
+    """``text`` with any ``scheme://user[:secret]@`` credentials removed."""
+    return CREDENTIALS_IN_URL.sub(r"\1[redacted]@", text)
 
 
 async def git(*args: str, cwd: Path, tokens: GitTokens = NO_TOKENS, bound: float = LOCAL_TIMEOUT) -> str:

@@ -32,8 +32,8 @@ class Workspace:
         """``raw`` under the workspace as written (symlinks not followed); refused when it is malformed."""
         if len(raw) > MAX_PATH_CHARS:
             raise PathRefused(f"the path is longer than {MAX_PATH_CHARS} characters")
-        if any(unicodedata.category(ch) == "Cc" for ch in raw):
-            raise PathRefused("the path contains a NUL or another control character")
+        if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in raw):
+            raise PathRefused("the path contains a NUL, another control character or a lone surrogate")
         relative = PurePosixPath(raw.replace("\\", "/").lstrip("/"))
         if ".." in relative.parts:
             raise PathRefused("the path contains '..'")
@@ -41,7 +41,14 @@ class Workspace:
 
     def resolve(self, raw: str, *, allow_root: bool = True) -> Path:
         """The real path of ``raw`` inside the workspace (it need not exist)."""
-        target = self.lexical(raw).resolve()  # symlinks followed: where a read or write would really go
+        return self.check(self.lexical(raw), allow_root=allow_root)
+
+    def check(self, path: Path, *, allow_root: bool = True) -> Path:
+        """Where ``path`` really leads (symlinks followed), refused unless that is inside the workspace."""
+        try:
+            target = path.resolve()  # symlinks followed: where a read or write would really go
+        except (RuntimeError, OSError):  # a symlink loop
+            raise PathRefused("the path is a symlink loop") from None
         if target != self.root and self.root not in target.parents:
             raise PathRefused("the path leaves the workspace")
         if target == self.root and not allow_root:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ambient_runner.workspace.git import GitTokens
 from ambient_runner.workspace.paths import PathRefused, Workspace
-from ambient_runner.workspace.repos import check_remote_url, clone, repo_name
+from ambient_runner.workspace.repos import check_branch, check_remote_url, clear, clone, repo_name
 
 log = logging.getLogger(__name__)
 NO_ORDER = 2**31 - 1
@@ -42,28 +42,25 @@ class Workflows:
         self._instructed: dict[str, int] = {}  # thread -> the change whose instructions it got
 
     def directory(self, spec: WorkflowSpec) -> Path:
-        return self.workspace.resolve(f"workflows/{repo_name(spec.git_url, None)}")
+        """``workflows/<name>`` as written (not followed, should it be a symlink)."""
+        return self.workspace.lexical(f"workflows/{repo_name(spec.git_url, None)}")
 
     async def select(self, spec: WorkflowSpec, tokens: GitTokens) -> tuple[Path, bool]:
         """Make ``spec`` the active workflow; ``(its directory, whether it changed)``."""
         check_remote_url(spec.git_url)
+        check_branch(spec.branch or "main")
         if spec.path and (".." in Path(spec.path).parts or spec.path.startswith("/")):
             raise PathRefused("path must be a folder inside the workflow repository")
         async with self._lock:
             final = self.directory(spec)
-            if self.active == spec and final.is_dir():
+            if self.active == spec and final.is_dir() and not final.is_symlink():
                 return final, False
             temporary = final.with_name(f".{final.name}.workflow-tmp")
-            shutil.rmtree(temporary, ignore_errors=True)
             await clone(spec.git_url, temporary, spec.branch or None, tokens, depth=1)
             try:
-                source = temporary / spec.path if spec.path else temporary
-                if not source.is_dir():
-                    raise PathRefused(f"the workflow repository has no folder {spec.path!r}")
-                shutil.rmtree(final, ignore_errors=True)
-                shutil.move(str(source), str(final))
+                await asyncio.to_thread(_install, temporary, spec.path, final)
             finally:
-                shutil.rmtree(temporary, ignore_errors=True)
+                await asyncio.to_thread(clear, temporary)
             changed = self.active != spec
             self.active = spec
             self.changes += changed
@@ -73,7 +70,7 @@ class Workflows:
         if self.active is None:
             return None
         try:
-            final = self.directory(self.active)
+            final = self.workspace.check(self.directory(self.active), allow_root=False)
         except PathRefused:
             return None
         return final if final.is_dir() else None
@@ -113,7 +110,10 @@ class Workflows:
         if folder is not None:
             for md in _markdown(folder / ".claude" / "commands"):
                 meta = front_matter(md)
-                order = int(meta["order"]) if meta.get("order", "").lstrip("-").isdigit() else NO_ORDER
+                try:
+                    order = int(meta.get("order", ""))
+                except ValueError:
+                    order = NO_ORDER
                 commands.append({"id": md.stem, "name": meta.get("displayName") or md.stem,
                                  "description": meta.get("description", ""), "slashCommand": f"/{md.stem}",
                                  "icon": meta.get("icon", ""), "order": order})
@@ -126,6 +126,18 @@ class Workflows:
         if config.get("rubric"):
             shown["rubric"] = config["rubric"]
         return {"commands": commands, "agents": agents, "config": shown}
+
+
+def _install(clone_dir: Path, folder: str, final: Path) -> None:
+    """Move the clone (or its ``folder``) to ``final``; a folder reached through a symlink is refused."""
+    source = clone_dir / folder if folder else clone_dir
+    inside = clone_dir.resolve()
+    if not source.is_dir() or (source.resolve() != inside and inside not in source.resolve().parents) or any(
+            p.is_symlink() for p in [source, *source.parents] if p == clone_dir or clone_dir in p.parents):
+        raise PathRefused(f"the workflow repository has no folder {folder!r}")
+    clear(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(source), str(final))
 
 
 def _markdown(folder: Path) -> list[Path]:

@@ -64,7 +64,9 @@ async def test_a_background_command_is_a_task(tmp_path, monkeypatch, isolated_ne
 
         server.background_command = "sleep 120"
         events = await harness.run("t1", "BACKGROUND a long one")
-        long_id = next(e for e in events if e.get("name") == "task:started")["value"]["task_id"]
+        started = [e for e in events if e.get("name") == "task:started"]
+        assert started, [(e["type"], e.get("delta") or e.get("toolCallName")) for e in events]
+        long_id = started[0]["value"]["task_id"]
         stopped: list[dict] = []
         listener = asyncio.create_task(listen(client, "t1", 1, stopped))
         async with asyncio.timeout(10):

@@ -127,8 +127,8 @@ async def test_capabilities_carry_the_platform_fields(bridge):
     assert caps["framework"] == "fake-cli"
     assert caps["session_id"] == SESSION
     assert {"agentic_chat", "backend_tool_rendering"} <= set(caps["agent_features"])
-    assert caps["platform_features"] == ["feedback", "interrupt", "mcp_diagnostics", "model_switch", "repos",
-                                         "workflows"]
+    assert caps["platform_features"] == ["background_tasks", "feedback", "interrupt", "mcp_diagnostics",
+                                         "model_switch", "repos", "workflows"]
     assert caps["file_system"] is True and caps["mcp"] is False and caps["tracing"] is None
     assert isinstance(caps["session_persistence"], bool)
     assert {"POST /model", "POST /feedback", "GET /mcp/status", "POST /run", "POST /"} <= set(caps["endpoints"])

@@ -110,8 +110,15 @@ class ClaudeSession:
         """Send the prompt and pass on what the reader routes to this turn, up to the result."""
         client = self._client
         assert client is not None
+        if not self._idle.is_set():  # the CLI began a turn of its own since (a background task ended)
+            try:
+                await asyncio.wait_for(self._idle.wait(), DRAIN_TIMEOUT)
+            except TimeoutError:
+                await self.close()
+                raise BridgeError("Claude Code is still busy with a turn of its own; send the message again",
+                                  code="CLI_BUSY", stderr_tail=stderr_tail.text()) from None
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._queue = queue
+        self._queue = queue  # no await since the check: what comes now is this turn's
         self._idle.clear()
         completed = False
         exited = False
