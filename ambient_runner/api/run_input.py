@@ -74,4 +74,15 @@ def parse_run_input(body: bytes) -> RunAgentInput:
                        problems=problems) from None
     check_id("threadId", run_input.thread_id)
     check_id("runId", run_input.run_id)
+    check_protocol(run_input.protocol_version)
     return run_input
+
+
+def check_protocol(version: str | None) -> None:
+    """Absent or any AG-UI 1.x is accepted; another major (or no version number) is a 422 saying what is spoken."""
+    if version is None:
+        return
+    major = version.strip().split(".", 1)[0]
+    if major != "1":
+        raise ApiError(422, "UNSUPPORTED_PROTOCOL", f"this runner speaks AG-UI 1.x; the run says protocolVersion "
+                                                    f"{version[:40]!r}", protocolVersion="1.0")
