@@ -60,6 +60,10 @@ def parse_run_input(body: bytes) -> RunAgentInput:
     data = dict(data)
     if "runId" not in data and "run_id" not in data:
         data["runId"] = str(uuid.uuid4())
+    context = data.get("context")
+    if isinstance(context, dict):  # the platform's backend passes an object through as it came
+        data["context"] = [{"description": str(k), "value": v if isinstance(v, str) else json.dumps(v, default=str)}
+                           for k, v in context.items()]
     messages = data.get("messages")
     if isinstance(messages, list):
         if len(messages) > MAX_MESSAGES:

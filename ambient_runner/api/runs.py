@@ -13,7 +13,7 @@ from ambient_runner.api.run_input import check_id, parse_json, parse_run_input, 
 from ambient_runner.bridge.contract import OptionError
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.manager import DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
-from ambient_runner.runs.prompt import NoPromptError, new_user_text
+from ambient_runner.runs.prompt import ContextTooLargeError, NoPromptError, new_user_text, with_context
 from ambient_runner.stream.encoding import sse_frame
 
 router = APIRouter()
@@ -54,9 +54,11 @@ async def start_run(request: Request) -> EventSourceResponse:
     runs = _runs(request)
     run_input = parse_run_input(await read_body(request))
     try:
-        prompt = new_user_text(run_input)
+        prompt = with_context(run_input, new_user_text(run_input))
     except NoPromptError as exc:
         raise ApiError(422, "NO_PROMPT", str(exc)) from None
+    except ContextTooLargeError as exc:
+        raise ApiError(422, "CONTEXT_TOO_LARGE", str(exc)) from None
     try:
         bridge = await ready_bridge(request, BOOT_WAIT_FOR_RUN)
         options = bridge.parse_options(run_input.forwarded_props if isinstance(
