@@ -11,7 +11,7 @@ Script, decided from the latest user turn of each request (``decide``):
 * the prompt contains ``PATCH``                   -> an apply_patch-style file edit (Codex only);
 * the prompt contains ``BACKGROUND``              -> a shell command run in the background (Claude's
                                                      ``run_in_background``): ``background_command``;
-* the prompt is Claude's ``<task-notification>``  -> a plain answer (a background task ended);
+* the prompt is Claude's ``<task-notification>``  -> ``TASK_NOTED`` (a background task ended);
 * the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
 * otherwise                                       -> one shell tool call running ``shell_command``.
 
@@ -34,6 +34,7 @@ from typing import Any
 ERROR_MODES = {"error401": 401, "error429": 429, "error500": 500, "error400": 400}
 FINAL_ANSWER = ["Done: I ran the command", " and checked the result.", " All good."]
 PLAIN_ANSWER = ["Hello from the scripted model.", " No tools were needed."]
+TASK_NOTED = ["Noted: the background task has finished."]
 MCP_PATTERN = re.compile(r"MCPTOOL:([\w-]+)\.([\w-]+)")
 
 
@@ -125,7 +126,7 @@ class ScriptedModelServer:
         if "BACKGROUND" in prompt:
             return Plan("background", ["I will run that in the background."], think=think)
         if "<task-notification>" in prompt:  # Claude telling the model that a background task ended
-            return Plan("plain", list(PLAIN_ANSWER), think=think)
+            return Plan("plain", list(TASK_NOTED), think=think)
         return Plan("tool", ["I will run a shell command."], think=think)
 
     def chunk_pause(self, plan: Plan) -> float:

@@ -58,9 +58,14 @@ async def test_a_background_command_is_a_task(tmp_path, monkeypatch, isolated_ne
         assert (await client.get("/tasks/nope/output")).status_code == 404
         assert (await client.post("/tasks/nope/stop")).status_code == 404
 
-        # The CLI answers the finished task by itself; the next run still gets its own answer.
+        # The CLI answers the finished task by itself (a turn of its own); a run sent while that turn goes on waits
+        # for it and gets its own answer, not that turn's.
+        async with asyncio.timeout(60):
+            while not any("<task-notification>" in json.dumps(r.body) for r in server.requests):
+                await asyncio.sleep(0.02)
         plain = await harness.run("t1", "NOTOOL anything new?")
-        assert any(e.get("delta", "").startswith("Hello from the scripted model") for e in plain), plain
+        deltas = "".join(e.get("delta", "") for e in plain)
+        assert deltas.startswith("Hello from the scripted model") and "Noted" not in deltas, plain
 
         server.background_command = "sleep 120"
         events = await harness.run("t1", "BACKGROUND a long one")
