@@ -209,13 +209,17 @@ class ClaudeSession:
         try:
             await asyncio.wait_for(client.connect(), CONNECT_TIMEOUT)
         except BaseException as exc:
+            died = await _exit_code(client) if isinstance(exc, Exception) else None
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
             if not isinstance(exc, Exception):
                 raise
             tail = self._stderr.text() if self._stderr else self.session_stderr.text()
             resumed = f" while resuming session {self.session_id}" if self.session_id else ""
-            raise BridgeError(f"Claude Code could not start{resumed}: {describe_failure(exc)}",
+            why = describe_failure(exc)
+            if died is not None and died < 0 and "killed by" not in why:  # e.g. a write to its stdin failed
+                why = f"{describe_failure(_Exited(died))}; {why}"
+            raise BridgeError(f"Claude Code could not start{resumed}: {why}",
                               code="CLI_START_FAILED", stderr_tail=tail) from exc
         self._client = client
         self._model = model
@@ -295,6 +299,23 @@ class ClaudeSession:
     @property
     def pid(self) -> int | None:
         return self._pid
+
+
+class _Exited(Exception):
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(f"exit code {exit_code}")
+        self.exit_code = exit_code
+
+
+async def _exit_code(client: ClaudeSDKClient) -> int | None:
+    """The CLI process's exit code, if it has ended (or ends within a moment): how it died when a start fails."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    if process is None:
+        return None
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(2):
+            return await process.wait()
+    return getattr(process, "returncode", None)
 
 
 def describe_failure(exc: BaseException) -> str:
