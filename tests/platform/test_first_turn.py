@@ -11,6 +11,7 @@ from pathlib import Path
 from harness import RunnerHarness, check_stream
 from platform_backend import Received, StandInBackend
 from process_bridge import FakeCliBridge, script
+from runners import wait_for
 
 SESSION = "session-1f2e"
 PROJECT = "team-a"
@@ -22,12 +23,6 @@ def platform_settings(backend: StandInBackend, token_file: Path, **more) -> dict
     return {"backend_api_url": backend.api_url, "project_name": PROJECT, "session_id": SESSION,
             "initial_prompt": PROMPT, "runner_bot_token_file": token_file,
             "runner_first_turn_backoff": 0.01} | more
-
-
-async def wait_for(condition, what: str, timeout: float = 30.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 async def test_first_turn_goes_through_the_backend_with_a_fresh_token_and_retries(tmp_path):
@@ -43,7 +38,7 @@ async def test_first_turn_goes_through_the_backend_with_a_fresh_token_and_retrie
             backend.connect(runner.base_url)
             stored = await asyncio.to_thread(backend.wait_proxied)
             marker = runner.settings.state_dir / ".ambient-initial-prompt-started"
-            await wait_for(marker.exists, "the first turn marked as started")
+            await wait_for(marker.exists, what="the first turn marked as started")
     finally:
         backend.stop()
     assert [r.path for r in backend.received] == [f"/api/projects/{PROJECT}/agentic-sessions/{SESSION}/agui/run"] * 3
@@ -70,7 +65,7 @@ async def test_a_final_refusal_is_not_retried(tmp_path):
     backend = StandInBackend(answers=(403,)).start()
     try:
         async with RunnerHarness(FakeCliBridge(tmp_path), **platform_settings(backend, token_file)) as runner:
-            await wait_for(lambda: backend.received, "the first POST")
+            await wait_for(lambda: backend.received, what="the first POST")
             # A later run of the session ends after the first turn's task gave up (it never waits long).
             await runner.run(SESSION, script({"text": "a later turn"}))
             marker = runner.settings.state_dir / ".ambient-initial-prompt-started"
@@ -140,7 +135,7 @@ async def test_the_workflows_startup_prompt_joins_the_first_turn(tmp_path):
         async with RunnerHarness(FakeCliBridge(tmp_path), workspace_path=workspace,
                                  active_workflow_git_url="https://github.com/acme/triage.git",
                                  **platform_settings(backend, token_file, initial_prompt="Fix issue 7")):
-            await wait_for(lambda: backend.received, "the first POST")
+            await wait_for(lambda: backend.received, what="the first POST")
     finally:
         backend.stop()
     (message,) = backend.received[0].body["messages"]
