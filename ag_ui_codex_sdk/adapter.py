@@ -59,11 +59,11 @@ TEXT_ITEMS = ("agentMessage", "plan")
 class CodexEventAdapter:
     """Translates one turn's notifications. ``transform`` per notification, ``finish`` at the end."""
 
-    def __init__(self, thread_id: str, run_id: str, *, model: str | None = None) -> None:
+    def __init__(self, thread_id: str, run_id: str, *, model: str | None = None, client_state: Any = None) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         self.usage = TurnUsage(model)
-        self.plan = PlanTracker()
+        self.plan = PlanTracker(client_state)  # the plan goes beside the client's own state keys
         self.terminal: BaseEvent | None = None
         self.last_error: dict[str, Any] | None = None
         self._text_open: dict[str, None] = {}  # ordered, for a stable close order

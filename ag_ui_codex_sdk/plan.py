@@ -1,7 +1,9 @@
-"""Codex's plan / todo list (``turn/plan/updated``) as AG-UI state: a ``STATE_SNAPSHOT`` the first time,
-then ``STATE_DELTA`` JSON Patches (RFC 6902) against the previous plan.
+"""Codex's plan / todo list (``turn/plan/updated``) as AG-UI state under its own key, ``plan``, beside the client's
+own keys: the first update of a run adds ``/plan`` to the client's state with a ``STATE_DELTA`` (a ``STATE_SNAPSHOT``
+only when the client sent no object state, so there is nothing of its own to keep), then ``STATE_DELTA`` JSON
+Patches (RFC 6902) against the previous plan.
 
-State shape: ``{"plan": {"explanation": str | None, "steps": [{"step": str, "status": str}, ...]}}``.
+The plan's shape: ``{"explanation": str | None, "steps": [{"step": str, "status": str}, ...]}``.
 """
 
 from __future__ import annotations
@@ -37,13 +39,16 @@ def plan_patch(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]
 
 
 class PlanTracker:
-    def __init__(self) -> None:
+    def __init__(self, client_state: Any = None) -> None:
         self._plan: dict[str, Any] | None = None
+        self._client_has_object_state = isinstance(client_state, dict)
 
     def update(self, params: dict[str, Any]) -> list[BaseEvent]:
         new = plan_state(params)
         old, self._plan = self._plan, new
         if old is None:
+            if self._client_has_object_state:  # "add" on an object member also replaces a plan of an earlier run
+                return [StateDeltaEvent(delta=[{"op": "add", "path": "/plan", "value": new}])]
             return [StateSnapshotEvent(snapshot={"plan": new})]
         ops = plan_patch(old, new)
         return [StateDeltaEvent(delta=ops)] if ops else []

@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from ambient_runner.api import capabilities as capabilities_api
 from ambient_runner.api import feedback as feedback_api
 from ambient_runner.api import model as model_api
 from ambient_runner.api import runs as runs_api
@@ -89,6 +90,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.state.on_workflow_change = session_turns.workflow_changed
     install_error_handlers(app)
     app.include_router(status_api.router)
+    app.include_router(capabilities_api.router)
     app.include_router(runs_api.router)
     app.include_router(model_api.router)
     app.include_router(feedback_api.router)

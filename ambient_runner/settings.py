@@ -76,6 +76,13 @@ class RunnerSettings(BaseSettings):
     active_workflow_path: str = Field("", description="its folder in the repository")
     runner_max_file_bytes: int = Field(10 * 1024 * 1024, ge=1, description="largest file the content calls read or "
                                                                             "write")
+    runner_max_attachment_bytes: int = Field(20 * 1024 * 1024, ge=1, description="largest image or document part "
+                                                                                 "of a user message, decoded")
+    runner_fetch_urls: bool = Field(False, description="fetch http(s) urls of a message's parts (never a private "
+                                                       "or loopback address)")
+    runner_attachments_dir: Path = Field(Path(tempfile.gettempdir()) / "ambient-runner-attachments",
+                                         description="where a message's parts are written for the CLI; outside "
+                                                     "WORKSPACE_PATH", validate_default=True)
     runner_first_turn_backoff: float = Field(
         2.0, gt=0, description="s before the first retry of the first-turn POST (doubling, at most 30 s)")
 
@@ -88,15 +95,17 @@ class RunnerSettings(BaseSettings):
             raise ValueError(f"must be one of {', '.join(RUNNER_TYPES + tuple(RUNNER_TYPE_ALIASES))}")
         return value
 
-    @field_validator("runner_state_root")
+    @field_validator("runner_state_root", "runner_attachments_dir")
     @classmethod
     def _outside_workspace(cls, value: Path, info: ValidationInfo) -> Path:
         workspace = info.data.get("workspace_path")
         if workspace is not None:
             root, inside = value.resolve(), Path(workspace).resolve()
             if root == inside or inside in root.parents:
-                raise ValueError(f"must lie outside WORKSPACE_PATH ({workspace}): the CLI's state and credentials "
-                                 "do not belong in the user's repository")
+                what = ("the CLI's state and credentials" if info.field_name == "runner_state_root"
+                        else "a message's attachments")
+                raise ValueError(f"must lie outside WORKSPACE_PATH ({workspace}): {what} do not belong in the "
+                                 "user's repository")
         return value
 
     @field_validator("runner_state_dir")

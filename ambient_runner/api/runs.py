@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from ag_ui.core import RunAgentInput
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
-from ambient_runner.api.run_input import check_id, parse_json, parse_run_input, read_body
-from ambient_runner.bridge.contract import OptionError
+from ambient_runner.api.run_input import MAX_BODY_BYTES, check_id, parse_json, parse_run_input, read_body
+from ambient_runner.bridge.contract import Bridge, OptionError, RunOptions
+from ambient_runner.runs.attachments import Attachment, AttachmentError, AttachmentRules, collect, discard_written
 from ambient_runner.runs.event_log import ThreadEventLog
-from ambient_runner.runs.manager import DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
+from ambient_runner.runs.manager import ActiveRun, DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
 from ambient_runner.runs.prompt import ContextTooLargeError, NoPromptError, new_user_text, with_context
+from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import sse_frame
+from ambient_runner.workspace.paths import Workspace
 
 router = APIRouter()
 PING_SECONDS = 15
@@ -50,9 +54,35 @@ def sse_response(request: Request, event_log: ThreadEventLog, after: int) -> Eve
     return event_source(stream_frames(request, event_log, after))
 
 
+def attachment_rules(settings: RunnerSettings, bridge: Bridge) -> AttachmentRules:
+    return AttachmentRules(accepted=bridge.attachment_types, max_bytes=settings.runner_max_attachment_bytes,
+                           fetch_urls=settings.runner_fetch_urls,
+                           workspace=Workspace.of(settings.workspace_path, settings.state_dir),
+                           directory=settings.runner_attachments_dir)
+
+
+def body_limit(settings: RunnerSettings) -> int:
+    """A run's body may carry two parts of the largest size, base64-encoded, beside its messages."""
+    return MAX_BODY_BYTES + 2 * (settings.runner_max_attachment_bytes * 4 // 3 + 4)
+
+
+async def admit(runs: RunManager, run_input: RunAgentInput, prompt: str, options: RunOptions,
+                attachments: list[Attachment]) -> ActiveRun:
+    """Start the run, or the 409 / 503 that says why the thread or the runner does not take it now."""
+    try:
+        return await runs.start(run_input, prompt, options, attachments)
+    except ThreadBusyError as exc:
+        raise ApiError(409, "THREAD_BUSY", str(exc), threadId=run_input.thread_id) from None
+    except PreviousRunStuckError as exc:
+        raise ApiError(503, "PREVIOUS_RUN_STUCK", str(exc), threadId=run_input.thread_id) from None
+    except DrainingError as exc:
+        raise ApiError(503, "DRAINING", str(exc)) from None
+
+
 async def start_run(request: Request) -> EventSourceResponse:
     runs = _runs(request)
-    run_input = parse_run_input(await read_body(request))
+    settings = request.app.state.settings
+    run_input = parse_run_input(await read_body(request, limit=body_limit(settings)))
     try:
         prompt = with_context(run_input, new_user_text(run_input))
     except NoPromptError as exc:
@@ -66,13 +96,16 @@ async def start_run(request: Request) -> EventSourceResponse:
     except OptionError as exc:
         raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
     try:
-        run = await runs.start(run_input, prompt, options)
-    except ThreadBusyError as exc:
-        raise ApiError(409, "THREAD_BUSY", str(exc), threadId=run_input.thread_id) from None
-    except PreviousRunStuckError as exc:
-        raise ApiError(503, "PREVIOUS_RUN_STUCK", str(exc), threadId=run_input.thread_id) from None
-    except DrainingError as exc:
-        raise ApiError(503, "DRAINING", str(exc)) from None
+        attachments = await collect(run_input, attachment_rules(settings, bridge))
+    except AttachmentError as exc:
+        raise ApiError(422, "INVALID_ATTACHMENT", exc.message, part=exc.part) from None
+    if not prompt.strip():  # a message of images alone: the CLIs want some text beside them
+        prompt = "See the attached files."
+    try:
+        run = await admit(runs, run_input, prompt, options, attachments)
+    except BaseException:
+        discard_written(attachments)  # not started: nobody else removes them
+        raise
     state = runs.thread(run.thread_id)
     assert state is not None
     return sse_response(request, state.log, run.first_seq - 1)

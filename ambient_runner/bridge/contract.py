@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -30,6 +30,7 @@ from pydantic.alias_generators import to_camel
 from ambient_runner.model_proxy import ModelProxy, Upstream
 from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.process.stderr_tail import StderrTail
+from ambient_runner.runs.attachments import Attachment
 from ambient_runner.runs.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
 
 TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
@@ -87,6 +88,9 @@ class Capabilities(_CamelModel):
     interrupt: bool = True
     mcp: bool = False
     state_snapshots: bool = False
+    state_deltas: bool = False
+    subagents: bool = False  # the agent delegates to sub-agents, streamed as SUBAGENT_* segments
+    input_mime_types: list[str] = Field(default_factory=list)  # the image / document parts it takes
     default_model: str | None = None
     models: list[str] = Field(default_factory=list)
     options: list[OptionSpec] = Field(default_factory=list)
@@ -110,6 +114,8 @@ class Turn:
     prompt: str  # the run's new user message(s), joined
     input: RunAgentInput
     options: RunOptions
+    # The image / document parts of those messages, checked, bounded and written outside the workspace.
+    attachments: Sequence[Attachment] = ()
     stderr_tail: StderrTail = field(default_factory=StderrTail)  # feed CLI stderr here; shown on errors
     # Set by the core when the run is asked to stop, before ``Bridge.interrupt`` is called: a bridge still
     # starting its CLI (nothing to interrupt yet) checks it before it sends the prompt.
@@ -123,6 +129,8 @@ class Bridge(ABC):
     framework: ClassVar[str]  # this runner's id in the platform's agent registry (its UI matches the two)
     # Files in the state dir that hold credentials: never synced (and on the platform, never there at all).
     credential_files: ClassVar[tuple[str, ...]] = ()
+    # The MIME types of the image / document parts its CLI takes (anything else in a message is a 422).
+    attachment_types: ClassVar[frozenset[str]] = frozenset()
     model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
 
     _host: BridgeHost | None = None

@@ -18,13 +18,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 
 from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.runs.attachments import Attachment, discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
@@ -119,7 +120,8 @@ class RunManager:
         return state
 
     # ----- starting --------------------------------------------------------------------------------------
-    async def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions) -> ActiveRun:
+    async def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions,
+                    attachments: Sequence[Attachment] = ()) -> ActiveRun:
         """Start a run; ``RUN_STARTED`` is in the log when this returns.
 
         Raises ``ThreadBusyError`` while another run of the thread is streaming, ``DrainingError`` during shutdown
@@ -143,7 +145,7 @@ class RunManager:
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
         prompt = f"{preamble}{prompt}" if preamble else prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
-                    options=options)
+                    options=options, attachments=attachments)
         state.log.begin_run()
         state.conversation.add_input(run_input)
         first_seq = self._emit(state.log, guard.started())
@@ -243,6 +245,7 @@ class RunManager:
         """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
         try:
             self._release(state, run)  # never left busy, even when the terminal event could not be written
+            discard_written(run.turn.attachments)
             self.metrics.run_finished(guard.outcome, time.monotonic() - run.started_at, guard.usage)
             run.done.set()  # interrupt() waits for this; the hooks (state sync) need not hold it up
             for hook in self.after_run_hooks:

@@ -5,22 +5,29 @@ from __future__ import annotations
 
 import json
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import RunAgentInput, UserMessage
 
 
 class NoPromptError(ValueError):
     pass
 
 
-def new_user_text(run_input: RunAgentInput) -> str:
-    """Join the text of the trailing user messages (text parts only; other parts are described)."""
+def trailing_user_messages(run_input: RunAgentInput) -> list[UserMessage]:
+    """The run's new user messages: those after the last message of another role, in order."""
     trailing = []
     for message in reversed(run_input.messages):
         if message.role != "user":
             break
         trailing.append(message)
+    return list(reversed(trailing))
+
+
+def new_user_text(run_input: RunAgentInput) -> str:
+    """Join the text of the trailing user messages (text parts; media parts go as attachments, ``attachments``).
+    A message of media parts alone has an empty text."""
     parts: list[str] = []
-    for message in reversed(trailing):
+    media = False
+    for message in trailing_user_messages(run_input):
         content = message.content
         if isinstance(content, str):
             parts.append(content)
@@ -30,9 +37,9 @@ def new_user_text(run_input: RunAgentInput) -> str:
             if text is not None:
                 parts.append(text)
             else:
-                parts.append(f"[{getattr(part, 'type', 'attachment')} attachment omitted]")
+                media = True
     prompt = "\n\n".join(p for p in parts if p.strip())
-    if not prompt.strip():
+    if not prompt.strip() and not media:
         raise NoPromptError("the run has no new user message with text (the last messages must be role 'user')")
     return prompt
 

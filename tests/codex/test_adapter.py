@@ -33,8 +33,9 @@ def decode(events: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def translate(notifications: list[Any]) -> list[dict[str, Any]]:
-    return decode(CodexEventAdapter("thread-1", "run-1", model="gpt-5.5").run(notifications))
+def translate(notifications: list[Any], client_state: Any = None) -> list[dict[str, Any]]:
+    adapter = CodexEventAdapter("thread-1", "run-1", model="gpt-5.5", client_state=client_state)
+    return decode(adapter.run(notifications))
 
 
 def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
@@ -186,6 +187,48 @@ def test_plan_updates_become_snapshot_then_json_patch() -> None:
             {"op": "remove", "path": "/plan/steps/2"}, {"op": "remove", "path": "/plan/steps/1"}]},
         finished(),
     ]
+
+
+def apply_patch(state: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """The RFC 6902 subset the plan uses (add / replace / remove on objects and arrays), as a client applies it."""
+    state = json.loads(json.dumps(state))
+    for op in ops:
+        *parents, last = op["path"].strip("/").split("/")
+        target: Any = state
+        for key in parents:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        if isinstance(target, list):
+            index = int(last)
+            if op["op"] == "add":
+                target.insert(index, op["value"])
+            elif op["op"] == "replace":
+                target[index] = op["value"]
+            else:
+                del target[index]
+        elif op["op"] == "remove":
+            del target[last]
+        else:
+            target[last] = op["value"]
+    return state
+
+
+def test_plan_keeps_the_clients_own_state_keys() -> None:
+    """A STATE_SNAPSHOT would replace the client's whole state: with an object state of its own, the plan is added
+    under ``plan`` by a delta, and the client's keys survive every update."""
+    def plan(*steps: tuple[str, str]) -> dict[str, Any]:
+        return {"method": "turn/plan/updated", "params": {"plan": [{"step": s, "status": st} for s, st in steps]}}
+
+    client = {"document": {"title": "draft"}, "plan": {"stale": "from an earlier run"}}
+    events = translate([plan(("read", "in_progress")), plan(("read", "completed"), ("edit", "pending")),
+                        completed()], client_state=client)
+    assert [e["type"] for e in events] == ["STATE_DELTA", "STATE_DELTA", "RUN_FINISHED"]
+    assert events[0]["delta"] == [{"op": "add", "path": "/plan", "value": {
+        "explanation": None, "steps": [{"step": "read", "status": "in_progress"}]}}]
+    state = client
+    for event in events[:2]:
+        state = apply_patch(state, event["delta"])
+    assert state == {"document": {"title": "draft"}, "plan": {"explanation": None, "steps": [
+        {"step": "read", "status": "completed"}, {"step": "edit", "status": "pending"}]}}
 
 
 def test_mcp_and_web_search_tool_calls() -> None:

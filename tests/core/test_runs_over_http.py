@@ -11,6 +11,8 @@ from harness import RunnerHarness, check_stream, parse_sse
 from process_bridge import FakeCliBridge, script
 from proctable import group_members, pid_alive
 
+from ambient_runner.api.runs import body_limit
+
 
 def text(delta: str, message_id: str = "m") -> dict:
     return {"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": delta}}
@@ -232,7 +234,7 @@ async def test_malformed_bodies_get_422_json(bridge):
                                                 headers={"content-type": "application/json"})
             assert response.status_code == 422, (body[:60], response.status_code, response.text)
             assert response.json()["error"]["message"]
-        huge = await runner.client.post("/run", content=b"x" * (17 * 1024 * 1024))
+        huge = await runner.client.post("/run", content=b"x" * (body_limit(runner.settings) + 1))
         assert huge.status_code == 413 and huge.json()["error"]["code"] == "BODY_TOO_LARGE"
         bad_after = await runner.client.get("/events/t1", params={"after": "-3"})
         assert bad_after.status_code == 422
@@ -281,7 +283,7 @@ async def test_health_ready_capabilities_metrics(bridge):
         assert (await client.get("/health")).json()["status"] == "ok"
         assert (await client.get("/ready")).json() == {"ready": True}
         caps = (await client.get("/capabilities")).json()
-        assert caps["runnerType"] == "fake-cli" and caps["protocolVersion"] == "1.0"
+        assert caps["custom"]["runnerType"] == "fake-cli" and caps["custom"]["protocolVersion"] == "1.0"
         metrics = (await client.get("/metrics")).text
         assert 'ambient_runs_finished_total{outcome="success",runner="gemini-cli"} 1.0' in metrics
         assert (await client.get("/nowhere")).json()["error"]["code"] == "NOT_FOUND"

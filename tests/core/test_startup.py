@@ -34,6 +34,9 @@ def start_main(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     ({"WORKSPACE_PATH": "/srv/repo", "RUNNER_STATE_ROOT": "/srv/repo/.state"},
      "ambient-runner: invalid RUNNER_STATE_ROOT (got '/srv/repo/.state'): must lie outside WORKSPACE_PATH "
      "(/srv/repo): the CLI's state and credentials do not belong in the user's repository"),
+    ({"WORKSPACE_PATH": "/srv/repo", "RUNNER_ATTACHMENTS_DIR": "/srv/repo/uploads"},
+     "ambient-runner: invalid RUNNER_ATTACHMENTS_DIR (got '/srv/repo/uploads'): must lie outside WORKSPACE_PATH "
+     "(/srv/repo): a message's attachments do not belong in the user's repository"),
 ])
 def test_a_bad_setting_stops_the_process_with_one_line(env, expected):
     result = start_main(env)

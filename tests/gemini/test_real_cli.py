@@ -237,8 +237,9 @@ async def test_scripted_default_is_ready_and_capabilities(tmp_path: Path) -> Non
         events = await runner.run("t-model", "NOTOOL hi")
         path = model_turns(server(bridge)) and server(bridge).requests[-1].path
     assert ready.status_code == 200, ready.text
-    assert caps.json()["runnerType"] == "gemini-cli" and caps.json()["reasoning"] is False
-    assert caps.json()["models"] == ["a", "b"] and caps.json()["defaultModel"] == "gemini-2.5-pro"
+    custom = caps.json()["custom"]
+    assert custom["runnerType"] == "gemini-cli" and caps.json()["reasoning"]["supported"] is False
+    assert custom["models"] == ["a", "b"] and custom["defaultModel"] == "gemini-2.5-pro"
     assert events[-1]["usage"][0]["model"] == "gemini-2.5-pro"
     assert path == "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
 

@@ -32,8 +32,8 @@ async def test_the_chosen_model_reaches_the_model_request(runner_type: str, tmp_
     assert first[-1]["type"] == chosen[-1]["type"] == "RUN_FINISHED"
     assert seen_default and set(seen_default) == {default}
     assert seen_all[len(seen_default):] and set(seen_all[len(seen_default):]) == {other}
-    assert caps["models"] == [default, other] and caps["defaultModel"] == default
-    assert {o["name"]: o.get("values") for o in caps["options"]}["model"] == [default, other]
+    assert caps["custom"]["models"] == [default, other] and caps["custom"]["defaultModel"] == default
+    assert {o["name"]: o.get("values") for o in caps["custom"]["options"]}["model"] == [default, other]
 
 
 async def test_plan_mode_prevents_the_write_the_same_prompt_does_otherwise(runner_type: str, tmp_path: Path,

@@ -131,7 +131,8 @@ async def test_capabilities_carry_the_platform_fields(bridge):
                                          "model_switch", "repos", "workflows"]
     assert caps["file_system"] is True and caps["mcp"] is False and caps["tracing"] is None
     assert isinstance(caps["session_persistence"], bool)
-    assert {"POST /model", "POST /feedback", "GET /mcp/status", "POST /run", "POST /"} <= set(caps["endpoints"])
+    assert {"POST /model", "POST /feedback", "GET /mcp/status", "POST /run", "POST /"} <= set(
+        caps["custom"]["endpoints"])
 
 
 async def test_between_run_listener_gets_no_run_event_and_nothing_twice(bridge):

@@ -60,6 +60,7 @@ def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
 class ClaudeBridge(Bridge):
     runner_type = "claude"
     framework: ClassVar[str] = "claude-agent-sdk"
+    attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
 
     def __init__(self, settings: RunnerSettings) -> None:
@@ -116,6 +117,7 @@ class ClaudeBridge(Bridge):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(runner_type="claude", framework=self.framework, reasoning=True, mcp=True,
+                            subagents=True, input_mime_types=sorted(self.attachment_types),
                             default_model=self.settings.runner_default_model, models=OPTIONS.models(self.settings),
                             options=OPTIONS.specs(self.settings))
 

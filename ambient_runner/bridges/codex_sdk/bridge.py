@@ -70,6 +70,7 @@ OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, 
 class CodexBridge(Bridge):
     runner_type: ClassVar[str] = "codex-sdk"
     framework: ClassVar[str] = "codex-sdk"
+    attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
 
     def __init__(self, settings: RunnerSettings) -> None:
@@ -178,6 +179,7 @@ class CodexBridge(Bridge):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             runner_type=self.runner_type, framework=self.framework, reasoning=True, state_snapshots=True,
+            state_deltas=True, input_mime_types=sorted(self.attachment_types),
             mcp=True, default_model=self.default_model, models=OPTIONS.models(self.settings),
             options=OPTIONS.specs(self.settings))
 
@@ -200,7 +202,7 @@ class CodexBridge(Bridge):
             return
         model = turn.options.model or self.default_model
         handle = await self._start_turn(app, turn, model)
-        adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model)
+        adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model, client_state=turn.input.state)
         # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
         tools = GroupTracker(app.pgid).start() if app.pgid else None
         notifications = handle.stream()

@@ -54,6 +54,7 @@ OPTIONS = RunnerOptions(runner="the Gemini CLI runner", default_model=DEFAULT_MO
 class GeminiCliBridge(Bridge):
     runner_type: ClassVar[str] = "gemini-cli"
     framework: ClassVar[str] = "gemini-cli"
+    attachment_types = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILE_NAMES
 
     def __init__(self, settings: RunnerSettings) -> None:
@@ -133,6 +134,7 @@ class GeminiCliBridge(Bridge):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(runner_type=self.runner_type, framework=self.framework, reasoning=False, mcp=True,
+                            input_mime_types=sorted(self.attachment_types),
                             default_model=self._model(None), models=OPTIONS.models(self.settings),
                             options=OPTIONS.specs(self.settings))
 

@@ -1,0 +1,107 @@
+"""``GET /capabilities``: AG-UI 1.0 ``AgentCapabilities``, our own fields under its ``custom`` key, and beside them
+the nine top-level fields the platform's backend and UI read (``framework``, ``agent_features``, ...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ag_ui.core import (
+    PROTOCOL_VERSION,
+    AgentCapabilities,
+    ExecutionCapabilities,
+    HumanInTheLoopCapabilities,
+    IdentityCapabilities,
+    MultiAgentCapabilities,
+    MultimodalCapabilities,
+    MultimodalInputCapabilities,
+    ReasoningCapabilities,
+    StateCapabilities,
+    ToolsCapabilities,
+    TransportCapabilities,
+)
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ambient_runner import __version__
+from ambient_runner.api.errors import ready_bridge
+from ambient_runner.bridge.contract import Capabilities
+from ambient_runner.platform.state_dir import synced_by_platform
+from ambient_runner.settings import RunnerSettings
+
+router = APIRouter()
+BOOT_WAIT = 30.0  # s /capabilities waits for a runner that is still starting
+
+# The platform's names for what its UI can use, by the route that serves it (its reference runner derives the list
+# the same way).
+PLATFORM_FEATURES = {"/feedback": "feedback", "/mcp/status": "mcp_diagnostics", "/model": "model_switch",
+                     "/interrupt": "interrupt", "/repos/add": "repos", "/workflow": "workflows",
+                     "/tasks": "background_tasks"}
+# The platform's top-level fields (its UI's type): the only keys beside AG-UI's own.
+PLATFORM_FIELDS = ("framework", "agent_features", "platform_features", "file_system", "mcp", "tracing",
+                   "session_persistence", "model", "session_id")
+
+
+def agent_capabilities(native: Capabilities, settings: RunnerSettings, endpoints: list[str]) -> AgentCapabilities:
+    """What this runner supports, in AG-UI's categories; what AG-UI has no category for goes under ``custom``."""
+    mime_types = native.input_mime_types
+    return AgentCapabilities(
+        identity=IdentityCapabilities(name=f"ambient-runner ({native.runner_type})", type=native.framework,
+                                      version=__version__, provider="ambient-code"),
+        transport=TransportCapabilities(streaming=True, resumable=True),  # GET /events/{thread}?after=<seq>
+        tools=ToolsCapabilities(supported=native.tool_calls, client_provided=False),
+        state=StateCapabilities(snapshots=native.state_snapshots, deltas=native.state_deltas,
+                                persistent_state=False),
+        multi_agent=MultiAgentCapabilities(supported=native.subagents, delegation=native.subagents),
+        reasoning=ReasoningCapabilities(supported=native.reasoning, streaming=native.reasoning),
+        multimodal=MultimodalCapabilities(input=MultimodalInputCapabilities(
+            image=any(t.startswith("image/") for t in mime_types), pdf="application/pdf" in mime_types,
+            audio=False, video=False, file=False)),
+        execution=ExecutionCapabilities(code_execution=True, sandboxed=False,
+                                        max_execution_time=int(settings.runner_run_timeout * 1000)),
+        human_in_the_loop=HumanInTheLoopCapabilities(supported=native.interrupt, interventions=native.interrupt,
+                                                     feedback=True, approvals=False, interrupts=False),
+        custom={
+            "runnerType": native.runner_type,
+            "protocolVersion": PROTOCOL_VERSION,
+            "replay": True,
+            "interrupt": native.interrupt,
+            "resume": native.resume,
+            "mcp": native.mcp,
+            "defaultModel": native.default_model,
+            "models": native.models,
+            "options": [o.model_dump(by_alias=True, exclude_none=True) for o in native.options],
+            "attachments": {"mimeTypes": mime_types, "maxBytes": settings.runner_max_attachment_bytes,
+                            "sources": ["data", "url:file"] + (["url:http"] if settings.runner_fetch_urls else [])},
+            "endpoints": endpoints,
+        },
+    )
+
+
+def platform_fields(native: Capabilities, settings: RunnerSettings, paths: dict[str, Any]) -> dict[str, Any]:
+    """The fields the platform reads (its UI shows the agent by matching ``framework`` against the registry id)."""
+    return {
+        "framework": native.framework,
+        "agent_features": ["agentic_chat", "backend_tool_rendering", *(["thinking"] if native.reasoning else [])],
+        "platform_features": sorted(name for path, name in PLATFORM_FEATURES.items() if path in paths),
+        "file_system": "/content/list" in paths,
+        "mcp": native.mcp,
+        "tracing": None,
+        "session_persistence": bool(settings.state_store_url) or synced_by_platform(settings),
+        "model": native.default_model,
+        "session_id": settings.session_id,
+    }
+
+
+def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: dict[str, Any]) -> dict[str, Any]:
+    """The whole answer: AG-UI's ``AgentCapabilities`` (camelCase, no empty fields) and the platform's fields."""
+    endpoints = [f"{method.upper()} {path}" for path, methods in paths.items() for method in methods]
+    body = agent_capabilities(native, settings, endpoints).model_dump(mode="json", by_alias=True,
+                                                                      exclude_none=True)
+    return body | platform_fields(native, settings, paths)
+
+
+@router.get("/capabilities")
+async def capabilities(request: Request) -> JSONResponse:
+    bridge = await ready_bridge(request, BOOT_WAIT)
+    paths = request.app.openapi().get("paths", {})  # public, built once and cached by FastAPI
+    return JSONResponse(capabilities_body(bridge.capabilities(), request.app.state.settings, paths))

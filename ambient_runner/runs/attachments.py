@@ -1,0 +1,193 @@
+"""The image and document parts of a run's new user messages, checked and written where the CLI can read them.
+
+Sources (AG-UI 1.0 ``ImagePart`` / ``DocumentPart``): ``data`` (base64); ``url`` with ``file://`` for a path inside the
+workspace; ``http(s)`` urls only when ``RUNNER_FETCH_URLS`` is on, and never to a private, loopback or link-local
+address; never a ``file`` source (a provider's handle AG-UI says must not be fetched). Each part is bounded
+(``RUNNER_MAX_ATTACHMENT_BYTES``), its type must be one the runner's CLI takes and its bytes must be what the type
+says. Anything else is an ``AttachmentError`` naming the part (a 422), never a silent drop.
+
+The files go under ``RUNNER_ATTACHMENTS_DIR/<run>/``, outside the workspace, and are removed when the run ends.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import mimetypes
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ag_ui.core import RunAgentInput
+
+from ambient_runner.runs.prompt import trailing_user_messages
+from ambient_runner.runs.url_fetch import FetchRefused, fetch_url, public_address
+from ambient_runner.workspace.paths import PathRefused, Workspace
+
+MEDIA_KINDS = {"image": "image", "document": "document", "audio": "audio", "video": "video"}
+MAGIC: dict[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",), "image/gif": (b"GIF87a", b"GIF89a"),
+    "application/pdf": (b"%PDF-",),
+}
+EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
+              "application/pdf": ".pdf"}
+
+
+class AttachmentError(ValueError):
+    """A part the runner will not pass on; ``part`` names it (``messages[2].content[1]``)."""
+
+    def __init__(self, part: str, message: str) -> None:
+        super().__init__(f"{part}: {message}")
+        self.part = part
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Attachment:
+    part: str  # where it came from, for messages and errors
+    kind: str  # "image" | "document"
+    mime_type: str
+    data: bytes
+    path: Path  # the written copy the CLI reads (outside the workspace)
+
+    @property
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+
+@dataclass(frozen=True)
+class AttachmentRules:
+    accepted: frozenset[str]  # MIME types the runner's CLI takes
+    max_bytes: int
+    fetch_urls: bool
+    workspace: Workspace
+    directory: Path  # RUNNER_ATTACHMENTS_DIR
+    address_allowed: Callable[[str], bool] = public_address
+
+
+def media_parts(run_input: RunAgentInput) -> list[tuple[str, object]]:
+    """``(part name, part)`` of every non-text part of the run's new user messages, in order."""
+    found = []
+    offset = len(run_input.messages) - len(trailing := trailing_user_messages(run_input))
+    for index, message in enumerate(trailing, start=offset):
+        if isinstance(message.content, str):
+            continue
+        for number, part in enumerate(message.content):
+            if getattr(part, "type", "text") != "text":
+                found.append((f"messages[{index}].content[{number}]", part))
+    return found
+
+
+async def collect(run_input: RunAgentInput, rules: AttachmentRules) -> list[Attachment]:
+    """The run's attachments, checked and written to ``rules.directory/<runId>/``; raises ``AttachmentError``."""
+    parts = media_parts(run_input)
+    if not parts:
+        return []
+    attachments: list[Attachment] = []
+    target = rules.directory / _safe_name(run_input.run_id)
+    try:
+        for number, (name, part) in enumerate(parts):
+            kind = MEDIA_KINDS.get(getattr(part, "type", ""), "")
+            if kind not in ("image", "document"):
+                raise AttachmentError(name, f"{kind or 'this'} parts are not taken by this runner (images and "
+                                            "documents are)")
+            data, mime_type = await _read_source(name, part.source, rules)  # type: ignore[attr-defined]
+            _check_type(name, kind, mime_type, data, rules.accepted)
+            target.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path = target / f"{number + 1}-{kind}{EXTENSIONS.get(mime_type, '')}"
+            path.write_bytes(data)
+            attachments.append(Attachment(name, kind, mime_type, data, path))
+    except BaseException:
+        discard(rules.directory, run_input.run_id)
+        raise
+    return attachments
+
+
+def discard(directory: Path, run_id: str) -> None:
+    """Remove a run's written attachments (its parts were refused)."""
+    shutil.rmtree(directory / _safe_name(run_id), ignore_errors=True)
+
+
+def discard_written(attachments: Sequence[Attachment]) -> None:
+    """Remove the files of a run that has ended (the CLI has read them: they are in its session now)."""
+    for folder in {a.path.parent for a in attachments}:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _safe_name(run_id: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run_id).strip(".") or "run"
+
+
+async def _read_source(name: str, source: object, rules: AttachmentRules) -> tuple[bytes, str]:
+    kind = getattr(source, "type", "")
+    declared = (getattr(source, "mime_type", None) or "").split(";")[0].strip().lower()
+    value = str(getattr(source, "value", ""))
+    if kind == "data":
+        if len(value) * 3 // 4 > rules.max_bytes + 3:
+            raise AttachmentError(name, f"larger than {rules.max_bytes} bytes (RUNNER_MAX_ATTACHMENT_BYTES)")
+        try:
+            data = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise AttachmentError(name, "the data is not valid base64") from None
+        return _bounded(name, data, rules), declared
+    if kind == "file":
+        raise AttachmentError(name, "a file source is a provider's handle, which the runner must not fetch; send "
+                                    "the bytes (data) or a file:// url inside the workspace")
+    if kind != "url":
+        raise AttachmentError(name, f"unknown source type {kind!r}")
+    scheme = urlsplit(value).scheme.lower()
+    if scheme == "file":
+        return _read_workspace_file(name, value, rules), declared or _guess(value)
+    if scheme not in ("http", "https"):
+        raise AttachmentError(name, f"url scheme {scheme or '(none)'!r} is not taken (file://, or http(s):// "
+                                    "with RUNNER_FETCH_URLS=true)")
+    if not rules.fetch_urls:
+        raise AttachmentError(name, "fetching urls is off on this runner (RUNNER_FETCH_URLS=true turns it on); "
+                                    "send the bytes as data instead")
+    try:
+        data, served = await fetch_url(value, rules.max_bytes, rules.address_allowed)
+    except FetchRefused as exc:
+        raise AttachmentError(name, str(exc)) from None
+    return data, declared or served or _guess(value)
+
+
+def _read_workspace_file(name: str, url: str, rules: AttachmentRules) -> bytes:
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise AttachmentError(name, f"a file:// url names no host (got {parts.netloc!r})")
+    try:
+        path = rules.workspace.check(Path(unquote(parts.path)), allow_root=False)
+    except PathRefused as exc:
+        raise AttachmentError(name, f"{url}: {exc}") from None
+    if not path.is_file():
+        raise AttachmentError(name, f"{url}: no such file in the workspace")
+    if path.stat().st_size > rules.max_bytes:
+        raise AttachmentError(name, f"larger than {rules.max_bytes} bytes (RUNNER_MAX_ATTACHMENT_BYTES)")
+    return _bounded(name, path.read_bytes(), rules)
+
+
+def _bounded(name: str, data: bytes, rules: AttachmentRules) -> bytes:
+    if len(data) > rules.max_bytes:
+        raise AttachmentError(name, f"larger than {rules.max_bytes} bytes (RUNNER_MAX_ATTACHMENT_BYTES)")
+    if not data:
+        raise AttachmentError(name, "the part is empty")
+    return data
+
+
+def _guess(url: str) -> str:
+    return (mimetypes.guess_type(urlsplit(url).path)[0] or "").lower()
+
+
+def _check_type(name: str, kind: str, mime_type: str, data: bytes, accepted: Sequence[str] | frozenset[str]) -> None:
+    wanted = "image/" if kind == "image" else ""
+    if not mime_type:
+        raise AttachmentError(name, "the part does not say its MIME type")
+    if mime_type not in accepted or (wanted and not mime_type.startswith(wanted)):
+        taken = ", ".join(sorted(t for t in accepted if t.startswith(wanted))) or "none"
+        raise AttachmentError(name, f"{mime_type} is not taken by this runner as {kind} (it takes: {taken})")
+    magic = MAGIC.get(mime_type)
+    webp = mime_type == "image/webp" and not (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
+    if webp or (magic and not data.startswith(magic)):
+        raise AttachmentError(name, f"the bytes are not {mime_type}")
