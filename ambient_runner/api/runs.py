@@ -98,7 +98,7 @@ async def start_run(request: Request) -> EventSourceResponse:
     try:
         attachments = await collect(run_input, attachment_rules(settings, bridge))
     except AttachmentError as exc:
-        raise ApiError(422, "INVALID_ATTACHMENT", exc.message, part=exc.part) from None
+        raise ApiError(422, "INVALID_ATTACHMENT", str(exc), part=exc.part) from None
     if not prompt.strip():  # a message of images alone: the CLIs want some text beside them
         prompt = "See the attached files."
     try:

@@ -36,10 +36,16 @@ TOOLFAIL_PATH = "/nonexistent/ambient-runner-toolfail.txt"
 _MODEL_PATH = re.compile(r"/models/([^/:?]+):(\w+)")
 
 
+REFERENCED_FILES = "\n--- Content from referenced files ---"
+
+
 def _last_text(content: dict[str, Any]) -> str:
     """The last text part: after an interrupted turn the CLI sends the old and the new prompt as parts of one
-    user content, and the script must follow the new one."""
+    user content, and the script must follow the new one. Files a prompt names with ``@`` come after it, between
+    the CLI's own markers: the prompt is the text before them."""
     texts = [str(p["text"]) for p in content.get("parts", []) if isinstance(p, dict) and "text" in p]
+    if REFERENCED_FILES in texts:
+        texts = texts[:texts.index(REFERENCED_FILES)]
     return texts[-1] if texts else ""
 
 

@@ -22,6 +22,7 @@ EVENT = TypeAdapter(Event)
 
 class FakeCliBridge(Bridge):
     runner_type = "fake-cli"
+    attachment_types = frozenset({"image/png", "image/jpeg", "application/pdf"})
 
     def __init__(self, workdir: Path, *, max_line_bytes: int = 8 * 1024 * 1024, kill_grace: float = 1.0,
                  secrets: tuple[str, ...] = ()) -> None:
@@ -30,6 +31,8 @@ class FakeCliBridge(Bridge):
         self.processes: dict[str, SupervisedProcess] = {}
         self.pgids: list[int] = []
         self.environments: list[dict[str, str]] = []
+        self.turns: list[Turn] = []
+        self.attachment_files: list[dict[str, bytes]] = []  # each turn's written attachments, read when it ran
         self._secrets = secrets
 
     def readiness(self) -> Readiness:
@@ -44,6 +47,8 @@ class FakeCliBridge(Bridge):
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         env = cli_environment({"FAKE": "1"})
         self.environments.append(env)
+        self.turns.append(turn)
+        self.attachment_files.append({str(a.path): a.path.read_bytes() for a in turn.attachments})
         proc = await SupervisedProcess.start([sys.executable, str(FAKE_CLI), "-"], cwd=self.workdir, env=env,
                                              stdin_data=turn.prompt.encode(), stderr_tail=turn.stderr_tail,
                                              limits=self.limits)

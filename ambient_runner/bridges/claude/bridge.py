@@ -152,7 +152,7 @@ class ClaudeBridge(Bridge):
         adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
         model = turn.options.model or self.settings.runner_default_model
         permission_mode = "plan" if turn.options.mode == "plan" else "bypassPermissions"
-        turn_messages = session.turn(turn.prompt, model, turn.stderr_tail, effort=turn.options.reasoning_effort,
+        turn_messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
                                      permission_mode=permission_mode, interrupted=turn.interrupted)
         try:
             async for item in turn_messages:
@@ -222,3 +222,13 @@ class ClaudeBridge(Bridge):
                                  stderr=stderr, effort=effort, mcp_servers=claude_servers(self.mcp))
 
         return make
+
+
+def user_content(turn: Turn) -> str | list[dict[str, Any]]:
+    """The turn's message for Claude: its text, or content blocks with its images and documents before the text."""
+    if not turn.attachments:
+        return turn.prompt
+    blocks: list[dict[str, Any]] = [
+        {"type": a.kind, "source": {"type": "base64", "media_type": a.mime_type, "data": a.base64}}
+        for a in turn.attachments]
+    return [*blocks, {"type": "text", "text": turn.prompt}]

@@ -84,8 +84,8 @@ class ClaudeSession:
         self.session_stderr = StderrTail()
 
     # ----- one turn --------------------------------------------------------------------------------------
-    async def turn(self, prompt: str, model: str | None, stderr_tail: StderrTail, *, effort: str | None = None,
-                   permission_mode: str = DEFAULT_PERMISSION_MODE,
+    async def turn(self, prompt: str | list[dict[str, Any]], model: str | None, stderr_tail: StderrTail, *,
+                   effort: str | None = None, permission_mode: str = DEFAULT_PERMISSION_MODE,
                    interrupted: asyncio.Event | None = None) -> AsyncIterator[Any]:
         """Raw stream-json dicts of one turn, up to and including its ``result``.
 
@@ -106,7 +106,7 @@ class ClaudeSession:
             finally:
                 self._stderr = None
 
-    async def _exchange(self, prompt: str, stderr_tail: StderrTail) -> AsyncIterator[Any]:
+    async def _exchange(self, prompt: str | list[dict[str, Any]], stderr_tail: StderrTail) -> AsyncIterator[Any]:
         """Send the prompt and pass on what the reader routes to this turn, up to the result."""
         client = self._client
         assert client is not None
@@ -126,7 +126,7 @@ class ClaudeSession:
         tools = GroupTracker(self._pid).start() if self._pid else None
         self._tools = tools
         try:
-            await client.query(prompt)
+            await client.query(prompt if isinstance(prompt, str) else _one_user_message(prompt))
             while True:
                 item = await queue.get()
                 if isinstance(item, _End):
@@ -339,3 +339,8 @@ async def _raw_messages(client: ClaudeSDKClient) -> AsyncIterator[Any]:
         return
     async for message in client.receive_messages():  # fallback: typed messages, also accepted by the adapter
         yield message
+
+
+async def _one_user_message(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """A user message of content blocks (text, images, documents), as the SDK's streaming input takes it."""
+    yield {"type": "user", "parent_tool_use_id": None, "message": {"role": "user", "content": content}}

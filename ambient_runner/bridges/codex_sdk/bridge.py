@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, RunErrorEvent
-from openai_codex import CodexError, Sandbox
+from openai_codex import CodexError, ImageInput, Sandbox, TextInput
 
 from ag_ui_codex_sdk import CodexEventAdapter
 from ambient_runner.bridge.contract import (
@@ -262,7 +262,7 @@ class CodexBridge(Bridge):
         if app.pgid:  # what runs before the turn starts (MCP servers): never ended by an interrupt
             self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         try:
-            handle = await thread.turn(turn.prompt, **options)
+            handle = await thread.turn(turn_input(turn), **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             self._baselines.pop(turn.thread_id, None)
             raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",
@@ -322,3 +322,12 @@ class CodexBridge(Bridge):
             if not line.startswith(HARMLESS_STDERR):
                 turn.stderr_tail.add(line)
         return turn.stderr_tail.text()
+
+
+def turn_input(turn: Turn) -> str | list[TextInput | ImageInput]:
+    """The turn's input: its text, or its images (as data urls, the bytes as sent) before the text."""
+    if not turn.attachments:
+        return turn.prompt
+    images: list[TextInput | ImageInput] = [ImageInput(f"data:{a.mime_type};base64,{a.base64}")
+                                            for a in turn.attachments]
+    return [*images, TextInput(turn.prompt)]

@@ -32,6 +32,7 @@ from ambient_runner.bridges.gemini_cli.cli_config import (
     ensure_system_settings,
     find_cli,
     max_attempts,
+    prompt_with_files,
     turn_argv,
     write_settings,
 )
@@ -189,12 +190,15 @@ class GeminiCliBridge(Bridge):
         except OSError as exc:
             raise BridgeError(f"The workspace {workspace} cannot be used: {exc}", code="WORKSPACE_MISSING") from exc
         resume = self.sessions.get(turn.thread_id)
+        files = [a.path for a in turn.attachments]
         spec = TurnSpec(
-            argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan"),
+            argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan",
+                           attachments_dir=files[0].parent if files else None),
             cwd=workspace,
             env=self._cli_environment(),
             resume_session=resume,
             limits=ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes),
+            prompt=prompt_with_files(turn.prompt, files),
         )
         servers = list(self.mcp.servers)
         async for event in self._runner.run(turn, spec, self.resume_failed_message):

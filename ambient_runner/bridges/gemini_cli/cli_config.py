@@ -123,15 +123,28 @@ def cli_path_or_name(environ: Mapping[str, str] | None = None) -> str:
     return find_cli(env) or env.get(CLI_PATH_VAR, "").strip() or "gemini"
 
 
-def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = False) -> list[str]:
+def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = False,
+              attachments_dir: Path | None = None) -> list[str]:
     """One headless turn. The prompt goes through stdin (``-p ""`` makes the run headless and the CLI uses
     stdin as the prompt), so there is no argv size limit, no quoting and no leading-dash problem.
-    ``plan``: ``--approval-mode plan`` (read-only tools only), else ``yolo`` (nobody can confirm a call)."""
+    ``plan``: ``--approval-mode plan`` (read-only tools only), else ``yolo`` (nobody can confirm a call).
+    ``attachments_dir``: the run's attachments, outside the workspace, which the CLI reads only when included."""
     approval = "plan" if plan else "yolo"
     argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", approval]
     if resume_session:
         argv += ["--resume", resume_session]
+    if attachments_dir is not None:
+        argv += ["--include-directories", str(attachments_dir)]
     return argv
+
+
+def prompt_with_files(prompt: str, files: list[Path]) -> str:
+    """The prompt with an ``@path`` reference per file: the CLI sends each one's bytes with the prompt (images and
+    PDFs as inline data). Spaces in a path are escaped as the CLI's ``@`` syntax wants."""
+    if not files:
+        return prompt
+    references = " ".join("@" + str(path).replace(" ", "\\ ") for path in files)
+    return f"{prompt}\n\nAttached: {references}"
 
 
 # Variables a ``.env`` in the workspace (or ``.gemini/.env``, or any directory above it) could set to move the

@@ -40,6 +40,7 @@ class TurnSpec:
     env: dict[str, str]
     resume_session: str | None
     limits: ProcessLimits = field(default_factory=ProcessLimits)
+    prompt: str | None = None  # what goes to the CLI's stdin, when it is not the turn's prompt as it came
 
 
 @dataclass
@@ -78,7 +79,7 @@ class TurnRunner:
             return
         adapter = GeminiCliAdapter(turn.thread_id, turn.run_id)
         process = await SupervisedProcess.start(
-            spec.argv, cwd=spec.cwd, env=spec.env, stdin_data=turn.prompt.encode("utf-8"),
+            spec.argv, cwd=spec.cwd, env=spec.env, stdin_data=(spec.prompt or turn.prompt).encode("utf-8"),
             stderr_tail=turn.stderr_tail, limits=spec.limits)
         # The CLI echoes the prompt on stdout and calls process.exit() without waiting for queued output, so a
         # reader that is briefly behind a big line loses the end of the turn: a larger pipe holds it.
