@@ -101,6 +101,9 @@ class _QuietServer(uvicorn.Server):
         yield
 
 
+Prompt = str | list[dict[str, Any]]  # a user message's text, or its parts
+
+
 class RunnerHarness:
     """``async with RunnerHarness(bridge) as runner``: the real app on a loopback port."""
 
@@ -148,7 +151,7 @@ class RunnerHarness:
         self._tmp.cleanup()
 
     # ----- calls -----------------------------------------------------------------------------------------
-    def run_body(self, thread_id: str, prompt: str | list[dict[str, Any]], forwarded_props: dict[str, Any] | None = None,
+    def run_body(self, thread_id: str, prompt: Prompt, forwarded_props: dict[str, Any] | None = None,
                  run_id: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"threadId": thread_id, "messages": [{"id": f"u-{id(prompt)}", "role": "user",
                                                                      "content": prompt}]}
@@ -158,13 +161,13 @@ class RunnerHarness:
             body["forwardedProps"] = forwarded_props
         return body
 
-    async def run(self, thread_id: str, prompt: str | list[dict[str, Any]], forwarded_props: dict[str, Any] | None = None,
+    async def run(self, thread_id: str, prompt: Prompt, forwarded_props: dict[str, Any] | None = None,
                   **kwargs: Any) -> list[dict[str, Any]]:
         """POST /run and read the whole stream; checked with ``check_stream``."""
         events = [event for _, event in await self.run_with_ids(thread_id, prompt, forwarded_props, **kwargs)]
         return events
 
-    async def run_with_ids(self, thread_id: str, prompt: str | list[dict[str, Any]], forwarded_props: dict[str, Any] | None = None,
+    async def run_with_ids(self, thread_id: str, prompt: Prompt, forwarded_props: dict[str, Any] | None = None,
                            **kwargs: Any) -> list[tuple[int | None, dict[str, Any]]]:
         assert self.client is not None
         body = self.run_body(thread_id, prompt, forwarded_props, **kwargs)
