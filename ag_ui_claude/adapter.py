@@ -58,6 +58,7 @@ from claude_agent_sdk import (
 from ag_ui_claude.errors import describe_failure, is_interrupted
 from ag_ui_claude.inputs import Unparsed, coerce
 from ag_ui_claude.results import result_summary, token_usage, tool_result_text
+from ag_ui_claude.subagents import SubagentTracker
 from ag_ui_claude.tasks import TASK_SUBTYPES
 
 SOURCE = "claude"
@@ -94,6 +95,7 @@ class ClaudeEventAdapter:
         self._started_tools: set[str] = set()
         self._saw_interrupt_marker = False
         self._cli_error_text = ""
+        self.subagents = SubagentTracker()
         self._handlers: dict[type, Callable[[Any], Iterable[BaseEvent]]] = {
             StreamEvent: self._on_stream_event,
             AssistantMessage: self._on_assistant,
@@ -140,7 +142,7 @@ class ClaudeEventAdapter:
         """One partial API stream event (``include_partial_messages``) of the message ``line_id`` belongs to."""
         kind = event.get("type")
         key = (parent, int(event.get("index") or 0))
-        meta = _meta(parent)
+        meta = self._attribution(parent)
         if kind == "message_start":
             api_id = (event.get("message") or {}).get("id")
             if api_id:
@@ -158,7 +160,7 @@ class ClaudeEventAdapter:
             yield from self._close_blocks(lambda k: k[0] == parent)
 
     def _start_block(self, key: tuple[str | None, int], block: dict[str, Any], line_id: str,
-                     meta: dict[str, Any] | None) -> Iterable[BaseEvent]:
+                     meta: dict[str, Any]) -> Iterable[BaseEvent]:
         kind = block.get("type")
         if kind == "text":
             self._blocks[key] = _Block("text", f"{line_id}")
@@ -169,71 +171,80 @@ class ClaudeEventAdapter:
             self._blocks[key] = _Block("tool", tool_id, started=True)
             self._started_tools.add(tool_id)
             yield ToolCallStartEvent(tool_call_id=tool_id, tool_call_name=str(block.get("name") or "tool"),
-                                     metadata=meta)
+                                     **meta)
         else:
             yield RawEvent(event={"type": "content_block_start", "content_block": block}, source=SOURCE)
 
-    def _delta(self, block: _Block, delta: dict[str, Any], meta: dict[str, Any] | None) -> Iterable[BaseEvent]:
+    def _delta(self, block: _Block, delta: dict[str, Any], meta: dict[str, Any]) -> Iterable[BaseEvent]:
         kind = delta.get("type")
         if kind == "text_delta" and block.kind == "text" and delta.get("text"):
             if not block.started:
                 block.started = True
-                yield TextMessageStartEvent(message_id=block.id, role="assistant", metadata=meta)
-            yield TextMessageContentEvent(message_id=block.id, delta=delta["text"], metadata=meta)
+                yield TextMessageStartEvent(message_id=block.id, role="assistant", **meta)
+            yield TextMessageContentEvent(message_id=block.id, delta=delta["text"], **meta)
         elif kind == "thinking_delta" and block.kind == "thinking" and delta.get("thinking"):
             if not block.started:
                 block.started = True
                 yield from _reasoning_start(block.id, meta)
-            yield ReasoningMessageContentEvent(message_id=block.id, delta=delta["thinking"], metadata=meta)
+            yield ReasoningMessageContentEvent(message_id=block.id, delta=delta["thinking"], **meta)
         elif kind == "signature_delta" and block.kind == "thinking":
             block.signature += str(delta.get("signature") or "")
         elif kind == "input_json_delta" and block.kind == "tool" and delta.get("partial_json"):
             block.args_seen = True
-            yield ToolCallArgsEvent(tool_call_id=block.id, delta=delta["partial_json"], metadata=meta)
+            yield ToolCallArgsEvent(tool_call_id=block.id, delta=delta["partial_json"], **meta)
 
     def _close_blocks(self, which: Callable[[tuple[str | None, int]], bool]) -> Iterable[BaseEvent]:
         for key in [k for k in self._blocks if which(k)]:
             block = self._blocks.pop(key)
-            meta = _meta(key[0])
+            meta = self._attribution(key[0])
             if block.kind == "text" and block.started:
-                yield TextMessageEndEvent(message_id=block.id, metadata=meta)
+                yield TextMessageEndEvent(message_id=block.id, **meta)
             elif block.kind == "thinking" and block.started:
                 yield from _reasoning_end(block.id, block.signature, meta)
             elif block.kind == "tool":
                 if not block.args_seen:
-                    yield ToolCallArgsEvent(tool_call_id=block.id, delta="{}", metadata=meta)
-                yield ToolCallEndEvent(tool_call_id=block.id, metadata=meta)
+                    yield ToolCallArgsEvent(tool_call_id=block.id, delta="{}", **meta)
+                yield ToolCallEndEvent(tool_call_id=block.id, **meta)
+
+    def _attribution(self, parent: str | None) -> dict[str, Any]:
+        """What marks the events of a sub-agent's messages: the call that started it, and its sub-agent run."""
+        if not parent:
+            return {}
+        run = self.subagents.run_for(parent)
+        return {"metadata": {"parentToolCallId": parent}, **({"subagent_run_id": run} if run else {})}
 
     # ----- complete messages -----------------------------------------------------------------------------
     def _on_assistant(self, message: AssistantMessage) -> Iterable[BaseEvent]:
+        if message.error and message.parent_tool_use_id:  # a sub-agent's API error: its own end reports it
+            return
         if message.error:  # a synthetic message that only states an API error; the result reports it
             self._cli_error_text = " ".join(b.text for b in message.content if isinstance(b, TextBlock))
             return
         if message.message_id and message.message_id in self._streamed_messages:
             return  # already emitted from its stream events
-        meta = _meta(message.parent_tool_use_id)
+        meta = self._attribution(message.parent_tool_use_id)
         base = message.uuid or message.message_id or uuid.uuid4().hex
         for index, block in enumerate(message.content):
             block_id = f"{base}-{index}"
             if isinstance(block, TextBlock) and block.text:
-                yield TextMessageStartEvent(message_id=block_id, role="assistant", metadata=meta)
-                yield TextMessageContentEvent(message_id=block_id, delta=block.text, metadata=meta)
-                yield TextMessageEndEvent(message_id=block_id, metadata=meta)
+                yield TextMessageStartEvent(message_id=block_id, role="assistant", **meta)
+                yield TextMessageContentEvent(message_id=block_id, delta=block.text, **meta)
+                yield TextMessageEndEvent(message_id=block_id, **meta)
             elif isinstance(block, ThinkingBlock) and block.thinking:
                 yield from _reasoning_start(block_id, meta)
-                yield ReasoningMessageContentEvent(message_id=block_id, delta=block.thinking, metadata=meta)
+                yield ReasoningMessageContentEvent(message_id=block_id, delta=block.thinking, **meta)
                 yield from _reasoning_end(block_id, block.signature, meta)
             elif isinstance(block, ToolUseBlock) and block.id not in self._started_tools:
                 self._started_tools.add(block.id)
-                yield ToolCallStartEvent(tool_call_id=block.id, tool_call_name=block.name, metadata=meta)
-                yield ToolCallArgsEvent(tool_call_id=block.id, delta=json.dumps(block.input or {}), metadata=meta)
-                yield ToolCallEndEvent(tool_call_id=block.id, metadata=meta)
+                yield ToolCallStartEvent(tool_call_id=block.id, tool_call_name=block.name, **meta)
+                yield ToolCallArgsEvent(tool_call_id=block.id, delta=json.dumps(block.input or {}), **meta)
+                yield ToolCallEndEvent(tool_call_id=block.id, **meta)
 
     def _on_user(self, message: UserMessage) -> Iterable[BaseEvent]:
         if isinstance(message.content, str):
             self._note_interrupt(message.content)
             return
-        meta = _meta(message.parent_tool_use_id)
+        meta = self._attribution(message.parent_tool_use_id)
         for block in message.content:
             if isinstance(block, TextBlock):
                 self._note_interrupt(block.text)
@@ -241,9 +252,10 @@ class ClaudeEventAdapter:
                 if block.tool_use_id not in self._started_tools:
                     yield RawEvent(event=_as_dict(block), source=SOURCE)
                     continue
+                text = tool_result_text(block.content, bool(block.is_error))
+                yield from self.subagents.on_tool_result(block.tool_use_id, bool(block.is_error), text)
                 yield ToolCallResultEvent(message_id=f"{block.tool_use_id}-result", tool_call_id=block.tool_use_id,
-                                          content=tool_result_text(block.content, bool(block.is_error)),
-                                          role="tool", metadata=meta)
+                                          content=text, role="tool", **meta)
 
     def _note_interrupt(self, text: str) -> None:
         if text.startswith(INTERRUPT_MARKER):
@@ -257,6 +269,9 @@ class ClaudeEventAdapter:
                 self.session_id = str(session_id)
                 if self._on_session_id is not None:
                     self._on_session_id(self.session_id)
+            return
+        if message.subtype in TASK_SUBTYPES:  # a foreground sub-agent's, or the task registry's (quiet here)
+            yield from self.subagents.on_task_message(data)
             return
         if message.subtype in QUIET_SYSTEM_SUBTYPES:
             return
@@ -298,21 +313,17 @@ def translate(items: Iterable[Any], thread_id: str = "thread", run_id: str = "ru
     return events + adapter.finish()
 
 
-def _meta(parent_tool_use_id: str | None) -> dict[str, Any] | None:
-    return {"parentToolCallId": parent_tool_use_id} if parent_tool_use_id else None
+def _reasoning_start(message_id: str, meta: dict[str, Any]) -> Iterable[BaseEvent]:
+    yield ReasoningStartEvent(message_id=message_id, **meta)
+    yield ReasoningMessageStartEvent(message_id=message_id, role="reasoning", **meta)
 
 
-def _reasoning_start(message_id: str, meta: dict[str, Any] | None) -> Iterable[BaseEvent]:
-    yield ReasoningStartEvent(message_id=message_id, metadata=meta)
-    yield ReasoningMessageStartEvent(message_id=message_id, role="reasoning", metadata=meta)
-
-
-def _reasoning_end(message_id: str, signature: str, meta: dict[str, Any] | None) -> Iterable[BaseEvent]:
-    yield ReasoningMessageEndEvent(message_id=message_id, metadata=meta)
+def _reasoning_end(message_id: str, signature: str, meta: dict[str, Any]) -> Iterable[BaseEvent]:
+    yield ReasoningMessageEndEvent(message_id=message_id, **meta)
     if signature:
         yield ReasoningEncryptedValueEvent(subtype="message", entity_id=message_id, encrypted_value=signature,
-                                           metadata=meta)
-    yield ReasoningEndEvent(message_id=message_id, metadata=meta)
+                                           **meta)
+    yield ReasoningEndEvent(message_id=message_id, **meta)
 
 
 def _as_dict(message: Any) -> dict[str, Any]:

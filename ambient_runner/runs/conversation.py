@@ -41,6 +41,8 @@ class Conversation:
 
     # ----- the run's events --------------------------------------------------------------------------------
     def feed(self, event: BaseEvent) -> None:
+        if getattr(event, "subagent_run_id", None) is not None:
+            return  # a sub-agent's own work: its result reaches the conversation as its parent call's result
         kind = event.type
         if kind == EventType.TEXT_MESSAGE_START:
             self._assistant(event.message_id)

@@ -91,6 +91,11 @@ class AnthropicScriptedServer(ScriptedModelServer):
             cut = len(arguments) // 2
             blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "Bash",
                            "pieces": [arguments[:cut], arguments[cut:]]})
+        elif plan.kind == "subagent":
+            arguments = json.dumps({"description": "scripted sub-agent", "prompt": self.subagent_prompt,
+                                    "subagent_type": "general-purpose", "run_in_background": False})
+            blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "Agent",
+                           "pieces": [arguments]})
         elif plan.kind == "mcp":
             blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}",
                            "name": f"mcp__{plan.mcp_server}__{plan.mcp_tool}", "pieces": ["{}"]})

@@ -12,6 +12,9 @@ Script, decided from the latest user turn of each request (``decide``):
 * the prompt contains ``BACKGROUND``              -> a shell command run in the background (Claude's
                                                      ``run_in_background``): ``background_command``;
 * the prompt is Claude's ``<task-notification>``  -> ``TASK_NOTED`` (a background task ended);
+* the prompt contains ``SUBAGENT``                -> a foreground call of Claude's sub-agent tool (``Agent``) whose
+                                                     prompt, ``subagent_prompt``, makes the sub-agent run the shell
+                                                     command (plain text elsewhere);
 * the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
 * otherwise                                       -> one shell tool call running ``shell_command``.
 
@@ -74,6 +77,7 @@ class ScriptedModelServer:
         self.mode = "ok"
         self.shell_command = "echo hello > out.txt"
         self.background_command = "sleep 1; echo background done"
+        self.subagent_prompt = "Sub-task: check the workspace with a shell command."
         self.slow_chunks = 30
         self.slow_delay = 1.0
         self.chunk_delay = 0.0
@@ -127,6 +131,8 @@ class ScriptedModelServer:
             return Plan("background", ["I will run that in the background."], think=think)
         if "<task-notification>" in prompt:  # Claude telling the model that a background task ended
             return Plan("plain", list(TASK_NOTED), think=think)
+        if "SUBAGENT" in prompt:
+            return Plan("subagent", ["I will ask a sub-agent."], think=think)
         return Plan("tool", ["I will run a shell command."], think=think)
 
     def chunk_pause(self, plan: Plan) -> float:

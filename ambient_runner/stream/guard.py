@@ -4,7 +4,9 @@
 the client sees: ``RUN_STARTED`` first; every text message, tool call, reasoning message/block and step closed
 before the terminal event; exactly one terminal event and nothing after it; no empty deltas; message and
 tool-call ids unique within the thread (a reused id is remapped); tool-call arguments as valid JSON (buffered
-until the call ends, so a call cut short still ends with parseable arguments); results only for started calls.
+until the call ends, so a call cut short still ends with parseable arguments); results only for started calls;
+every sub-agent segment ended (``SUBAGENT_FINISHED`` when the run succeeds, else ``SUBAGENT_ERROR``), once. An event
+the guard writes itself to close something keeps that thing's attribution (``subagentRunId``, ``metadata``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from ag_ui.core import (
     RunFinishedEvent,
     RunStartedEvent,
     StepFinishedEvent,
+    SubagentErrorEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
     TokenUsage,
@@ -76,6 +81,8 @@ class StreamGuard:
         self._reasoning_messages: dict[str, None] = {}
         self._reasoning_blocks: dict[str, None] = {}
         self._steps: dict[str, None] = {}
+        self._subagents: dict[str, None] = {}  # open sub-agent segments (ordered)
+        self._attribution: dict[str, dict[str, object]] = {}  # open id -> what its opening event was marked with
         self.terminated = False
         self.outcome = ""  # "success" | "error" | "cancelled" once terminated
         self.usage: list[TokenUsage] | None = None
@@ -123,19 +130,32 @@ class StreamGuard:
         self._remap[bridge_id] = final
         return final
 
-    def _close_all(self) -> list[BaseEvent]:
+    def _remember(self, wire_id: str, event: BaseEvent) -> None:
+        marks = {k: v for k in ("subagent_run_id", "metadata") if (v := getattr(event, k, None)) is not None}
+        if marks:
+            self._attribution[wire_id] = marks
+
+    def _marks(self, wire_id: str) -> dict[str, object]:
+        return self._attribution.get(wire_id, {})
+
+    def _close_all(self, terminal: BaseEvent) -> list[BaseEvent]:
         out: list[BaseEvent] = []
         for tool_id in list(self._tools):
             out += self._end_tool(tool_id)
         for message_id in list(self._texts):
-            out.append(TextMessageEndEvent(message_id=message_id))
+            out.append(TextMessageEndEvent(message_id=message_id, **self._marks(message_id)))
         self._texts.clear()
         for message_id in list(self._reasoning_messages):
-            out.append(ReasoningMessageEndEvent(message_id=message_id))
+            out.append(ReasoningMessageEndEvent(message_id=message_id, **self._marks(message_id)))
         self._reasoning_messages.clear()
         for message_id in list(self._reasoning_blocks):
-            out.append(ReasoningEndEvent(message_id=message_id))
+            out.append(ReasoningEndEvent(message_id=message_id, **self._marks(message_id)))
         self._reasoning_blocks.clear()
+        succeeded = isinstance(terminal, RunFinishedEvent) and terminal.outcome is None
+        for run in list(self._subagents):
+            out.append(SubagentFinishedEvent(subagent_run_id=run) if succeeded else SubagentErrorEvent(
+                subagent_run_id=run, message="the run ended before the sub-agent finished", code="RUN_ENDED"))
+        self._subagents.clear()
         for step in list(self._steps):
             out.append(StepFinishedEvent(step_name=step))
         self._steps.clear()
@@ -143,11 +163,12 @@ class StreamGuard:
 
     def _end_tool(self, wire_id: str) -> list[BaseEvent]:
         args = "".join(self._tools.pop(wire_id))
-        return [ToolCallArgsEvent(tool_call_id=wire_id, delta=_valid_json(args)),
-                ToolCallEndEvent(tool_call_id=wire_id)]
+        marks = self._marks(wire_id)
+        return [ToolCallArgsEvent(tool_call_id=wire_id, delta=_valid_json(args), **marks),
+                ToolCallEndEvent(tool_call_id=wire_id, **marks)]
 
     def _terminate(self, terminal: BaseEvent) -> list[BaseEvent]:
-        out = self._close_all()
+        out = self._close_all(terminal)
         self.terminated = True
         if isinstance(terminal, RunErrorEvent):
             self.outcome = "error"
@@ -179,6 +200,7 @@ class StreamGuard:
             return []
         wire = self._open_id(event.message_id)
         self._texts[wire] = None
+        self._remember(wire, event)
         return [_with_id(event, "message_id", wire)]
 
     def _on_text_content(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -187,7 +209,8 @@ class StreamGuard:
         if wire not in self._texts:
             wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
             self._texts[wire] = None
-            out.append(TextMessageStartEvent(message_id=wire, role="assistant"))
+            self._remember(wire, event)
+            out.append(TextMessageStartEvent(message_id=wire, role="assistant", **self._marks(wire)))
         out.append(_with_id(event, "message_id", wire))
         return out
 
@@ -204,6 +227,7 @@ class StreamGuard:
         wire = self._open_id(event.tool_call_id)  # type: ignore[attr-defined]
         self._tools[wire] = []
         self._ids.tool_calls.add(wire)
+        self._remember(wire, event)
         update: dict[str, object] = {"tool_call_id": wire}
         parent = getattr(event, "parent_message_id", None)
         if parent:
@@ -237,6 +261,7 @@ class StreamGuard:
             return []
         wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
         self._reasoning_blocks[wire] = None
+        self._remember(wire, event)
         return [_with_id(event, "message_id", wire)]
 
     def _on_reasoning_message_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -278,6 +303,20 @@ class StreamGuard:
         del self._reasoning_blocks[wire]
         out.append(_with_id(event, "message_id", wire))
         return out
+
+    def _on_subagent_started(self, event: SubagentStartedEvent, stopping: Ending | None) -> list[BaseEvent]:
+        if event.subagent_run_id in self._subagents:
+            return []
+        self._subagents[event.subagent_run_id] = None
+        parent = event.parent_tool_call_id
+        return [event.model_copy(update={"parent_tool_call_id": self._wire_id(parent)}) if parent else event]
+
+    def _on_subagent_ended(self, event: SubagentFinishedEvent | SubagentErrorEvent,
+                           stopping: Ending | None) -> list[BaseEvent]:
+        if event.subagent_run_id not in self._subagents:  # unknown, or already ended
+            return []
+        del self._subagents[event.subagent_run_id]
+        return [event]
 
     def _on_step_started(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
         self._steps[event.step_name] = None  # type: ignore[attr-defined]
@@ -329,6 +368,9 @@ _HANDLERS = {
     EventType.REASONING_MESSAGE_CONTENT: StreamGuard._on_reasoning_content,
     EventType.REASONING_MESSAGE_END: StreamGuard._on_reasoning_message_end,
     EventType.REASONING_END: StreamGuard._on_reasoning_end,
+    EventType.SUBAGENT_STARTED: StreamGuard._on_subagent_started,
+    EventType.SUBAGENT_FINISHED: StreamGuard._on_subagent_ended,
+    EventType.SUBAGENT_ERROR: StreamGuard._on_subagent_ended,
     EventType.STEP_STARTED: StreamGuard._on_step_started,
     EventType.STEP_FINISHED: StreamGuard._on_step_finished,
     EventType.TEXT_MESSAGE_CHUNK: StreamGuard._on_chunk,

@@ -9,6 +9,9 @@ from ag_ui.core import (
     RunFinishedEvent,
     RunStartedEvent,
     StepStartedEvent,
+    SubagentErrorEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -133,3 +136,54 @@ def test_secrets_are_redacted_from_the_wire_json():
     redact = Redactor(["sk-test-secret-1", 'quote"d-secret'])
     text = event_json(RunErrorEvent(message='bad key sk-test-secret-1 and quote"d-secret'), redact)
     assert text == '{"type":"RUN_ERROR","message":"bad key [REDACTED] and [REDACTED]"}'
+
+
+def sub_agent_work(run: str = "sa1") -> list:
+    mark = {"subagent_run_id": run, "metadata": {"parentToolCallId": "agent-call"}}
+    return [
+        ToolCallStartEvent(tool_call_id="agent-call", tool_call_name="Agent"),
+        ToolCallEndEvent(tool_call_id="agent-call"),
+        SubagentStartedEvent(subagent_run_id=run, name="general-purpose", parent_tool_call_id="agent-call"),
+        SubagentStartedEvent(subagent_run_id=run, name="general-purpose"),  # a repeat: dropped
+        TextMessageContentEvent(message_id="sub-text", delta="looking", **mark),
+        ToolCallStartEvent(tool_call_id="sub-call", tool_call_name="Bash", **mark),
+        ToolCallArgsEvent(tool_call_id="sub-call", delta='{"command": "ls"}', **mark),
+    ]
+
+
+def test_an_open_sub_agent_ends_with_the_run_and_keeps_its_marks():
+    mark = {"subagentRunId": "sa1", "metadata": {"parentToolCallId": "agent-call"}}
+    events = drive(sub_agent_work(), Ending(error_message="The CLI crashed.", error_code="CLI_EXITED"))
+    assert events[1:] == [
+        {"type": "TOOL_CALL_START", "toolCallId": "agent-call", "toolCallName": "Agent"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "agent-call", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "agent-call"},
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "general-purpose",
+         "parentToolCallId": "agent-call"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "sub-text", "role": "assistant", **mark},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "sub-text", "delta": "looking", **mark},
+        {"type": "TOOL_CALL_START", "toolCallId": "sub-call", "toolCallName": "Bash", **mark},
+        # written by the guard to close what the crash left open: still the sub-agent's
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "sub-call", "delta": '{"command": "ls"}', **mark},
+        {"type": "TOOL_CALL_END", "toolCallId": "sub-call", **mark},
+        {"type": "TEXT_MESSAGE_END", "messageId": "sub-text", **mark},
+        {"type": "SUBAGENT_ERROR", "subagentRunId": "sa1", "message": "the run ended before the sub-agent finished",
+         "code": "RUN_ENDED"},
+        {"type": "RUN_ERROR", "message": "The CLI crashed.", "code": "CLI_EXITED"},
+    ]
+
+
+def test_a_sub_agent_ends_once_and_an_unknown_end_is_dropped():
+    events = drive([*sub_agent_work(), ToolCallEndEvent(tool_call_id="sub-call"),
+                    TextMessageEndEvent(message_id="sub-text"),
+                    SubagentFinishedEvent(subagent_run_id="sa1", result="done"),
+                    SubagentFinishedEvent(subagent_run_id="sa1"), SubagentErrorEvent(subagent_run_id="nope",
+                                                                                     message="x")])
+    ends = [e for e in events if e["type"] in ("SUBAGENT_FINISHED", "SUBAGENT_ERROR")]
+    assert ends == [{"type": "SUBAGENT_FINISHED", "subagentRunId": "sa1", "result": "done"}]
+    assert events[-1]["type"] == "RUN_FINISHED"
+
+
+def test_a_sub_agent_still_open_at_a_clean_end_is_finished():
+    events = drive(sub_agent_work()[:3])
+    assert [e["type"] for e in events[-2:]] == ["SUBAGENT_FINISHED", "RUN_FINISHED"]

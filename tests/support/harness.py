@@ -26,12 +26,15 @@ from ambient_runner.state.extension import state_extensions
 
 TERMINAL = {"RUN_FINISHED", "RUN_ERROR"}
 OPENERS = {"TEXT_MESSAGE_START": "TEXT_MESSAGE_END", "TOOL_CALL_START": "TOOL_CALL_END",
-           "REASONING_START": "REASONING_END", "REASONING_MESSAGE_START": "REASONING_MESSAGE_END"}
-CLOSERS = {v: k for k, v in OPENERS.items()}
+           "REASONING_START": "REASONING_END", "REASONING_MESSAGE_START": "REASONING_MESSAGE_END",
+           "SUBAGENT_STARTED": "SUBAGENT_FINISHED"}
+CLOSERS = {v: k for k, v in OPENERS.items()} | {"SUBAGENT_ERROR": "SUBAGENT_STARTED"}
 DELTAS = {"TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS", "REASONING_MESSAGE_CONTENT"}
 
 
 def _block_key(event: dict[str, Any]) -> str:
+    if event["type"].startswith("SUBAGENT_"):
+        return event["subagentRunId"]
     return event.get("toolCallId") or event.get("messageId") or ""
 
 
@@ -70,6 +73,8 @@ def check_stream(events: list[dict[str, Any]], *, thread_ids: set[str] | None = 
             assert event["toolCallId"] in started_calls, f"result for unknown tool call {event['toolCallId']!r}"
         if kind == "RUN_ERROR":
             assert event.get("message", "").strip(), "RUN_ERROR without a message"
+        if "subagentRunId" in event and not kind.startswith("SUBAGENT_"):
+            assert ("SUBAGENT_STARTED", event["subagentRunId"]) in open_blocks, f"{kind} of a sub-agent not open"
     assert not open_blocks, f"not closed before the terminal event: {list(open_blocks)}"
     for text in args.values():
         json.loads(text)  # tool-call arguments are valid JSON

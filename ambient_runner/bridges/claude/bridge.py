@@ -159,12 +159,13 @@ class ClaudeBridge(Bridge):
                 servers = _init_mcp_servers(item)
                 if servers is not None:
                     self._note_mcp_status(servers)
+                events = adapter.feed(item)  # first: it learns which tasks are foreground sub-agents
                 report = task_report(item)
-                if report is not None:
+                if report is not None and not adapter.subagents.owns(report.task_id):  # a background task
                     task_event = self.task_event(turn.thread_id, report)
                     if task_event is not None:
                         yield task_event
-                for event in adapter.feed(item):
+                for event in events:
                     if isinstance(event, RunErrorEvent):
                         raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
                                           stderr_tail=turn.stderr_tail.text())
