@@ -9,7 +9,7 @@ export RUNNER_TYPE
 
 .PHONY: install run test test-fast test-slow lint bench image image-smoke deploy-render clean
 
-install: $(VENV)/.installed node_modules/.installed
+install: $(VENV)/.installed node_modules/.installed tests/ts_client/node_modules/.installed
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+tests/ts_client/node_modules/.installed: tests/ts_client/package.json tests/ts_client/package-lock.json
+	npm ci --prefix tests/ts_client --no-audit --no-fund --loglevel=error  # the official AG-UI client, for tests
 	touch $@
 
 run: install  ## serve on :8001 (AGUI_PORT); offline scripted model when no credentials are set
@@ -52,4 +56,4 @@ bench: install  ## benchmarks (not tests): writes docs/benchmarks.md and its plo
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache
+	rm -rf $(VENV) node_modules tests/ts_client/node_modules .pytest_cache

@@ -16,6 +16,7 @@ Script, decided from the latest user turn of each request (``decide``):
                                                      prompt, ``subagent_prompt``, makes the sub-agent run the shell
                                                      command (plain text elsewhere);
 * the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
+* the prompt contains ``UPDATEPLAN``              -> Codex's ``update_plan`` with ``PLAN_STEPS`` (plain text elsewhere);
 * otherwise                                       -> one shell tool call running ``shell_command``.
 
 ``mode`` switches the whole server to a failure at run time: ``error401``, ``error429``, ``error500``,
@@ -38,6 +39,8 @@ ERROR_MODES = {"error401": 401, "error429": 429, "error500": 500, "error400": 40
 FINAL_ANSWER = ["Done: I ran the command", " and checked the result.", " All good."]
 PLAIN_ANSWER = ["Hello from the scripted model.", " No tools were needed."]
 TASK_NOTED = ["Noted: the background task has finished."]
+PLAN_STEPS = [{"step": "Read the code", "status": "completed"}, {"step": "Make the change", "status": "in_progress"},
+              {"step": "Run the tests", "status": "pending"}]
 MCP_PATTERN = re.compile(r"MCPTOOL:([\w-]+)\.([\w-]+)")
 
 
@@ -131,6 +134,8 @@ class ScriptedModelServer:
             return Plan("background", ["I will run that in the background."], think=think)
         if "<task-notification>" in prompt:  # Claude telling the model that a background task ended
             return Plan("plain", list(TASK_NOTED), think=think)
+        if "UPDATEPLAN" in prompt:
+            return Plan("update_plan", ["I will plan first."], think=think)
         if "SUBAGENT" in prompt:
             return Plan("subagent", ["I will ask a sub-agent."], think=think)
         return Plan("tool", ["I will run a shell command."], think=think)

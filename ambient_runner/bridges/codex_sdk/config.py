@@ -65,6 +65,7 @@ class CodexConfigFile:
         lines += [f"{key} = {_toml(value)}" for key, value in self.extra.items()]
         lines += ["", "[analytics]", "enabled = false", "", "[feedback]", "enabled = false", "", "[features]"]
         lines += [f"{name} = false" for name in DISABLED_FEATURES]
+        lines += ["", "[tools.update_plan]", "enabled = true"]
         if self.base_url is not None:
             lines += [
                 "", f"[model_providers.{PROVIDER_ID}]",
@@ -88,6 +89,7 @@ class CodexConfigFile:
             "approval_policy": "never", "sandbox_mode": SANDBOX_MODE, "check_for_update_on_startup": False,
             "analytics.enabled": False, "feedback.enabled": False,
             **{f"features.{name}": False for name in DISABLED_FEATURES},
+            "tools.update_plan.enabled": True,  # the plan tool (off by default): its updates are the plan state
         }
         if self.base_url is not None:
             values |= {"model_provider": PROVIDER_ID, f"model_providers.{PROVIDER_ID}.base_url": self.base_url,
