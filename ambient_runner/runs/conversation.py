@@ -105,20 +105,54 @@ class Conversation:
 
 
 def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cut the longest contents (tool results first, then any) until the snapshot fits ``SNAPSHOT_LIMIT``."""
+    """Cut the longest contents until the snapshot fits ``SNAPSHOT_LIMIT``: tool results first, then the media
+    parts of user messages (each replaced by a text part saying what it was), then any other text."""
     size = len(json.dumps(messages, ensure_ascii=False).encode())
     if size <= SNAPSHOT_LIMIT:
         return messages
     fields = [(m, "content") for m in messages if isinstance(m.get("content"), str)]
     fields += [(c["function"], "arguments") for m in messages for c in m.get("toolCalls") or ()]
-    order = sorted(fields, key=lambda f: (f[0].get("role") != "tool", -len(f[0][f[1]])))
-    for holder, key in order:
-        text = holder[key]
-        if len(text) <= CUT_TO:
-            continue
-        cut = text[:CUT_TO] + CUT_NOTE.format(n=len(text) - CUT_TO)
-        size -= len(text.encode()) - len(cut.encode())
-        holder[key] = cut
+    tool_results = [f for f in fields if f[0].get("role") == "tool"]
+    others = [f for f in fields if f[0].get("role") != "tool"]
+    for holder, key in sorted(tool_results, key=lambda f: -len(f[0][f[1]])):
+        size = _cut(holder, key, size)
+        if size <= SNAPSHOT_LIMIT:
+            return messages
+    for parts, index in sorted(_media_parts(messages), key=lambda p: -len(p[0][p[1]]["source"]["value"])):
+        part = parts[index]
+        value = str(part["source"]["value"])
+        decoded = len(value) * 3 // 4 - value[-2:].count("=")
+        note = {"type": "text", "text": f"[{part['source'].get('mimeType', part['type'])} {part['type']} of "
+                                        f"{decoded} bytes left out of this snapshot; it was sent with its run]"}
+        size -= len(json.dumps(part).encode()) - len(json.dumps(note).encode())
+        parts[index] = note
+        if size <= SNAPSHOT_LIMIT:
+            return messages
+    for holder, key in sorted(others, key=lambda f: -len(f[0][f[1]])):
+        size = _cut(holder, key, size)
         if size <= SNAPSHOT_LIMIT:
             break
     return messages
+
+
+def _cut(holder: dict[str, Any], key: str, size: int) -> int:
+    text = holder[key]
+    if len(text) <= CUT_TO:
+        return size
+    cut = text[:CUT_TO] + CUT_NOTE.format(n=len(text) - CUT_TO)
+    holder[key] = cut
+    return size - (len(text.encode()) - len(cut.encode()))
+
+
+def _media_parts(messages: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], int]]:
+    """(content list, index) of every inline media part longer than ``CUT_TO``."""
+    found = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for index, part in enumerate(content):
+            source = part.get("source") if isinstance(part, dict) else None
+            if isinstance(source, dict) and source.get("type") == "data" and len(str(source.get("value"))) > CUT_TO:
+                found.append((content, index))
+    return found

@@ -22,25 +22,28 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_a_png_and_a_pdf_reach_the_model_request(runner_type: str, tmp_path: Path,
                                                        isolated_network: None) -> None:
-    image, document, second = png(), pdf(), png(rgb=(10, 200, 10))
+    image, second = png(), png(rgb=(10, 200, 10))
+    document, filed = pdf("SENT AS DATA"), pdf("READ FROM THE WORKSPACE")
     attachments_dir = tmp_path / "attachments"
     async with runner_kit(runner_type, tmp_path, runner_attachments_dir=attachments_dir) as kit:
-        (kit.settings.workspace_path / "shot.png").write_bytes(second)
+        workspace = kit.settings.workspace_path
+        (workspace / "shot.png").write_bytes(second)
+        (workspace / "spec.pdf").write_bytes(filed)
         parts = [{"type": "text", "text": "NOTOOL what is in these?"}, data_part("image", "image/png", image),
-                 url_part("image", f"file://{kit.settings.workspace_path / 'shot.png'}")]
+                 url_part("image", f"file://{workspace / 'shot.png'}")]
         if TAKES_PDF[runner_type]:
-            parts.append(data_part("document", "application/pdf", document))
+            parts += [data_part("document", "application/pdf", document),
+                      url_part("document", f"file://{workspace / 'spec.pdf'}")]
         events = await kit.runner.run("t-media", parts)
         requests = kit.model_requests()
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
     received = [media for request in requests for media in received_media(request.body)]
     expected = [("image/png", image), ("image/png", second)]
     if TAKES_PDF[runner_type]:
-        expected.append(("application/pdf", document))
+        expected += [("application/pdf", document), ("application/pdf", filed)]
     assert sorted(expected) == sorted(set(received)), [(m, len(b)) for m, b in received]
     assert list(attachments_dir.iterdir()) == []  # the run's files are removed once it has ended
-    assert not (kit.settings.workspace_path / ".ambient-attachments").exists()
-    assert sorted(p.name for p in kit.settings.workspace_path.iterdir()) == ["shot.png"]
+    assert sorted(p.name for p in workspace.iterdir()) == ["shot.png", "spec.pdf"]  # nothing written there
 
 
 async def test_a_type_the_cli_does_not_take_is_a_422_naming_the_part(runner_type: str, tmp_path: Path,

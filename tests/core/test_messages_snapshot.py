@@ -8,6 +8,7 @@ import json
 
 import pytest
 from harness import RunnerHarness, parse_sse
+from media import data_part, png
 from process_bridge import FakeCliBridge, script
 
 from ambient_runner.runs.conversation import SNAPSHOT_LIMIT
@@ -85,3 +86,18 @@ async def test_a_huge_tool_result_is_cut_in_the_snapshot_never_dropped(tmp_path)
     tool = snapshot["messages"][-1]
     assert tool["id"] == "r1" and tool["content"].startswith("xxxx") and "characters cut" in tool["content"]
     assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant", "tool"]
+
+
+async def test_a_huge_image_is_left_out_of_the_snapshot_as_a_note_never_dropped(tmp_path):
+    bridge = FakeCliBridge(tmp_path)
+    image = png(width=8, height=8) + b"\0" * (9 * 1024 * 1024)  # a PNG signature, then padding: 9 MiB
+    parts = [{"type": "text", "text": script({"text": "seen"})}, data_part("image", "image/png", image)]
+    async with RunnerHarness(bridge) as runner:
+        events = await runner.run("t1", parts)
+    snapshot = events[-2]
+    assert len(json.dumps(snapshot).encode()) <= SNAPSHOT_LIMIT + 1024
+    user = snapshot["messages"][0]
+    assert user["content"][0] == parts[0]
+    assert user["content"][1] == {"type": "text", "text": f"[image/png image of {len(image)} bytes left out of "
+                                                          "this snapshot; it was sent with its run]"}
+    assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant"]
