@@ -30,6 +30,7 @@ from ambient_runner.process.supervisor import become_subreaper
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings, load_settings
 from ambient_runner.stream.encoding import Redactor, environment_secrets
+from ambient_runner.tracing.setup import start_tracing, stop_tracing
 from ambient_runner.workspace.paths import Workspace
 from ambient_runner.workspace.repos import Repositories
 from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
@@ -60,6 +61,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         async def when_booted(ok: bool) -> None:
             uninstall_redaction.pop()()
             uninstall_redaction.append(install_redaction(runs.redactor))  # now with the bridge's credentials
+            app.state.tracer = await start_tracing(settings, runs, app.state.bridge)
             if ok:
                 await session_turns.first_turn()
 
@@ -69,6 +71,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         finally:
             await session_turns.close()
             await runs.shutdown()
+            await stop_tracing(app.state.tracer, runs)
             await boot.stop(settings.runner_shutdown_grace)
             runs.close()
             if restore_signal is not None:
@@ -83,6 +86,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.state.boot = boot
     app.state.runs = runs
     app.state.metrics = metrics
+    app.state.tracer = None  # a RunTracer once booted, when a trace destination is configured
     app.state.readiness_checks = []  # callables returning a problem string or None
     app.state.workspace = workspace
     app.state.repos = Repositories(workspace)

@@ -83,6 +83,8 @@ class RunnerSettings(BaseSettings):
     runner_attachments_dir: Path = Field(Path(tempfile.gettempdir()) / "ambient-runner-attachments",
                                          description="where a message's parts are written for the CLI; outside "
                                                      "WORKSPACE_PATH", validate_default=True)
+    runner_trace_content: bool = Field(False, description="put prompts, outputs and tool arguments into trace "
+                                                          "spans (redacted)")
     runner_first_turn_backoff: float = Field(
         2.0, gt=0, description="s before the first retry of the first-turn POST (doubling, at most 30 s)")
 

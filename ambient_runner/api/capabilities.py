@@ -92,16 +92,21 @@ def platform_fields(native: Capabilities, settings: RunnerSettings, paths: dict[
     }
 
 
-def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: dict[str, Any]) -> dict[str, Any]:
-    """The whole answer: AG-UI's ``AgentCapabilities`` (camelCase, no empty fields) and the platform's fields."""
+def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: dict[str, Any],
+                      tracing: list[str] | None = None) -> dict[str, Any]:
+    """The whole answer: AG-UI's ``AgentCapabilities`` (camelCase, no empty fields) and the platform's fields.
+    ``tracing``: the trace destinations in use (``otlp``, ``langfuse``, ``mlflow``)."""
     endpoints = [f"{method.upper()} {path}" for path, methods in paths.items() for method in methods]
     body = agent_capabilities(native, settings, endpoints).model_dump(mode="json", by_alias=True,
                                                                       exclude_none=True)
-    return body | platform_fields(native, settings, paths)
+    body["custom"]["tracing"] = {"destinations": tracing or [], "content": settings.runner_trace_content}
+    return body | platform_fields(native, settings, paths) | {"tracing": ",".join(tracing) if tracing else None}
 
 
 @router.get("/capabilities")
 async def capabilities(request: Request) -> JSONResponse:
     bridge = await ready_bridge(request, BOOT_WAIT)
     paths = request.app.openapi().get("paths", {})  # public, built once and cached by FastAPI
-    return JSONResponse(capabilities_body(bridge.capabilities(), request.app.state.settings, paths))
+    tracer = request.app.state.tracer
+    tracing = [d.name for d in tracer.destinations] if tracer is not None else None
+    return JSONResponse(capabilities_body(bridge.capabilities(), request.app.state.settings, paths, tracing))

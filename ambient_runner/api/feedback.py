@@ -3,7 +3,8 @@
 The platform's backend forwards the UI's ``{type: "META", metaType, payload, threadId, ts}`` and stores the JSON
 object this answers as one event of the session, so the answer is an AG-UI ``RAW`` event:
 ``{type: "RAW", event: {name: "ambient:feedback", metaType, payload, recorded}, timestamp}``. ``recorded`` says
-whether a tracing backend took the rating (none is configured yet: ``false``). A body that is not such a rating is
+whether a tracing backend took the rating: it is attached to the trace of ``payload.traceId`` (else the latest run's)
+as an MLflow assessment or a Langfuse score. A body that is not such a rating is
 ``422``. The payload (a comment, maybe a transcript) is never logged.
 """
 
@@ -20,6 +21,7 @@ from fastapi.responses import Response
 from ambient_runner.api.errors import ApiError
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.stream.encoding import event_json
+from ambient_runner.tracing.feedback import record_feedback
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -50,6 +52,14 @@ def _check(data: Any) -> tuple[str, dict[str, Any]]:
 async def feedback(request: Request) -> Response:
     meta_type, payload = _check(parse_json(await read_body(request, limit=MAX_FEEDBACK_BYTES)))
     log.info("feedback %s for message %s", meta_type, str(payload.get("messageId", "?"))[:128])
+    tracer = request.app.state.tracer
+    trace_id = str(payload.get("traceId") or "") or (tracer.last_trace_id if tracer is not None else None)
+    recorded = False
+    if tracer is not None and trace_id:
+        recorded = await record_feedback(
+            tracer, trace_id.removeprefix("tr-"), meta_type == "thumbs_up", comment=str(payload.get("comment") or ""),
+            user=str(payload.get("userId") or ""),
+            metadata={k: payload[k] for k in ("messageId", "sessionName", "projectName") if payload.get(k)})
     event = RawEvent(type=EventType.RAW, timestamp=int(time.time() * 1000),
-                     event={"name": FEEDBACK_EVENT, "metaType": meta_type, "payload": payload, "recorded": False})
+                     event={"name": FEEDBACK_EVENT, "metaType": meta_type, "payload": payload, "recorded": recorded})
     return Response(event_json(event, request.app.state.runs.redactor), media_type="application/json")

@@ -35,6 +35,22 @@ Observer = Callable[[str, float], None]  # (status class "2xx".."5xx" or "unreac
 
 
 @dataclass(frozen=True)
+class ModelExchange:
+    """One model request through the proxy, for traces (``time.time_ns()`` stamps)."""
+
+    method: str
+    path: str
+    status: int | None  # None: the upstream could not be reached
+    started_ns: int
+    first_byte_ns: int | None
+    ended_ns: int
+    host: str
+
+
+Listener = Callable[[ModelExchange], None]
+
+
+@dataclass(frozen=True)
 class UpstreamFailure:
     at: float  # time.monotonic()
     host: str
@@ -54,6 +70,7 @@ class ModelProxy:
         self.upstream = upstream
         self.placeholder = f"ambient-proxy-{secrets.token_hex(16)}"
         self.observer = observer
+        self.listeners: list[Listener] = []  # every exchange, when it has ended (traces)
         self.max_request_bytes = max_request_bytes
         self.max_response_bytes = max_response_bytes
         self._credentials = {**upstream.headers, **(extra_headers or {})}
@@ -157,6 +174,7 @@ class ModelProxy:
     async def _forward(self, scope: dict[str, Any], body: bytes, receive: Any, send: Any) -> None:
         assert self._client is not None
         started = time.perf_counter()
+        started_ns, first_byte_ns = time.time_ns(), None
         try:
             response = await self._client.send(self._upstream_request(scope, body), stream=True)
         except httpx.HTTPError as exc:
@@ -164,6 +182,7 @@ class ModelProxy:
             self.last_failure = UpstreamFailure(time.monotonic(), self.upstream.host, reason)
             log.warning("model proxy: upstream %s unreachable (%s)", self.upstream.host, reason)
             self._observe("unreachable", started)
+            self._tell(scope, None, started_ns, None)
             await _json(send, 502, "UPSTREAM_UNREACHABLE", f"the model API at {self.upstream.host} could not be "
                         f"reached ({reason})")
             return
@@ -177,6 +196,7 @@ class ModelProxy:
             async for chunk in response.aiter_raw():
                 if gone.done():
                     return
+                first_byte_ns = first_byte_ns or time.time_ns()
                 sent += len(chunk)
                 if sent > self.max_response_bytes:  # cut: an error for the CLI, never a complete-looking answer
                     raise RuntimeError(f"model response over {self.max_response_bytes} bytes")
@@ -189,6 +209,16 @@ class ModelProxy:
             gone.cancel()
             await response.aclose()
             self._observe(f"{response.status_code // 100}xx", started)
+            self._tell(scope, response.status_code, started_ns, first_byte_ns)
+
+    def _tell(self, scope: dict[str, Any], status: int | None, started_ns: int, first_byte_ns: int | None) -> None:
+        exchange = ModelExchange(scope["method"], scope["path"], status, started_ns, first_byte_ns, time.time_ns(),
+                                 self.upstream.host)
+        for listener in self.listeners:
+            try:
+                listener(exchange)
+            except Exception:  # a listener (tracing) never breaks the model traffic
+                log.exception("model proxy listener failed")
 
     def _observe(self, status_class: str, started: float) -> None:
         if self.observer is not None:

@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 
@@ -55,6 +56,17 @@ class DrainingError(RuntimeError):
 
 class PreviousRunStuckError(RuntimeError):
     """The thread's previous run sent its terminal event but did not finish settling in time."""
+
+
+class RunObserver(Protocol):
+    """Sees each run: its start (and may add events right after ``RUN_STARTED``), every event it emits, its
+    settling (after the after-run hooks). Must never raise or block."""
+
+    def run_started(self, run: ActiveRun) -> list[BaseEvent]: ...
+
+    def run_event(self, run: ActiveRun, event: BaseEvent) -> None: ...
+
+    def run_settled(self, run: ActiveRun) -> None: ...
 
 
 @dataclass
@@ -93,6 +105,7 @@ class RunManager:
         self.threads: dict[str, ThreadState] = {}
         self.draining = False
         self.after_run_hooks: list[AfterRunHook] = []
+        self.observers: list[RunObserver] = []  # see every run's events (tracing)
         # Text put before a turn's prompt (a workflow's instructions, once per thread after each change).
         self.turn_preambles: list[Callable[[str], str]] = []
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
@@ -150,6 +163,9 @@ class RunManager:
         state.conversation.add_input(run_input)
         first_seq = self._emit(state.log, guard.started())
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn)
+        for observer in self.observers:
+            for event in observer.run_started(run):
+                self._emit(state.log, event)
         state.active = run
         self.metrics.run_started()
         run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
@@ -187,6 +203,8 @@ class RunManager:
             self._emit(state.log, state.conversation.snapshot())
         else:
             state.conversation.feed(event)
+        for observer in self.observers:
+            observer.run_event(run, event)
         self._emit(state.log, event, terminal=guard.terminated)
         if guard.terminated:
             self._release(state, run)
@@ -256,6 +274,8 @@ class RunManager:
         finally:
             run.done.set()
             run.settled.set()
+            for observer in self.observers:
+                observer.run_settled(run)
 
     def _name_unreachable_upstream(self, run: ActiveRun, event: RunErrorEvent) -> RunErrorEvent:
         """The CLI only knows the runner's model proxy on 127.0.0.1: say which model API could not be reached."""

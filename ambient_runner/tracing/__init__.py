@@ -1,0 +1,1 @@
+"""OpenTelemetry traces of every run: where they go (``destinations``) and what they hold (``RunTracer``)."""
