@@ -30,7 +30,7 @@ from ambient_runner.process.supervisor import become_subreaper
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings, load_settings
 from ambient_runner.stream.encoding import Redactor, environment_secrets
-from ambient_runner.tracing.setup import start_tracing, stop_tracing
+from ambient_runner.tracing.setup import stop_tracing
 from ambient_runner.workspace.paths import Workspace
 from ambient_runner.workspace.repos import Repositories
 from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
@@ -61,7 +61,6 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         async def when_booted(ok: bool) -> None:
             uninstall_redaction.pop()()
             uninstall_redaction.append(install_redaction(runs.redactor))  # now with the bridge's credentials
-            app.state.tracer = await start_tracing(settings, runs, app.state.bridge)
             if ok:
                 await session_turns.first_turn()
 

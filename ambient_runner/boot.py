@@ -20,6 +20,7 @@ from ambient_runner.platform.state_dir import keep_credentials_out
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, environment_secrets
+from ambient_runner.tracing.setup import operation, start_tracing, trace_model_requests
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,8 @@ class Boot:
                 raise BootError(leak)
             app.state.bridge = self.bridge
             self.runs.attach(self.bridge)
+            self.stage = "connecting the trace destinations"
+            tracer = app.state.tracer = await start_tracing(self.settings, self.runs)
             self.stage = "restoring the state dir"
             for extension in self.extensions:
                 cleanup = await extension(app)
@@ -65,10 +68,12 @@ class Boot:
                     self.cleanups.append(cleanup)
             self.stage = "preparing the agent CLI"
             try:
-                await self.bridge.startup()
+                with operation(tracer, "ambient.cli_start", runner=self.settings.runner_type):
+                    await self.bridge.startup()
             except Exception as exc:  # keep serving: /ready says what is wrong
                 log.exception("bridge startup failed")
                 self.problem = f"bridge startup failed: {exc}"
+            trace_model_requests(tracer, self.bridge)
             proxy = self.bridge.model_proxy
             if proxy is not None:
                 proxy.observer = self.runs.metrics.model_upstream

@@ -21,6 +21,7 @@ from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.store import StateStore, StoreError, open_store
 from ambient_runner.state.sync import RETRY_DELAYS, StateSync
+from ambient_runner.tracing.setup import operation
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,8 @@ class StateSyncExtension:
 
         async def after_run(run: object, outcome: str) -> None:
             if not runs.draining:  # the shutdown sync follows
-                await sync.sync(f"after run {getattr(run, 'run_id', '?')}")
+                with operation(app.state.tracer, "ambient.state_sync", run, store=self.store.url):
+                    await sync.sync(f"after run {getattr(run, 'run_id', '?')}")
 
         runs.after_run_hooks.append(after_run)
         stop = asyncio.Event()

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ambient_runner.tracing.tracer import RunTracer
+if TYPE_CHECKING:
+    from ambient_runner.tracing.tracer import RunTracer
 
 log = logging.getLogger(__name__)
 FEEDBACK_NAME = "user-feedback"

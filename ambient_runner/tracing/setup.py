@@ -5,20 +5,24 @@ tracer, exporter or thread exists."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.tracing.destinations import destinations, resolve_mlflow
-from ambient_runner.tracing.tracer import RunTracer
+
+if TYPE_CHECKING:  # the OpenTelemetry SDK is imported only when a destination is configured
+    from ambient_runner.tracing.tracer import RunTracer
 
 log = logging.getLogger(__name__)
 SHUTDOWN_FLUSH = 3.0  # s the last spans may take to export when the runner stops
 
 
-async def start_tracing(settings: RunnerSettings, runs: RunManager, bridge: Bridge | None) -> RunTracer | None:
+async def start_tracing(settings: RunnerSettings, runs: RunManager) -> RunTracer | None:
     found = []
     for destination in destinations():
         if destination.name == "mlflow":
@@ -27,15 +31,26 @@ async def start_tracing(settings: RunnerSettings, runs: RunManager, bridge: Brid
             found.append(destination)
     if not found:
         return None
+    from ambient_runner.tracing.tracer import RunTracer
+
     tracer = RunTracer(found, runner_type=settings.runner_type, session_id=settings.session_id,
                        service_name=os.environ.get("OTEL_SERVICE_NAME", "").strip() or "ambient-runner",
                        trace_content=settings.runner_trace_content, redactor=runs.redactor)
     runs.observers.append(tracer)
-    proxy = bridge.model_proxy if bridge is not None else None
-    if proxy is not None:
-        proxy.listeners.append(tracer.model_exchange)
     log.info("tracing to %s", ", ".join(d.name for d in found))
     return tracer
+
+
+def trace_model_requests(tracer: RunTracer | None, bridge: Bridge) -> None:
+    """Every request through the bridge's model proxy (started with the bridge) as a span of its run."""
+    if tracer is not None and bridge.model_proxy is not None:
+        bridge.model_proxy.listeners.append(tracer.model_exchange)
+
+
+def operation(tracer: RunTracer | None, name: str, run: object = None,
+              **attributes: str) -> contextlib.AbstractContextManager[object]:
+    """``tracer.operation`` when tracing is on, else nothing."""
+    return tracer.operation(name, run, **attributes) if tracer is not None else contextlib.nullcontext()  # type: ignore[arg-type]
 
 
 async def stop_tracing(tracer: RunTracer | None, runs: RunManager) -> None:

@@ -8,8 +8,9 @@ go into spans only with ``RUNNER_TRACE_CONTENT=true``, redacted like every event
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +144,21 @@ class RunTracer:
             span.set_status(Status(StatusCode.ERROR, "unreachable" if exchange.status is None
                                    else f"HTTP {exchange.status}"))
         span.end(end_time=exchange.ended_ns)
+
+    # ----- other work ------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def operation(self, name: str, run: ActiveRun | None = None, **attributes: str) -> Iterator[Span]:
+        """A span for the runner's own work (the CLI's start, a state sync), a child of ``run``'s span when it
+        is open; ended with an error status when the work raises."""
+        spans = self._runs.get(run.run_id) if run is not None else None
+        parent = trace.set_span_in_context(spans.run) if spans is not None else None
+        with self.tracer.start_as_current_span(name, context=parent, attributes=attributes,
+                                               record_exception=False, set_status_on_exception=False) as span:
+            try:
+                yield span
+            except BaseException as exc:
+                span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+                raise
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     def shutdown(self, timeout: float = 5.0) -> None:
