@@ -9,7 +9,7 @@ export RUNNER_TYPE
 
 .PHONY: install run test test-fast test-slow lint bench image image-smoke deploy-render clean
 
-install: $(VENV)/.installed node_modules/.installed tests/ts_client/node_modules/.installed
+install: $(VENV)/.installed node_modules/.installed tests/ts_client/node_modules/.installed .venv-mlflow/.installed
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,12 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+.venv-mlflow/.installed: tests/mlflow_server/requirements.lock  # an MLflow tracking server, for the tracing tests
+	$(PYTHON) -m venv .venv-mlflow
+	.venv-mlflow/bin/python -m pip install --quiet --upgrade pip
+	.venv-mlflow/bin/python -m pip install --quiet -r tests/mlflow_server/requirements.lock
 	touch $@
 
 tests/ts_client/node_modules/.installed: tests/ts_client/package.json tests/ts_client/package-lock.json
@@ -56,4 +62,4 @@ bench: install  ## benchmarks (not tests): writes docs/benchmarks.md and its plo
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) node_modules tests/ts_client/node_modules .pytest_cache
+	rm -rf $(VENV) .venv-mlflow node_modules tests/ts_client/node_modules .pytest_cache
