@@ -129,6 +129,14 @@ def table(r: dict[str, Any]) -> str:
         rows.append((f"Model proxy: stream of {proxy['stream_chunks']:,} chunks",
                      f"proxy {streamed['proxy']['p50']:.1f} MB/s / direct {streamed['direct']['p50']:.1f} MB/s",
                      "no loss", streamed["proxy"]["p50"] >= 0.9 * streamed["direct"]["p50"]))
+    if "tracing" in r:
+        traced = r["tracing"]
+        for key, label, scale, unit in (("throughput", "whole-path throughput", 1, "ev/s"),
+                                        ("first_text_s", "Gemini turn, first text", 1000, "ms")):
+            off, on = traced[key]["off"]["p50"], traced[key]["on"]["p50"]
+            apart = abs(on - off) / off * 100
+            rows.append((f"Tracing on / off: {label}", f"on {on * scale:,.0f} {unit} / off {off * scale:,.0f} {unit}",
+                         f"{apart:.1f}% apart (< 5%)", apart < 5))
     rows.append(("Runner RSS idle", f"{mem['idle_rss']['p50'] / 1024:.1f} MiB", "", None))
     rows.append(("Runner RSS after 100,000 events", f"{mem['after_rss']['p50'] / 1024:.1f} MiB "
                  f"(peak {mem['after_peak']['p50'] / 1024:.1f})", "", None))

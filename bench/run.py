@@ -27,6 +27,7 @@ def main() -> None:
     import relay  # noqa: PLC0415
     import report  # noqa: PLC0415
     import startup  # noqa: PLC0415
+    import tracing  # noqa: PLC0415
     import turns  # noqa: PLC0415
 
     reps = 2 if args.quick else 5
@@ -41,6 +42,8 @@ def main() -> None:
                                                  stream_runs=4 if args.quick else 10)
     print("bench: start-up", flush=True)
     results["startup"] = startup.measure(runs=3 if args.quick else 7)
+    print("bench: tracing on and off (OTLP to a backend on loopback)", flush=True)
+    results["tracing"] = tracing.measure(runs=reps, events=20_000 if args.quick else 100_000)
     print("bench: turn latency (real CLIs, scripted model)", flush=True)
     results["turns"] = turns.measure(runs=reps)
     notes_file = Path(__file__).resolve().parent / "NOTES.md"
