@@ -45,9 +45,11 @@ class ModelExchange:
     first_byte_ns: int | None
     ended_ns: int
     host: str
+    sample: bytes = b""  # the response's first and last SAMPLE_BYTES (where the APIs put their token usage)
 
 
 Listener = Callable[[ModelExchange], None]
+SAMPLE_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ class ModelProxy:
         self.requests += 1
         self.last_failure = None  # it answers again: an earlier failure no longer explains a run's error
         gone = asyncio.create_task(_disconnected(receive))  # the CLI went away (an interrupt): stop reading upstream
+        head, tail = bytearray(), bytearray()  # what traces read the token usage from
         try:
             headers = [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in HOP_BY_HOP]
             await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
@@ -197,6 +200,12 @@ class ModelProxy:
                 if gone.done():
                     return
                 first_byte_ns = first_byte_ns or time.time_ns()
+                if self.listeners:
+                    if len(head) < SAMPLE_BYTES:
+                        head += chunk[:SAMPLE_BYTES - len(head)]
+                    tail += chunk
+                    if len(tail) > 2 * SAMPLE_BYTES:
+                        del tail[:-SAMPLE_BYTES]
                 sent += len(chunk)
                 if sent > self.max_response_bytes:  # cut: an error for the CLI, never a complete-looking answer
                     raise RuntimeError(f"model response over {self.max_response_bytes} bytes")
@@ -209,11 +218,15 @@ class ModelProxy:
             gone.cancel()
             await response.aclose()
             self._observe(f"{response.status_code // 100}xx", started)
-            self._tell(scope, response.status_code, started_ns, first_byte_ns)
+            sample = bytes(head + b"\n" + tail[-SAMPLE_BYTES:])
+            self._tell(scope, response.status_code, started_ns, first_byte_ns, sample)
 
-    def _tell(self, scope: dict[str, Any], status: int | None, started_ns: int, first_byte_ns: int | None) -> None:
+    def _tell(self, scope: dict[str, Any], status: int | None, started_ns: int, first_byte_ns: int | None,
+              sample: bytes = b"") -> None:
+        if not self.listeners:
+            return
         exchange = ModelExchange(scope["method"], scope["path"], status, started_ns, first_byte_ns, time.time_ns(),
-                                 self.upstream.host)
+                                 self.upstream.host, sample)
         for listener in self.listeners:
             try:
                 listener(exchange)

@@ -26,6 +26,7 @@ from ambient_runner.model_proxy.server import ModelExchange
 from ambient_runner.runs.manager import ActiveRun
 from ambient_runner.stream.encoding import Redactor
 from ambient_runner.tracing.destinations import Destination
+from ambient_runner.tracing.model_usage import token_usage
 
 log = logging.getLogger(__name__)
 QUEUE_SPANS = 2048  # per destination; beyond it spans are dropped, never waited for
@@ -140,6 +141,8 @@ class RunTracer:
             span.set_attribute("http.response.status_code", exchange.status)
         if exchange.first_byte_ns is not None:
             span.set_attribute("ambient.first_byte_ms", (exchange.first_byte_ns - exchange.started_ns) / 1e6)
+        for attribute, value in token_usage(exchange.sample).items():
+            span.set_attribute(attribute, value)
         if exchange.status is None or exchange.status >= 400:
             span.set_status(Status(StatusCode.ERROR, "unreachable" if exchange.status is None
                                    else f"HTTP {exchange.status}"))

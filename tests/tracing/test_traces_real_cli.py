@@ -77,6 +77,8 @@ async def test_a_run_with_a_tool_call_is_one_trace_in_langfuse(tmp_path: Path, m
     assert "echo hello" in tool.attributes["gen_ai.tool.call.arguments"]
     assert all(m.attributes["http.response.status_code"] == 200 and m.attributes["ambient.first_byte_ms"] >= 0
                for m in models)
+    assert all(m.attributes["gen_ai.usage.input_tokens"] > 0 and m.attributes["gen_ai.usage.output_tokens"] > 0
+               for m in models)  # read from the response, as the model API stated them
     assert run.resource["service.name"] == "ambient-runner" and run.resource["ambient.runner_type"] == "gemini-cli"
     wire = json.dumps([s.__dict__ for s in backend.spans], default=str)
     assert SECRET not in wire and PUBLIC not in wire and placeholder not in wire
