@@ -11,6 +11,7 @@ as an MLflow assessment or a Langfuse score. A body that is not such a rating is
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
@@ -30,6 +31,9 @@ FEEDBACK_EVENT = "ambient:feedback"
 MAX_FEEDBACK_BYTES = 4 * 1024 * 1024  # a payload may carry the transcript
 
 
+TRACE_ID = re.compile(r"(tr-)?[0-9a-f]{32}")
+
+
 def _check(data: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(data, dict):
         raise ApiError(422, "INVALID_FEEDBACK", "the body must be a JSON object (a META event)")
@@ -42,6 +46,9 @@ def _check(data: Any) -> tuple[str, dict[str, Any]]:
     payload = data.get("payload", {})
     if not isinstance(payload, dict):
         raise ApiError(422, "INVALID_FEEDBACK", "payload must be a JSON object")
+    trace_id = payload.get("traceId")
+    if trace_id not in (None, "") and not (isinstance(trace_id, str) and TRACE_ID.fullmatch(trace_id)):
+        raise ApiError(422, "INVALID_FEEDBACK", "payload.traceId must be a trace id (32 hex digits, maybe after tr-)")
     return meta_type, payload
 
 
@@ -50,10 +57,14 @@ def _check(data: Any) -> tuple[str, dict[str, Any]]:
         "type": {"const": "META"}, "metaType": {"enum": list(META_TYPES)}, "payload": {"type": "object"},
         "threadId": {"type": "string"}}}}}}})
 async def feedback(request: Request) -> Response:
-    meta_type, payload = _check(parse_json(await read_body(request, limit=MAX_FEEDBACK_BYTES)))
+    data = parse_json(await read_body(request, limit=MAX_FEEDBACK_BYTES))
+    meta_type, payload = _check(data)
+    thread_id = data.get("threadId") if isinstance(data.get("threadId"), str) else None
     log.info("feedback %s for message %s", meta_type, str(payload.get("messageId", "?"))[:128])
     tracer = request.app.state.tracer
-    trace_id = str(payload.get("traceId") or "") or (tracer.last_trace_id if tracer is not None else None)
+    trace_id = str(payload.get("traceId") or "") or (  # the rated run's trace: named, else its thread's latest
+        (tracer.trace_ids.get(thread_id) if thread_id else None) or tracer.last_trace_id
+        if tracer is not None else None)
     recorded = False
     if tracer is not None and trace_id:
         recorded = await record_feedback(

@@ -6,7 +6,8 @@ address; never a ``file`` source (a provider's handle AG-UI says must not be fet
 (``RUNNER_MAX_ATTACHMENT_BYTES``), its type must be one the runner's CLI takes and its bytes must be what the type
 says. Anything else is an ``AttachmentError`` naming the part (a 422), never a silent drop.
 
-The files go under ``RUNNER_ATTACHMENTS_DIR/<run>/``, outside the workspace, and are removed when the run ends.
+The files go under a folder of their own per admitted run in ``RUNNER_ATTACHMENTS_DIR`` (outside the workspace),
+and are removed when the run ends.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import base64
 import binascii
 import mimetypes
+import os
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +89,8 @@ async def collect(run_input: RunAgentInput, rules: AttachmentRules) -> list[Atta
     if not parts:
         return []
     attachments: list[Attachment] = []
-    target = rules.directory / _safe_name(run_input.run_id)
+    rules.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target = Path(tempfile.mkdtemp(prefix=f"{_safe_name(run_input.run_id)[:64]}-", dir=rules.directory))
     try:
         for number, (name, part) in enumerate(parts):
             kind = MEDIA_KINDS.get(getattr(part, "type", ""), "")
@@ -95,25 +99,25 @@ async def collect(run_input: RunAgentInput, rules: AttachmentRules) -> list[Atta
                                             "documents are)")
             data, mime_type = await _read_source(name, part.source, rules)  # type: ignore[attr-defined]
             _check_type(name, kind, mime_type, data, rules.accepted)
-            target.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = target / f"{number + 1}-{kind}{EXTENSIONS.get(mime_type, '')}"
-            path.write_bytes(data)
+            _write_new(path, data)
             attachments.append(Attachment(name, kind, mime_type, data, path))
     except BaseException:
-        discard(rules.directory, run_input.run_id)
+        shutil.rmtree(target, ignore_errors=True)  # a part refused: nothing of this run stays
         raise
     return attachments
-
-
-def discard(directory: Path, run_id: str) -> None:
-    """Remove a run's written attachments (its parts were refused)."""
-    shutil.rmtree(directory / _safe_name(run_id), ignore_errors=True)
 
 
 def discard_written(attachments: Sequence[Attachment]) -> None:
     """Remove the files of a run that has ended (the CLI has read them: they are in its session now)."""
     for folder in {a.path.parent for a in attachments}:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """A new file only (never through a link, never over another's), readable by this user alone."""
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
+        out.write(data)
 
 
 def _safe_name(run_id: str) -> str:
@@ -137,7 +141,10 @@ async def _read_source(name: str, source: object, rules: AttachmentRules) -> tup
                                     "the bytes (data) or a file:// url inside the workspace")
     if kind != "url":
         raise AttachmentError(name, f"unknown source type {kind!r}")
-    scheme = urlsplit(value).scheme.lower()
+    try:
+        scheme = urlsplit(value).scheme.lower()
+    except ValueError:
+        raise AttachmentError(name, "the url is not valid") from None
     if scheme == "file":
         return _read_workspace_file(name, value, rules), declared or _guess(value)
     if scheme not in ("http", "https"):
@@ -161,11 +168,15 @@ def _read_workspace_file(name: str, url: str, rules: AttachmentRules) -> bytes:
         path = rules.workspace.check(Path(unquote(parts.path)), allow_root=False)
     except PathRefused as exc:
         raise AttachmentError(name, f"{url}: {exc}") from None
-    if not path.is_file():
-        raise AttachmentError(name, f"{url}: no such file in the workspace")
-    if path.stat().st_size > rules.max_bytes:
-        raise AttachmentError(name, f"larger than {rules.max_bytes} bytes (RUNNER_MAX_ATTACHMENT_BYTES)")
-    return _bounded(name, path.read_bytes(), rules)
+    try:
+        if not path.is_file():
+            raise AttachmentError(name, f"{url}: no such file in the workspace")
+        if path.stat().st_size > rules.max_bytes:
+            raise AttachmentError(name, f"larger than {rules.max_bytes} bytes (RUNNER_MAX_ATTACHMENT_BYTES)")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise AttachmentError(name, f"{url}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    return _bounded(name, data, rules)
 
 
 def _bounded(name: str, data: bytes, rules: AttachmentRules) -> bytes:
@@ -181,11 +192,11 @@ def _guess(url: str) -> str:
 
 
 def _check_type(name: str, kind: str, mime_type: str, data: bytes, accepted: Sequence[str] | frozenset[str]) -> None:
-    wanted = "image/" if kind == "image" else ""
     if not mime_type:
         raise AttachmentError(name, "the part does not say its MIME type")
-    if mime_type not in accepted or (wanted and not mime_type.startswith(wanted)):
-        taken = ", ".join(sorted(t for t in accepted if t.startswith(wanted))) or "none"
+    fits = mime_type.startswith("image/") == (kind == "image")  # an image part holds an image, a document not
+    if mime_type not in accepted or not fits:
+        taken = ", ".join(sorted(t for t in accepted if t.startswith("image/") == (kind == "image"))) or "none"
         raise AttachmentError(name, f"{mime_type} is not taken by this runner as {kind} (it takes: {taken})")
     magic = MAGIC.get(mime_type)
     webp = mime_type == "image/webp" and not (data[:4] == b"RIFF" and data[8:12] == b"WEBP")

@@ -82,6 +82,7 @@ class StreamGuard:
         self._reasoning_blocks: dict[str, None] = {}
         self._steps: dict[str, None] = {}
         self._subagents: dict[str, None] = {}  # open sub-agent segments (ordered)
+        self._subagents_ended: set[str] = set()  # an ended segment never opens again (AGUI601)
         self._attribution: dict[str, dict[str, object]] = {}  # open id -> what its opening event was marked with
         self.terminated = False
         self.outcome = ""  # "success" | "error" | "cancelled" once terminated
@@ -131,7 +132,7 @@ class StreamGuard:
         return final
 
     def _remember(self, wire_id: str, event: BaseEvent) -> None:
-        marks = {k: v for k in ("subagent_run_id", "metadata") if (v := getattr(event, k, None)) is not None}
+        marks = _marks_of(event)
         if marks:
             self._attribution[wire_id] = marks
 
@@ -152,9 +153,12 @@ class StreamGuard:
             out.append(ReasoningEndEvent(message_id=message_id, **self._marks(message_id)))
         self._reasoning_blocks.clear()
         succeeded = isinstance(terminal, RunFinishedEvent) and terminal.outcome is None
+        cancelled = isinstance(terminal, RunFinishedEvent) and not succeeded
         for run in list(self._subagents):
             out.append(SubagentFinishedEvent(subagent_run_id=run) if succeeded else SubagentErrorEvent(
-                subagent_run_id=run, message="the run ended before the sub-agent finished", code="RUN_ENDED"))
+                subagent_run_id=run, message="the run was cancelled before the sub-agent finished" if cancelled
+                else "the run ended before the sub-agent finished", code="CANCELLED" if cancelled else "RUN_ENDED"))
+        self._subagents_ended.update(self._subagents)
         self._subagents.clear()
         for step in list(self._steps):
             out.append(StepFinishedEvent(step_name=step))
@@ -268,7 +272,7 @@ class StreamGuard:
         bridge_id = event.message_id  # type: ignore[attr-defined]
         out: list[BaseEvent] = []
         if self._wire_id(bridge_id) not in self._reasoning_blocks:
-            out += self._on_reasoning_start(ReasoningStartEvent(message_id=bridge_id), stopping)
+            out += self._on_reasoning_start(ReasoningStartEvent(message_id=bridge_id, **_marks_of(event)), stopping)
         wire = self._wire_id(bridge_id)
         if wire in self._reasoning_messages:
             return out
@@ -281,7 +285,7 @@ class StreamGuard:
         out: list[BaseEvent] = []
         if self._wire_id(bridge_id) not in self._reasoning_messages:
             out += self._on_reasoning_message_start(
-                ReasoningMessageStartEvent(message_id=bridge_id, role="reasoning"), stopping)
+                ReasoningMessageStartEvent(message_id=bridge_id, role="reasoning", **_marks_of(event)), stopping)
         out.append(_with_id(event, "message_id", self._wire_id(bridge_id)))
         return out
 
@@ -299,13 +303,13 @@ class StreamGuard:
         out: list[BaseEvent] = []
         if wire in self._reasoning_messages:
             del self._reasoning_messages[wire]
-            out.append(ReasoningMessageEndEvent(message_id=wire))
+            out.append(ReasoningMessageEndEvent(message_id=wire, **self._marks(wire)))
         del self._reasoning_blocks[wire]
         out.append(_with_id(event, "message_id", wire))
         return out
 
     def _on_subagent_started(self, event: SubagentStartedEvent, stopping: Ending | None) -> list[BaseEvent]:
-        if event.subagent_run_id in self._subagents:
+        if event.subagent_run_id in self._subagents or event.subagent_run_id in self._subagents_ended:
             return []
         self._subagents[event.subagent_run_id] = None
         parent = event.parent_tool_call_id
@@ -316,6 +320,7 @@ class StreamGuard:
         if event.subagent_run_id not in self._subagents:  # unknown, or already ended
             return []
         del self._subagents[event.subagent_run_id]
+        self._subagents_ended.add(event.subagent_run_id)
         return [event]
 
     def _on_step_started(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -332,6 +337,11 @@ class StreamGuard:
         # Chunk events are a producer convenience; keep them out of the stream (the bridges never send them).
         return [RawEvent(event=event.model_dump(mode="json", by_alias=True, exclude_none=True),
                          source="ambient-runner/chunk")]
+
+
+def _marks_of(event: BaseEvent) -> dict[str, object]:
+    """What attributes ``event`` to a sub-agent or a parent call: kept on the events written for it."""
+    return {k: v for k in ("subagent_run_id", "metadata") if (v := getattr(event, k, None)) is not None}
 
 
 def _with_id(event: BaseEvent, field: str, wire_id: str) -> BaseEvent:

@@ -8,6 +8,7 @@ through its REST API, the experiment created if it does not exist (``resolve_mlf
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
@@ -76,20 +77,39 @@ def destinations(env: Mapping[str, str] | None = None) -> list[Destination]:
         uri = env.get("MLFLOW_TRACKING_URI", "").strip().rstrip("/")
         if uri.startswith(("http://", "https://")):
             name = env.get("MLFLOW_EXPERIMENT_NAME", "").strip() or MLFLOW_DEFAULT_EXPERIMENT
-            found.append(Destination("mlflow", f"{uri}/v1/traces", {}, tracking_uri=uri, experiment_name=name))
+            found.append(Destination("mlflow", f"{uri}/v1/traces", _mlflow_auth(env), tracking_uri=uri,
+                                     experiment_name=name))
         else:
             log.warning("MLFLOW_TRACING_ENABLED is set but MLFLOW_TRACKING_URI is not an http(s) url: no traces to "
                         "MLflow")
     return found
 
 
+def _mlflow_auth(env: Mapping[str, str]) -> dict[str, str]:
+    """MLflow's own credential variables, as the header its server wants."""
+    token = env.get("MLFLOW_TRACKING_TOKEN", "").strip()
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user, password = env.get("MLFLOW_TRACKING_USERNAME", ""), env.get("MLFLOW_TRACKING_PASSWORD", "")
+    if user and password:
+        return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+    return {}
+
+
+def shown(url: str) -> str:
+    """``url`` without any ``user:password@`` in it, for a log line."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url
+
+
 async def resolve_mlflow(destination: Destination) -> Destination | None:
     """The MLflow destination with its experiment id header (the experiment created when missing); ``None`` when
-    the tracking server cannot be reached (logged once: traces are then not sent there)."""
+    the tracking server cannot be reached or answers nonsense (logged once: traces are then not sent there)."""
     api = f"{destination.tracking_uri}/api/2.0/mlflow/experiments"
     name = destination.experiment_name
     try:
-        async with httpx.AsyncClient(timeout=MLFLOW_TIMEOUT, trust_env=False) as client:
+        async with asyncio.timeout(MLFLOW_TIMEOUT), httpx.AsyncClient(
+                timeout=MLFLOW_TIMEOUT, trust_env=False, headers=destination.headers) as client:
             for attempt in range(2):
                 found = await client.get(f"{api}/get-by-name", params={"experiment_name": name})
                 if found.status_code == 200:
@@ -102,7 +122,7 @@ async def resolve_mlflow(destination: Destination) -> Destination | None:
                 created = await client.post(f"{api}/create", json={"name": name})
                 if created.status_code not in (200, 400):  # 400: created meanwhile by another pod
                     created.raise_for_status()
-    except (httpx.HTTPError, KeyError, ValueError) as exc:
+    except (httpx.HTTPError, KeyError, ValueError, TypeError, AttributeError, TimeoutError) as exc:
         log.warning("MLflow at %s: cannot resolve experiment %r (%s); no traces to MLflow",
-                    destination.tracking_uri, name, type(exc).__name__)
+                    shown(destination.tracking_uri), name, type(exc).__name__)
     return None

@@ -34,7 +34,7 @@ async def record_feedback(tracer: RunTracer, trace_id: str, positive: bool, *, c
                         assessment["rationale"] = comment
                     response = await client.post(
                         f"{destination.tracking_uri}/api/3.0/mlflow/traces/tr-{trace_id}/assessments",
-                        json={"assessment": assessment})
+                        json={"assessment": assessment}, headers=destination.headers)
                 elif destination.name == "langfuse":
                     response = await client.post(
                         f"{destination.tracking_uri}/api/public/scores",

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ag_ui.core import BaseEvent, EventType, RawEvent
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -74,7 +75,7 @@ class RunTracer:
 
     def __init__(self, destinations: Sequence[Destination], *, runner_type: str, session_id: str,
                  service_name: str = "ambient-runner", trace_content: bool = False,
-                 redactor: Redactor | None = None) -> None:
+                 redactor: Callable[[], Redactor] | None = None) -> None:
         resource = Resource.create({"service.name": service_name, "ambient.runner_type": runner_type,
                                     "ambient.session_id": session_id})
         self.provider = TracerProvider(resource=resource)  # the sampler comes from OTEL_TRACES_SAMPLER
@@ -88,10 +89,11 @@ class RunTracer:
         self.tracer = self.provider.get_tracer("ambient-runner")
         self.runner_type = runner_type
         self.trace_content = trace_content
-        self.redactor = redactor or Redactor(())
-        self._runs: dict[str, _RunSpans] = {}  # run id -> its open spans
-        self._latest: str | None = None  # the run model requests belong to (the newest active one)
-        self.last_trace_id: str | None = None  # the latest run's, for feedback that names none
+        # Read at each use: the runner's redactor is replaced once the bridge's credentials are known.
+        self._redactor = redactor or (lambda: Redactor(()))
+        self._runs: dict[int, _RunSpans] = {}  # id(run) -> its open spans (a client may reuse a run id)
+        self.last_trace_id: str | None = None  # the latest run's, for feedback that names no thread
+        self.trace_ids: dict[str, str] = {}  # thread id -> its latest run's trace id
 
     # ----- RunObserver -----------------------------------------------------------------------------------
     def run_started(self, run: ActiveRun) -> list[BaseEvent]:
@@ -102,14 +104,13 @@ class RunTracer:
             "gen_ai.conversation.id": run.thread_id, "ambient.run_id": run.run_id, "session.id": run.thread_id,
             **({"gen_ai.request.model": model} if model else {}),
             **({"gen_ai.input.messages": self._content(turn.prompt)} if self.trace_content else {})})
-        self._runs[run.run_id] = _RunSpans(span)
-        self._latest = run.run_id
+        self._runs[id(run)] = _RunSpans(span)
         trace_id = format(span.get_span_context().trace_id, "032x")
-        self.last_trace_id = trace_id
+        self.last_trace_id = self.trace_ids[run.thread_id] = trace_id
         return [RawEvent(event={"type": "langfuse_trace", "traceId": trace_id}, source="ambient-runner/tracing")]
 
     def run_event(self, run: ActiveRun, event: BaseEvent) -> None:
-        spans = self._runs.get(run.run_id)
+        spans = self._runs.get(id(run))
         if spans is None:
             return
         try:
@@ -118,9 +119,7 @@ class RunTracer:
             log.exception("tracing run %s failed on %s", run.run_id, event.type)
 
     def run_settled(self, run: ActiveRun) -> None:
-        spans = self._runs.pop(run.run_id, None)
-        if self._latest == run.run_id:
-            self._latest = next(reversed(self._runs), None)
+        spans = self._runs.pop(id(run), None)
         if spans is None:
             return
         for call_id in list(spans.tools):
@@ -131,8 +130,10 @@ class RunTracer:
 
     # ----- the model proxy -------------------------------------------------------------------------------
     def model_exchange(self, exchange: ModelExchange) -> None:
-        spans = self._runs.get(self._latest) if self._latest else None
-        parent = trace.set_span_in_context(spans.run) if spans is not None else None
+        """A child of the run it belongs to when one run is open; with several open (threads at once) the proxy
+        cannot tell whose it is, and the request is a trace of its own rather than a wrong run's."""
+        open_runs = list(self._runs.values())
+        parent = trace.set_span_in_context(open_runs[0].run) if len(open_runs) == 1 else Context()
         span = self.tracer.start_span(f"chat {exchange.host}", context=parent, kind=trace.SpanKind.CLIENT,
                                       start_time=exchange.started_ns, attributes={
                                           "gen_ai.operation.name": "chat", "server.address": exchange.host,
@@ -153,20 +154,23 @@ class RunTracer:
     def operation(self, name: str, run: ActiveRun | None = None, **attributes: str) -> Iterator[Span]:
         """A span for the runner's own work (the CLI's start, a state sync), a child of ``run``'s span when it
         is open; ended with an error status when the work raises."""
-        spans = self._runs.get(run.run_id) if run is not None else None
-        parent = trace.set_span_in_context(spans.run) if spans is not None else None
-        with self.tracer.start_as_current_span(name, context=parent, attributes=attributes,
-                                               record_exception=False, set_status_on_exception=False) as span:
-            try:
-                yield span
-            except BaseException as exc:
-                span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
-                raise
+        spans = self._runs.get(id(run)) if run is not None else None
+        parent = trace.set_span_in_context(spans.run) if spans is not None else Context()
+        span = self.tracer.start_span(name, context=parent, attributes=attributes)  # never the current span
+        try:
+            yield span
+        except BaseException as exc:
+            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            raise
+        finally:
+            span.end()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     def shutdown(self, timeout: float = 5.0) -> None:
         """Export what is queued (bounded), then stop the exporters."""
         for spans in list(self._runs.values()):
+            for call_id in list(spans.tools):
+                self._end_tool(spans, call_id, error="the runner stopped")
             spans.run.end()
         self._runs.clear()
         self.provider.force_flush(int(timeout * 1000))
@@ -189,14 +193,17 @@ class RunTracer:
             content = str(event.content)  # type: ignore[attr-defined]
             failed = content.startswith(("Tool error", "Error:"))
             call_id = event.tool_call_id  # type: ignore[attr-defined]
-            self._end_tool(spans, call_id, error=content[:200] if failed else None, result=content)
+            # The failure's text is content: in the span only with RUNNER_TRACE_CONTENT.
+            reason = (self._content(content)[:200] if self.trace_content else "the tool call failed") if failed \
+                else None
+            self._end_tool(spans, call_id, error=reason, result=content)
         elif kind == EventType.TEXT_MESSAGE_CONTENT and self.trace_content:
             spans.output.append(event.delta)  # type: ignore[attr-defined]
         elif kind == EventType.RUN_ERROR:
             code = getattr(event, "code", None) or "ERROR"
             spans.run.set_attribute("ambient.outcome", "error")
             spans.run.set_attribute("error.type", code)
-            message = self.redactor(str(getattr(event, "message", "")))[:500]
+            message = self._redactor()(str(getattr(event, "message", "")))[:500]
             spans.run.set_status(Status(StatusCode.ERROR, f"{code}: {message}"))
             self._usage(spans.run, getattr(event, "usage", None))
         elif kind == EventType.RUN_FINISHED:
@@ -215,7 +222,7 @@ class RunTracer:
             span.set_attribute("gen_ai.tool.call.arguments", self._content(arguments))
             span.set_attribute("gen_ai.tool.call.result", self._content(result))
         if error is not None:
-            span.set_status(Status(StatusCode.ERROR, self.redactor(error)))
+            span.set_status(Status(StatusCode.ERROR, self._redactor()(error)))
         span.end()
 
     def _usage(self, span: Span, usage: Any) -> None:
@@ -230,4 +237,4 @@ class RunTracer:
                 span.set_attribute("gen_ai.response.model", model)
 
     def _content(self, text: str) -> str:
-        return self.redactor(text)[:MAX_CONTENT_CHARS]
+        return self._redactor()(text)[:MAX_CONTENT_CHARS]  # redacted first: a cut never splits a secret open

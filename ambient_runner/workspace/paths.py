@@ -49,6 +49,8 @@ class Workspace:
             target = path.resolve()  # symlinks followed: where a read or write would really go
         except (RuntimeError, OSError):  # a symlink loop
             raise PathRefused("the path is a symlink loop") from None
+        except ValueError:  # an embedded NUL
+            raise PathRefused("the path contains a NUL") from None
         if target != self.root and self.root not in target.parents:
             raise PathRefused("the path leaves the workspace")
         if target == self.root and not allow_root:

@@ -14,6 +14,7 @@ import pytest
 from harness import RunnerHarness
 from media import data_part, pdf, png, url_part
 from process_bridge import FakeCliBridge, script
+from runners import wait_for
 
 from ambient_runner.runs.url_fetch import FetchRefused, fetch_url, public_address
 
@@ -75,6 +76,10 @@ def refusals(workspace: Path, state_dir: Path) -> list[tuple[dict, str]]:
         (url_part("image", "file://elsewhere/x.png"), "a file:// url names no host"),
         (url_part("image", "https://example.com/cat.png"), "fetching urls is off on this runner"),
         (url_part("image", "ftp://example.com/cat.png"), "url scheme 'ftp' is not taken"),
+        (url_part("image", "http://[abc/x.png", "image/png"), "the url is not valid"),
+        (url_part("image", f"file://{workspace}/a%00.png"), "the path contains a NUL"),
+        (data_part("document", "image/png", png()), "image/png is not taken by this runner as document (it takes: "
+                                                    "application/pdf)"),
         ({"type": "image", "source": {"type": "file", "value": "file-abc123", "provider": "openai"}},
          "a file source is a provider's handle, which the runner must not fetch"),
         ({"type": "audio", "source": {"type": "data", "mimeType": "audio/wav", "value": "UklGRg=="}},
@@ -112,10 +117,27 @@ async def test_a_url_to_this_host_is_refused_even_with_fetching_on(tmp_path: Pat
             assert "private, loopback or link-local" in message or "credentials in it" in message, message
 
 
+async def test_a_retried_run_id_never_touches_the_running_runs_files(tmp_path: Path) -> None:
+    bridge = FakeCliBridge(tmp_path)
+    async with RunnerHarness(bridge, runner_attachments_dir=tmp_path / "attachments") as runner:
+        body = {**run_body([{"type": "text", "text": script({"text": "a"}, {"sleep": 30})},
+                            data_part("image", "image/png", png())]), "runId": "same-run"}
+        async with runner.client.stream("POST", "/run", json=body) as first:
+            assert first.status_code == 200
+            await wait_for(lambda: bridge.turns, 30, "the first run's turn")
+            (written,) = bridge.turns[0].attachments
+            again = await runner.client.post("/run", json=body)  # the same thread and run id, still running
+            assert again.status_code == 409
+            assert written.path.read_bytes() == png()  # the running run's file is untouched
+            await runner.client.post("/interrupt", json={"threadId": "t-media"})
+            await first.aread()
+
+
 @pytest.mark.parametrize(("address", "public"), [
     ("127.0.0.1", False), ("10.1.2.3", False), ("192.168.0.10", False), ("172.16.5.4", False),
     ("169.254.169.254", False), ("100.64.0.1", False), ("0.0.0.0", False), ("224.0.0.1", False),
     ("::1", False), ("fd00::1", False), ("fe80::1%eth0", False), ("::ffff:127.0.0.1", False),
+    ("64:ff9b::7f00:1", False), ("2002:7f00:1::", False), ("::7f00:1", False), ("not an address", False),
     ("8.8.8.8", True), ("2606:4700:4700::1111", True), ("::ffff:8.8.8.8", True),
 ])
 def test_the_address_policy(address: str, public: bool) -> None:
@@ -165,3 +187,11 @@ async def test_the_fetch_is_bounded_and_follows_no_redirect(file_server: str) ->
         await fetch_url(f"{file_server}/moved", 10_000, anywhere)
     with pytest.raises(FetchRefused, match="private, loopback or link-local"):
         await fetch_url(f"{file_server}/cat.png", 10_000)  # the default policy: loopback is never fetched
+    # A name is resolved once and the checked address connected to, its Host kept.
+    port = file_server.rsplit(":", 1)[1]
+    data, _ = await fetch_url(f"http://localhost:{port}/cat.png", 10_000, anywhere)
+    assert data == png()
+    for bad, reason in ((f"http://localhost:{port}/x", "private, loopback"), ("http://localhost:99999/x", "port"),
+                        ("http://" + "a" * 70 + ".example/x", "cannot resolve")):
+        with pytest.raises(FetchRefused, match=reason):
+            await fetch_url(bad, 10_000)

@@ -178,9 +178,11 @@ def test_a_sub_agent_ends_once_and_an_unknown_end_is_dropped():
                     TextMessageEndEvent(message_id="sub-text"),
                     SubagentFinishedEvent(subagent_run_id="sa1", result="done"),
                     SubagentFinishedEvent(subagent_run_id="sa1"), SubagentErrorEvent(subagent_run_id="nope",
-                                                                                     message="x")])
+                                                                                     message="x"),
+                    SubagentStartedEvent(subagent_run_id="sa1", name="again")])  # an ended segment never reopens
     ends = [e for e in events if e["type"] in ("SUBAGENT_FINISHED", "SUBAGENT_ERROR")]
     assert ends == [{"type": "SUBAGENT_FINISHED", "subagentRunId": "sa1", "result": "done"}]
+    assert [e["type"] for e in events].count("SUBAGENT_STARTED") == 1
     assert events[-1]["type"] == "RUN_FINISHED"
 
 

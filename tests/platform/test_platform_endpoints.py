@@ -116,7 +116,9 @@ async def test_feedback_answers_the_event_the_backend_stores(bridge):
         up = await r.client.post("/feedback", json={**ui_body, "metaType": "thumbs_up"}, headers=BACKEND_HEADERS)
         assert up.json()["event"]["metaType"] == "thumbs_up"
         for bad in [{**ui_body, "metaType": "meh"}, {**ui_body, "type": "RUN_STARTED"}, {**ui_body, "payload": []},
-                    {"type": "META"}, [1]]:
+                    {"type": "META"}, [1],
+                    {**ui_body, "payload": {"traceId": "a/../../../../2.0/mlflow/runs/delete?"}},
+                    {**ui_body, "payload": {"traceId": 42}}]:
             refused = await r.client.post("/feedback", json=bad, headers=BACKEND_HEADERS)
             assert refused.status_code == 422 and refused.json()["error"]["code"] == "INVALID_FEEDBACK", bad
 

@@ -34,6 +34,11 @@ def langfuse(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET)
 
 
+def trace_id_of(events: list[dict]) -> str:
+    (raw,) = [e for e in events if e["type"] == "RAW" and e["event"].get("type") == "langfuse_trace"]
+    return raw["event"]["traceId"]
+
+
 async def flushed(kit) -> None:
     tracer = kit.runner.app.state.tracer
     await wait_for(lambda: not tracer._runs, 30, "the run's span to end")
@@ -47,11 +52,17 @@ async def test_a_run_with_a_tool_call_is_one_trace_in_langfuse(tmp_path: Path, m
         async with runner_kit("gemini-cli", tmp_path, runner_trace_content=True) as kit:
             events = await kit.runner.run("t-trace", "Create out.txt with hello")
             placeholder = kit.bridge.model_proxy.placeholder  # the key the CLI holds instead of the real one
+            # A credential the runner learns only once the bridge has started (its model proxy's upstream key), in
+            # content that goes into a span.
+            (upstream_key,) = kit.bridge.model_proxy.secrets()
+            leaky = await kit.runner.run("t-leak", f"NOTOOL my key is {upstream_key}")
             await flushed(kit)
             caps = (await kit.runner.client.get("/capabilities")).json()
-            feedback = await kit.runner.client.post("/feedback", json={
-                "type": "META", "metaType": "thumbs_up", "payload": {"userId": "ada", "comment": "nice"}})
+            feedback = await kit.runner.client.post("/feedback", json={  # the thread's run, not the latest run
+                "type": "META", "metaType": "thumbs_up", "threadId": "t-trace",
+                "payload": {"userId": "ada", "comment": "nice"}})
     assert events[-1]["type"] == "RUN_FINISHED"
+    assert leaky[-1]["type"] == "RUN_FINISHED"
     paths = {path for path, _, _ in backend.requests}
     assert paths == {"/api/public/otel/v1/traces", "/api/public/scores"}
     for path, headers, _ in backend.requests:
@@ -60,11 +71,11 @@ async def test_a_run_with_a_tool_call_is_one_trace_in_langfuse(tmp_path: Path, m
             assert headers["x-langfuse-ingestion-version"] == "4"
             assert headers["content-type"] == "application/x-protobuf"
 
-    (raw,) = [e for e in events if e["type"] == "RAW" and e["event"].get("type") == "langfuse_trace"]
-    trace_id = raw["event"]["traceId"]
-    assert events[1] is raw  # right after RUN_STARTED, where the platform's UI picks it up
+    trace_id = trace_id_of(events)
+    assert events[1]["type"] == "RAW" and events[1]["event"]["traceId"] == trace_id  # where the platform's UI reads it
     spans = [s for s in backend.spans if s.trace_id == trace_id]
-    assert [s.name for s in backend.spans if s.trace_id != trace_id] == ["ambient.cli_start"]  # at boot, its own
+    (start,) = [s for s in backend.spans if s.name == "ambient.cli_start"]  # at boot: a trace of its own
+    assert {s.trace_id for s in backend.spans} == {trace_id, trace_id_of(leaky), start.trace_id}
     (run,) = [s for s in spans if s.name == "invoke_agent gemini-cli"]
     (tool,) = [s for s in spans if s.name.startswith("execute_tool ")]
     models = [s for s in spans if s.name.startswith("chat ")]
@@ -80,8 +91,11 @@ async def test_a_run_with_a_tool_call_is_one_trace_in_langfuse(tmp_path: Path, m
     assert all(m.attributes["gen_ai.usage.input_tokens"] > 0 and m.attributes["gen_ai.usage.output_tokens"] > 0
                for m in models)  # read from the response, as the model API stated them
     assert run.resource["service.name"] == "ambient-runner" and run.resource["ambient.runner_type"] == "gemini-cli"
+    (leak_span,) = [s for s in backend.spans if s.trace_id == trace_id_of(leaky)
+                    and s.name.startswith("invoke_agent")]
+    assert leak_span.attributes["gen_ai.input.messages"].endswith("my key is [REDACTED]")
     wire = json.dumps([s.__dict__ for s in backend.spans], default=str)
-    assert SECRET not in wire and PUBLIC not in wire and placeholder not in wire
+    assert SECRET not in wire and PUBLIC not in wire and placeholder not in wire and upstream_key not in wire
 
     assert caps["tracing"] == "langfuse" and caps["custom"]["tracing"] == {"destinations": ["langfuse"],
                                                                            "content": True}
