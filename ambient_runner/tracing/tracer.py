@@ -92,6 +92,9 @@ class RunTracer:
         # Read at each use: the runner's redactor is replaced once the bridge's credentials are known.
         self._redactor = redactor or (lambda: Redactor(()))
         self._runs: dict[int, _RunSpans] = {}  # id(run) -> its open spans (a client may reuse a run id)
+        self._wanted = frozenset({EventType.TOOL_CALL_START, EventType.TOOL_CALL_RESULT, EventType.RUN_ERROR,
+                                  EventType.RUN_FINISHED, *((EventType.TOOL_CALL_ARGS, EventType.TEXT_MESSAGE_CONTENT)
+                                                            if trace_content else ())})
         self.last_trace_id: str | None = None  # the latest run's, for feedback that names no thread
         self.trace_ids: dict[str, str] = {}  # thread id -> its latest run's trace id
 
@@ -110,6 +113,8 @@ class RunTracer:
         return [RawEvent(event={"type": "langfuse_trace", "traceId": trace_id}, source="ambient-runner/tracing")]
 
     def run_event(self, run: ActiveRun, event: BaseEvent) -> None:
+        if event.type not in self._wanted:  # most events (text deltas) change no span: the cheapest test first
+            return
         spans = self._runs.get(id(run))
         if spans is None:
             return
