@@ -45,7 +45,7 @@ test-slow: install
 	$(PY) -m pytest -q -m slow
 
 lint: install
-	$(VENV)/bin/ruff check ambient_runner ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy
+	$(VENV)/bin/ruff check ambient_runner ag_ui_cli_common ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy
 
 image:  ## build the runner image with buildah as root (no Docker engine needed): deploy/image/build.sh
 	bash deploy/image/build.sh

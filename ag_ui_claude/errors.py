@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from claude_agent_sdk import ResultMessage
 
+from ag_ui_cli_common import ErrorCode, code_for_status
+
 # Subtypes/terminal reasons the CLI reports for a turn stopped by an interrupt: not an error.
 INTERRUPTED_REASONS = {"aborted_streaming", "aborted_tools", "interrupted", "user_interrupt"}
 
@@ -29,24 +31,23 @@ def describe_failure(result: ResultMessage, cli_text: str = "") -> RunFailure:
     errors = "; ".join(str(e) for e in (result.errors or []) if e)
     said = f" Claude Code said: {detail}" if detail else ""
     status = result.api_error_status
-    if status in (401, 403):
+    code = code_for_status(status if isinstance(status, int) else None)
+    if code is ErrorCode.AUTH_FAILED:
         return RunFailure(
             f"Anthropic rejected the API key (HTTP {status}). Check ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN,"
-            f" ANTHROPIC_AUTH_TOKEN, or the Vertex credentials) configured for this session.{said}",
-            "AUTH_FAILED")
-    if status == 429:
+            f" ANTHROPIC_AUTH_TOKEN, or the Vertex credentials) configured for this session.{said}", code)
+    if code is ErrorCode.RATE_LIMITED:
         return RunFailure(
             "The Anthropic API rate limit was reached (HTTP 429). Wait a minute and try again, or use a key with"
-            f" a higher limit.{said}", "RATE_LIMITED")
-    if status == 529:
-        return RunFailure(f"The Anthropic API is overloaded (HTTP 529). Try again in a moment.{said}",
-                          "PROVIDER_OVERLOADED")
-    if isinstance(status, int) and status >= 500:
+            f" a higher limit.{said}", code)
+    if code is ErrorCode.PROVIDER_OVERLOADED:
+        return RunFailure(f"The Anthropic API is overloaded (HTTP 529). Try again in a moment.{said}", code)
+    if code is ErrorCode.PROVIDER_ERROR:
         return RunFailure(
             f"The Anthropic API had a server error (HTTP {status}). This is usually temporary: try again in a"
-            f" moment.{said}", "PROVIDER_ERROR")
-    if isinstance(status, int):
-        return RunFailure(f"The Anthropic API rejected the request (HTTP {status}).{said}", "PROVIDER_REJECTED")
+            f" moment.{said}", code)
+    if code is not None:
+        return RunFailure(f"The Anthropic API rejected the request (HTTP {status}).{said}", code)
     if result.subtype == "error_max_turns":
         return RunFailure(f"Claude stopped after reaching the maximum number of turns ({result.num_turns}).",
                           "MAX_TURNS")

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ag_ui_cli_common import ErrorCode, code_for_status
+
 STATUS_IN_MESSAGE = re.compile(r"\b(?:status|HTTP)\s*:?\s*(\d{3})\b", re.IGNORECASE)
 URL_SUFFIX = re.compile(r",?\s*url:\s*\S+\s*$")
 
@@ -51,24 +53,27 @@ def describe_failure(error: dict[str, Any] | None) -> TurnFailure:
         detail = f"{detail} ({extra})" if detail else extra
     suffix = f" Details: {detail}" if detail else ""
     status, kind = http_status(error), error_kind(error)
-    if status in (401, 403) or kind == "unauthorized":
+    code = code_for_status(status)
+    if code is ErrorCode.AUTH_FAILED or kind == "unauthorized":
         shown = status or 401
         return TurnFailure(f"OpenAI rejected the API key (HTTP {shown}). Check OPENAI_API_KEY / CODEX_API_KEY "
                            f"(or the mounted auth.json).{suffix}", "AUTH_FAILED")
-    if status == 429 or kind in ("rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"):
+    if code is ErrorCode.RATE_LIMITED or kind in ("rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"):
         return TurnFailure("OpenAI rate limit or quota reached (HTTP 429). Wait and retry, or check the plan and "
                            f"billing of the OpenAI account.{suffix}", "RATE_LIMITED")
-    if (status is not None and status >= 500) or kind in ("internalServerError", "serverOverloaded"):
+    if code in (ErrorCode.PROVIDER_ERROR, ErrorCode.PROVIDER_OVERLOADED) or kind in ("internalServerError",
+                                                                                      "serverOverloaded"):
         shown = status if status else "5xx"
         return TurnFailure(f"The OpenAI API returned a server error (HTTP {shown}). Retry in a moment.{suffix}",
-                           "PROVIDER_ERROR")
+                           code or ErrorCode.PROVIDER_ERROR)
     if kind == "contextWindowExceeded":
         return TurnFailure("The conversation no longer fits the model's context window. Start a new thread."
                            f"{suffix}", "CONTEXT_WINDOW_EXCEEDED")
-    if kind in ("responseStreamConnectionFailed", "responseStreamDisconnected", "httpConnectionFailed",
-                "responseTooManyFailedAttempts"):
+    if status is None and kind in ("responseStreamConnectionFailed", "responseStreamDisconnected",
+                                   "httpConnectionFailed", "responseTooManyFailedAttempts"):  # no answer at all
         return TurnFailure(f"Codex could not reach the model API (connection failed). Check the network and "
                            f"OPENAI_BASE_URL.{suffix}", "PROVIDER_UNREACHABLE")
-    if status == 400 or kind == "badRequest":
-        return TurnFailure(f"The model API rejected the request (HTTP 400).{suffix}", "BAD_REQUEST")
+    if code is not None or kind == "badRequest":
+        return TurnFailure(f"The model API rejected the request (HTTP {status or 400}).{suffix}",
+                           code or ErrorCode.BAD_REQUEST)
     return TurnFailure(f"The Codex turn failed.{suffix}", "AGENT_ERROR")

@@ -12,6 +12,8 @@ import re
 import signal
 from dataclasses import dataclass
 
+from ag_ui_cli_common import ErrorCode, code_for_status
+
 CREDENTIAL_HINT = ("Check GEMINI_API_KEY / GOOGLE_API_KEY, or the Vertex AI settings (GOOGLE_CLOUD_PROJECT, "
                    "GOOGLE_APPLICATION_CREDENTIALS), or the mounted login credentials.")
 _STATUS_IN_TEXT = re.compile(r"\b(?:status(?: code)?|code|HTTP)[\s:=\"]*([1-5]\d\d)\b", re.IGNORECASE)
@@ -74,21 +76,22 @@ def describe_error(raw: str, error_type: str | None = None) -> DescribedError:
     """A user-actionable message for the ``error.message`` of a ``result`` line (or an error line)."""
     detail = api_error_detail(raw)
     status, text = detail.http_status, detail.text.strip()
-    if status in (401, 403):
+    code = code_for_status(status)
+    if code is ErrorCode.AUTH_FAILED:
         return DescribedError(f"The Gemini API rejected the credentials (HTTP {status}: {text}). {CREDENTIAL_HINT}",
                               "AUTH_FAILED", status)
-    if status == 429:
+    if code is ErrorCode.RATE_LIMITED:
         return DescribedError(f"The Gemini API quota or rate limit was reached (HTTP 429: {text}). "
                               "Wait a moment and try again, or check the project's quota and billing.",
                               "RATE_LIMITED", status)
-    if status is not None and status >= 500:
+    if code in (ErrorCode.PROVIDER_ERROR, ErrorCode.PROVIDER_OVERLOADED):
         return DescribedError(f"The Gemini API had a server error (HTTP {status}: {text}). "
-                              "This is usually temporary: try again in a moment.", "PROVIDER_ERROR", status)
-    if status == 404:
+                              "This is usually temporary: try again in a moment.", code, status)
+    if code is ErrorCode.MODEL_NOT_FOUND:
         return DescribedError(f"The Gemini API does not know the requested model or endpoint (HTTP 404: {text}). "
                               "Check the model name.", "MODEL_NOT_FOUND", status)
-    if status == 400:
-        return DescribedError(f"The Gemini API rejected the request (HTTP 400: {text}).", "BAD_REQUEST", status)
+    if code is not None:
+        return DescribedError(f"The Gemini API rejected the request (HTTP {status}: {text}).", code, status)
     if error_type == "FatalTurnLimitedError":
         return DescribedError(f"The Gemini CLI stopped: {text}", "TURN_LIMIT")
     if error_type == "FatalCancellationError":
