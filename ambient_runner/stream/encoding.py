@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -47,26 +48,26 @@ def environment_secrets(environ: dict[str, str] | None = None) -> list[str]:
     return [v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_LENGTH]
 
 
+log = logging.getLogger(__name__)
 _string: Callable[[str], str] = encode_basestring  # a JSON string literal, as pydantic writes it (C when built)
 _MAX_DEPTH = 32
-_PLAIN_SERIALIZERS = {"_omit_fields_without_value"}  # the ag-ui models' own: drop None fields
-_wire_keys: dict[type[BaseModel], tuple[tuple[str, str], ...] | None] = {}
+_wire_keys: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
+# Event classes whose direct JSON was compared with pydantic's on their first event: True, the same; False, not
+# (a dependency changed how it writes them): pydantic writes those from then on.
+_agrees: dict[type[BaseModel], bool] = {}
 
 
 class _NotPlain(Exception):
-    """A value the direct path leaves to pydantic: floats, bytes, custom serializers, deep nesting."""
+    """A value the direct path leaves to pydantic: floats, bytes, extra fields, deep nesting."""
 
 
 def _keys_of(kind: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """(field name, ``"wireKey":``) for each field of ``kind``, in declaration order (pydantic's order)."""
-    if kind not in _wire_keys:
-        decorators = kind.__pydantic_decorators__
-        plain = not decorators.field_serializers and set(decorators.model_serializers) <= _PLAIN_SERIALIZERS
-        _wire_keys[kind] = tuple((name, f'"{field.serialization_alias or field.alias or name}":')
-                                 for name, field in kind.model_fields.items()) if plain else None
-    keys = _wire_keys[kind]
+    """(field name, ``"wireKey":``) for each field of ``kind``, in declaration order (pydantic's order), from
+    pydantic's public ``model_fields``."""
+    keys = _wire_keys.get(kind)
     if keys is None:
-        raise _NotPlain
+        keys = _wire_keys[kind] = tuple((name, f'"{field.serialization_alias or field.alias or name}":')
+                                        for name, field in kind.model_fields.items())
     return keys
 
 
@@ -115,13 +116,26 @@ def event_json(event: BaseEvent, redact: Redactor) -> str:
     """The event's wire JSON (camelCase, no null fields), with secrets removed.
 
     Written directly when every value is a string, int, boolean, None, list, dict or ag-ui model of those: the
-    same JSON as pydantic (``tests/core/test_encoding.py`` checks they agree) without the ag-ui models' per-field
-    wrap serializer, which cost most of the encoding. Anything else (a float, say) is written by pydantic.
+    same JSON as pydantic without the ag-ui models' per-field wrap serializer, which cost most of the encoding.
+    Anything else (a float, say) is written by pydantic. The first event of each class is written both ways and
+    compared (public API only): a class whose wire format a dependency has changed is pydantic's from then on, so
+    the direct path can never put a different wire format out (``tests/core/test_wire_format.py`` pins it).
     """
-    try:
-        text = _model_json(event, 0)
-    except _NotPlain:
-        text = event.model_dump_json(by_alias=True, exclude_none=True)
+    kind = type(event)
+    agrees = _agrees.get(kind)
+    text = None
+    if agrees is not False:
+        try:
+            text = _model_json(event, 0)
+        except _NotPlain:
+            text = None
+    if text is None or agrees is None:
+        reference = event.model_dump_json(by_alias=True, exclude_none=True)
+        if text is not None and agrees is None:
+            _agrees[kind] = text == reference
+            if text != reference:
+                log.warning("%s: the direct JSON differs from pydantic's; pydantic writes it", kind.__name__)
+        text = reference
     return redact(text)
 
 
