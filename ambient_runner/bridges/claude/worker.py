@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -126,12 +127,16 @@ class ClaudeSession:
         tools = GroupTracker(self._pid).start() if self._pid else None
         self._tools = tools
         try:
-            await client.query(prompt if isinstance(prompt, str) else _one_user_message(prompt))
+            try:
+                await client.query(prompt if isinstance(prompt, str) else _one_user_message(prompt))
+            except Exception as exc:  # the CLI died before it took the prompt (a failed write to its stdin)
+                completed = exited = True
+                raise await self._exit_error(_End(exc), client, stderr_tail) from exc
             while True:
                 item = await queue.get()
                 if isinstance(item, _End):
                     completed = exited = True
-                    raise self._exit_error(item, stderr_tail)
+                    raise await self._exit_error(item, client, stderr_tail)
                 completed = _is_result(item)
                 yield item
                 if completed:
@@ -206,10 +211,11 @@ class ClaudeSession:
     async def _connect(self, model: str | None, effort: str | None = None) -> None:
         options = self._make_options(self.session_id, model, self._on_stderr, effort)
         client = ClaudeSDKClient(options)
+        watched: list[Any] = []  # the CLI's process, kept: the SDK drops it when its start fails
         try:
-            await asyncio.wait_for(client.connect(), CONNECT_TIMEOUT)
+            await asyncio.wait_for(_connect_watching(client, watched), CONNECT_TIMEOUT)
         except BaseException as exc:
-            died = await _exit_code(client) if isinstance(exc, Exception) else None
+            died = await _exit_code(client, watched[0] if watched else None) if isinstance(exc, Exception) else None
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
             if not isinstance(exc, Exception):
@@ -273,10 +279,16 @@ class ClaudeSession:
         if self._client is not None and not self._idle.is_set():
             await self.interrupt()
 
-    def _exit_error(self, end: _End, tail: StderrTail) -> BridgeError:
-        why = f": {describe_failure(end.error)}" if end.error else ""
-        return BridgeError(f"Claude Code stopped before finishing the turn{why}", code="CLI_EXITED",
-                           stderr_tail=tail.text() or self.session_stderr.text())
+    async def _exit_error(self, end: _End, client: ClaudeSDKClient, tail: StderrTail) -> BridgeError:
+        """Why the CLI's stream ended early, the killing signal named (the SDK may see only an end of output or a
+        failed write, whichever came first)."""
+        why = describe_failure(end.error) if end.error else ""
+        if "killed by" not in why:
+            died = await _exit_code(client)
+            if died is not None and died < 0:
+                why = "; ".join(p for p in (describe_failure(_Exited(died)), why) if p)
+        return BridgeError(f"Claude Code stopped before finishing the turn{': ' + why if why else ''}",
+                           code="CLI_EXITED", stderr_tail=tail.text() or self.session_stderr.text())
 
     async def close(self) -> None:
         """Disconnect (stdin closed, then SIGTERM, then SIGKILL inside the SDK) and end the process group."""
@@ -307,9 +319,36 @@ class _Exited(Exception):
         self.exit_code = exit_code
 
 
-async def _exit_code(client: ClaudeSDKClient) -> int | None:
+def _process_of(client: ClaudeSDKClient) -> Any:
+    return getattr(getattr(client, "_transport", None), "_process", None)
+
+
+async def _connect_watching(client: ClaudeSDKClient, watched: list[Any]) -> None:
+    """``client.connect()``, noting the CLI's process as soon as it exists (how it died is then known even when the
+    SDK gives up on a start and forgets the process)."""
+    connecting = asyncio.ensure_future(client.connect())
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        while not connecting.done():
+            if not watched and (process := _process_of(client)) is not None:
+                watched.append(process)
+            # Closely until the process is seen (a CLI killed at once fails the start within milliseconds).
+            close = not watched and loop.time() - started < 5
+            await asyncio.wait({connecting}, timeout=0.001 if close else 0.05)
+    finally:
+        if not connecting.done():
+            connecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await connecting
+    if not watched and (process := _process_of(client)) is not None:
+        watched.append(process)
+    connecting.result()
+
+
+async def _exit_code(client: ClaudeSDKClient, process: Any = None) -> int | None:
     """The CLI process's exit code, if it has ended (or ends within a moment): how it died when a start fails."""
-    process = getattr(getattr(client, "_transport", None), "_process", None)
+    process = process or _process_of(client)
     if process is None:
         return None
     with contextlib.suppress(Exception):
@@ -318,9 +357,15 @@ async def _exit_code(client: ClaudeSDKClient) -> int | None:
     return getattr(process, "returncode", None)
 
 
+EXIT_CODE_IN_TEXT = re.compile(r"exit code:? (-\d+)")
+
+
 def describe_failure(exc: BaseException) -> str:
-    """The SDK's error, with a negative exit code named as the signal that killed the CLI."""
+    """The SDK's error, with a negative exit code named as the signal that killed the CLI (the SDK says it as an
+    attribute, or only in its message)."""
     code = getattr(exc, "exit_code", None)
+    if code is None and (said := EXIT_CODE_IN_TEXT.search(str(exc))):
+        code = int(said.group(1))
     if isinstance(code, int) and code < 0:
         try:
             name = signal.Signals(-code).name
