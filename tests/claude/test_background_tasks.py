@@ -61,11 +61,20 @@ async def test_a_background_command_is_a_task(tmp_path, monkeypatch, isolated_ne
         # The CLI answers the finished task by itself (a turn of its own); a run sent while that turn goes on waits
         # for it and gets its own answer, not that turn's.
         session = runner.bridge._sessions["t1"]  # noqa: SLF001 - the test waits for Claude's own turn to end
+        loop = asyncio.get_running_loop()
         async with asyncio.timeout(60):
             while not any("<task-notification>" in json.dumps(r.body) for r in server.requests):
-                await asyncio.sleep(0.02)
-            while not session._idle.is_set():  # noqa: SLF001
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.005)
+            # The model has the notification; the runner learns of Claude's own turn only from its first message,
+            # a moment later: wait for that turn to be seen running and then ended (or, if it came and went
+            # between two looks, for a bound past it).
+            busy_seen, bound = False, loop.time() + 10
+            while True:
+                if not session._idle.is_set():  # noqa: SLF001
+                    busy_seen = True
+                elif busy_seen or loop.time() > bound:
+                    break
+                await asyncio.sleep(0.005)
         plain = await harness.run("t1", "NOTOOL anything new?")
         deltas = "".join(e.get("delta", "") for e in plain)
         assert deltas.startswith("Hello from the scripted model") and "Noted" not in deltas, plain
