@@ -20,6 +20,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
 from ambient_runner.bridge.contract import BridgeError
+from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.stderr_tail import StderrTail
 
@@ -29,6 +30,7 @@ CONNECT_TIMEOUT = 90.0
 CONTROL_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 25.0
+EXIT_GRACE = 1.0  # how long the SDK may take to report a CLI that ended while starting
 
 # (resume session id, model, stderr callback, effort) -> the options of a new CLI process
 OptionsFactory = Callable[[str | None, str | None, Callable[[str], None], str | None], ClaudeAgentOptions]
@@ -74,6 +76,7 @@ class ClaudeSession:
         self._client: ClaudeSDKClient | None = None
         self._reader: asyncio.Task[None] | None = None
         self._pid: int | None = None
+        self._transport: WatchedTransport | None = None
         self._model: str | None = None
         self._effort: str | None = None
         self._permission_mode = DEFAULT_PERMISSION_MODE
@@ -109,8 +112,8 @@ class ClaudeSession:
 
     async def _exchange(self, prompt: str | list[dict[str, Any]], stderr_tail: StderrTail) -> AsyncIterator[Any]:
         """Send the prompt and pass on what the reader routes to this turn, up to the result."""
-        client = self._client
-        assert client is not None
+        client, transport = self._client, self._transport
+        assert client is not None and transport is not None
         if not self._idle.is_set():  # the CLI began a turn of its own since (a background task ended)
             try:
                 await asyncio.wait_for(self._idle.wait(), DRAIN_TIMEOUT)
@@ -131,12 +134,12 @@ class ClaudeSession:
                 await client.query(prompt if isinstance(prompt, str) else _one_user_message(prompt))
             except Exception as exc:  # the CLI died before it took the prompt (a failed write to its stdin)
                 completed = exited = True
-                raise await self._exit_error(_End(exc), client, stderr_tail) from exc
+                raise await self._exit_error(_End(exc), transport, stderr_tail) from exc
             while True:
                 item = await queue.get()
                 if isinstance(item, _End):
                     completed = exited = True
-                    raise await self._exit_error(item, client, stderr_tail)
+                    raise await self._exit_error(item, transport, stderr_tail)
                 completed = _is_result(item)
                 yield item
                 if completed:
@@ -210,12 +213,12 @@ class ClaudeSession:
 
     async def _connect(self, model: str | None, effort: str | None = None) -> None:
         options = self._make_options(self.session_id, model, self._on_stderr, effort)
-        client = ClaudeSDKClient(options)
-        watched: list[Any] = []  # the CLI's process, kept: the SDK drops it when its start fails
+        transport = WatchedTransport(options)
+        client = ClaudeSDKClient(options, transport=transport)
         try:
-            await asyncio.wait_for(_connect_watching(client, watched), CONNECT_TIMEOUT)
+            await asyncio.wait_for(_connect_unless_ended(client, transport), CONNECT_TIMEOUT)
         except BaseException as exc:
-            died = await _exit_code(client, watched[0] if watched else None) if isinstance(exc, Exception) else None
+            died = await transport.exit_code() if isinstance(exc, Exception) else None
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
             if not isinstance(exc, Exception):
@@ -231,9 +234,8 @@ class ClaudeSession:
         self._model = model
         self._effort = effort
         self._permission_mode = DEFAULT_PERMISSION_MODE
-        transport = getattr(client, "_transport", None)
-        process = getattr(transport, "_process", None)
-        self._pid = getattr(process, "pid", None)
+        self._transport = transport
+        self._pid = transport.pid
         self._idle.set()
         self._reader = asyncio.create_task(self._read(client), name=f"claude-reader-{self.thread_id}")
 
@@ -279,12 +281,12 @@ class ClaudeSession:
         if self._client is not None and not self._idle.is_set():
             await self.interrupt()
 
-    async def _exit_error(self, end: _End, client: ClaudeSDKClient, tail: StderrTail) -> BridgeError:
+    async def _exit_error(self, end: _End, transport: WatchedTransport, tail: StderrTail) -> BridgeError:
         """Why the CLI's stream ended early, the killing signal named (the SDK may see only an end of output or a
         failed write, whichever came first)."""
         why = describe_failure(end.error) if end.error else ""
         if "killed by" not in why:
-            died = await _exit_code(client)
+            died = await transport.exit_code()
             if died is not None and died < 0:
                 why = "; ".join(p for p in (describe_failure(_Exited(died)), why) if p)
         return BridgeError(f"Claude Code stopped before finishing the turn{': ' + why if why else ''}",
@@ -293,7 +295,7 @@ class ClaudeSession:
     async def close(self) -> None:
         """Disconnect (stdin closed, then SIGTERM, then SIGKILL inside the SDK) and end the process group."""
         client, reader, pid = self._client, self._reader, self._pid
-        self._client, self._reader, self._pid = None, None, None
+        self._client, self._reader, self._pid, self._transport = None, None, None, None
         if client is not None:
             try:
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
@@ -314,47 +316,29 @@ class ClaudeSession:
 
 
 class _Exited(Exception):
-    def __init__(self, exit_code: int) -> None:
-        super().__init__(f"exit code {exit_code}")
+    def __init__(self, exit_code: int, what: str = "") -> None:
+        super().__init__(f"{what} (exit code {exit_code})" if what else f"exit code {exit_code}")
         self.exit_code = exit_code
 
 
-def _process_of(client: ClaudeSDKClient) -> Any:
-    return getattr(getattr(client, "_transport", None), "_process", None)
-
-
-async def _connect_watching(client: ClaudeSDKClient, watched: list[Any]) -> None:
-    """``client.connect()``, noting the CLI's process as soon as it exists (how it died is then known even when the
-    SDK gives up on a start and forgets the process)."""
+async def _connect_unless_ended(client: ClaudeSDKClient, transport: WatchedTransport) -> None:
+    """``client.connect()``, failed with the exit code as soon as the CLI ends before it is ready (the SDK would
+    wait out its initialize timeout for a CLI that exited cleanly)."""
     connecting = asyncio.ensure_future(client.connect())
-    loop = asyncio.get_running_loop()
-    started = loop.time()
+    ended = asyncio.ensure_future(transport.ended())
     try:
-        while not connecting.done():
-            if not watched and (process := _process_of(client)) is not None:
-                watched.append(process)
-            # Closely until the process is seen (a CLI killed at once fails the start within milliseconds).
-            close = not watched and loop.time() - started < 5
-            await asyncio.wait({connecting}, timeout=0.001 if close else 0.05)
-    finally:
+        await asyncio.wait({connecting, ended}, return_when=asyncio.FIRST_COMPLETED)
+        if not connecting.done():  # a moment for the SDK to say why itself (its error names more)
+            await asyncio.wait({connecting}, timeout=EXIT_GRACE)
         if not connecting.done():
-            connecting.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await connecting
-    if not watched and (process := _process_of(client)) is not None:
-        watched.append(process)
-    connecting.result()
-
-
-async def _exit_code(client: ClaudeSDKClient, process: Any = None) -> int | None:
-    """The CLI process's exit code, if it has ended (or ends within a moment): how it died when a start fails."""
-    process = process or _process_of(client)
-    if process is None:
-        return None
-    with contextlib.suppress(Exception):
-        async with asyncio.timeout(2):
-            return await process.wait()
-    return getattr(process, "returncode", None)
+            raise _Exited(ended.result(), "it ended before it was ready")
+        connecting.result()
+    finally:
+        for task in (connecting, ended):
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
 
 EXIT_CODE_IN_TEXT = re.compile(r"exit code:? (-\d+)")
