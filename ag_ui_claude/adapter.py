@@ -122,6 +122,13 @@ class ClaudeEventAdapter:
             (self._handlers[t] for t in type(message).__mro__ if t in self._handlers), self._on_other)
         return list(handler(message))
 
+    def has_started(self, tool_call_id: str) -> bool:
+        return tool_call_id in self._started_tools
+
+    def note_started(self, tool_call_id: str) -> None:
+        """A tool call streamed by someone else (the runner, for a request the CLI had not streamed)."""
+        self._started_tools.add(tool_call_id)
+
     def finish(self) -> list[BaseEvent]:
         """Close whatever is still open (the stream ended without a result)."""
         return list(self._close_blocks(lambda key: True))

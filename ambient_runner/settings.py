@@ -50,6 +50,9 @@ class RunnerSettings(BaseSettings):
     runner_default_model: str | None = Field(None, description="model when a run names none")
     runner_models: str = Field("", description="comma-separated models this deployment offers")
     runner_default_mode: Literal["default", "plan"] = Field("default", description="mode when a run names none")
+    runner_approval_policy: Literal["auto", "ask"] = Field(
+        "auto", description="ask: shell commands, file changes and MCP tools wait for a person's approval")
+    runner_interrupt_timeout: float = Field(3600.0, gt=0, description="s an approval or question waits for an answer")
     mcp_servers_json: str = Field("", description='MCP servers, {"mcpServers": {name: {...}}} as JSON text')
     mcp_config_file: Path | None = Field(None, description="a mounted file with the MCP servers JSON")
     mcp_disabled_servers: str = Field("", description="comma-separated MCP server names to leave out")

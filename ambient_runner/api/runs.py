@@ -16,12 +16,14 @@ from ambient_runner.runs.attachments import Attachment, AttachmentError, Attachm
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.manager import ActiveRun, DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
 from ambient_runner.runs.prompt import ContextTooLargeError, NoPromptError, new_user_text, with_context
+from ambient_runner.runs.resume import Answers, ResumeError, read_answers
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import sse_frame
 from ambient_runner.workspace.paths import Workspace
 
 router = APIRouter()
 PING_SECONDS = 15
+STOPPED_WHILE_PAUSED = "The run was stopped while it waited for this answer, so this was not done."
 BOOT_WAIT_FOR_RUN = 120.0  # a run posted while the runner is still starting waits for it this long
 RUN_BODY_SCHEMA = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
     "type": "object", "required": ["threadId", "messages"],
@@ -67,10 +69,10 @@ def body_limit(settings: RunnerSettings) -> int:
 
 
 async def admit(runs: RunManager, run_input: RunAgentInput, prompt: str, options: RunOptions,
-                attachments: list[Attachment]) -> ActiveRun:
+                attachments: list[Attachment], answers: Answers | None = None) -> ActiveRun:
     """Start the run, or the 409 / 503 that says why the thread or the runner does not take it now."""
     try:
-        return await runs.start(run_input, prompt, options, attachments)
+        return await runs.start(run_input, prompt, options, attachments, answers)
     except ThreadBusyError as exc:
         raise ApiError(409, "THREAD_BUSY", str(exc), threadId=run_input.thread_id) from None
     except PreviousRunStuckError as exc:
@@ -83,8 +85,9 @@ async def start_run(request: Request) -> EventSourceResponse:
     runs = _runs(request)
     settings = request.app.state.settings
     run_input = parse_run_input(await read_body(request, limit=body_limit(settings)))
+    answers = interrupt_answers(runs, run_input)
     try:
-        prompt = with_context(run_input, new_user_text(run_input))
+        prompt = with_context(run_input, run_prompt(runs, run_input, answers))
     except NoPromptError as exc:
         raise ApiError(422, "NO_PROMPT", str(exc)) from None
     except ContextTooLargeError as exc:
@@ -99,16 +102,46 @@ async def start_run(request: Request) -> EventSourceResponse:
         attachments = await collect(run_input, attachment_rules(settings, bridge))
     except AttachmentError as exc:
         raise ApiError(422, "INVALID_ATTACHMENT", str(exc), part=exc.part) from None
-    if not prompt.strip():  # a message of images alone: the CLIs want some text beside them
+    if not prompt.strip() and attachments:  # a message of images alone: the CLIs want some text beside them
         prompt = "See the attached files."
     try:
-        run = await admit(runs, run_input, prompt, options, attachments)
+        run = await admit(runs, run_input, prompt, options, attachments, answers)
     except BaseException:
         discard_written(attachments)  # not started: nobody else removes them
         raise
     state = runs.thread(run.thread_id)
     assert state is not None
     return sse_response(request, state.log, run.first_seq - 1)
+
+
+def interrupt_answers(runs: RunManager, run_input: RunAgentInput) -> Answers:
+    """The run's answers to its thread's open interrupts; a 422 for an answer that answers nothing open."""
+    thread_id = run_input.thread_id
+    pending = runs.interrupts.pending(thread_id)
+    try:
+        answers = read_answers(run_input, pending, runs.interrupts.lost(thread_id))
+    except ResumeError as exc:
+        raise ApiError(422, exc.code, str(exc), threadId=thread_id, **exc.details) from None
+    unanswered = [p.id for p in pending if p.id not in answers.given]
+    if answers.given and unanswered:
+        raise ApiError(422, "INTERRUPTS_UNANSWERED", f"the run answers some of the thread's open interrupts but not "
+                       f"{', '.join(unanswered)}; answer every open interrupt in one run", threadId=thread_id,
+                       interruptIds=unanswered)
+    return answers
+
+
+def run_prompt(runs: RunManager, run_input: RunAgentInput, answers: Answers) -> str:
+    """The run's new user text; a run that answers interrupts may bring none (a client resuming sends its whole
+    history: the user messages the thread has seen already are not new)."""
+    if not answers:
+        return new_user_text(run_input)
+    state = runs.thread(run_input.thread_id)
+    seen = state.conversation.message_ids() if state is not None else set()
+    fresh = run_input.model_copy(update={"messages": [m for m in run_input.messages if m.id not in seen]})
+    try:
+        return new_user_text(fresh)
+    except NoPromptError:
+        return ""
 
 
 router.add_api_route("/run", start_run, methods=["POST"], response_class=EventSourceResponse,
@@ -135,15 +168,22 @@ async def interrupt(request: Request) -> JSONResponse:
         check_id("threadId", thread_id)
         state = runs.thread(thread_id)
         targets = [state.active] if state is not None and state.active is not None else []
-        if not targets:
+        paused = [thread_id] if runs.interrupts.pending(thread_id) else []
+        if not targets and not paused:
             raise ApiError(404, "NO_ACTIVE_RUN", f"thread {thread_id!r} has no run in progress")
     else:
         targets = runs.active_runs()
-        if not targets:
+        paused = runs.interrupts.paused_threads()
+        if not targets and not paused:
             raise ApiError(404, "NO_ACTIVE_RUN", "no run is in progress")
+    refused = [p.id for thread in paused for p in runs.interrupts.refuse_all(
+        thread, STOPPED_WHILE_PAUSED, stop_turn=True)]
     for run in targets:
         await runs.interrupt(run)
-    return JSONResponse({"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]})
+    body: dict[str, object] = {"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]}
+    if refused:
+        body["refusedInterrupts"] = refused  # the paused turn stops; the thread's next run shows how it ended
+    return JSONResponse(body)
 
 
 async def between_run_frames(request: Request) -> AsyncIterator[bytes]:

@@ -89,6 +89,7 @@ class Capabilities(_CamelModel):
     mcp: bool = False
     state_snapshots: bool = False
     state_deltas: bool = False
+    approvals: bool = False  # tool approvals and questions as AG-UI interrupts
     subagents: bool = False  # the agent delegates to sub-agents, streamed as SUBAGENT_* segments
     input_mime_types: list[str] = Field(default_factory=list)  # the image / document parts it takes
     default_model: str | None = None
@@ -102,6 +103,7 @@ class RunOptions(_CamelModel):
     model: str | None = None
     mode: str | None = None  # "plan" = read-only planning mode
     reasoning_effort: str | None = None
+    approval_policy: str = "auto"  # "ask": tools that change things wait for a person (an interrupt)
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -120,6 +122,8 @@ class Turn:
     # Set by the core when the run is asked to stop, before ``Bridge.interrupt`` is called: a bridge still
     # starting its CLI (nothing to interrupt yet) checks it before it sends the prompt.
     interrupted: asyncio.Event = field(default_factory=asyncio.Event)
+    # Interrupts this run answers that a previous runner process had open (the run ends INTERRUPT_LOST).
+    lost_interrupts: list[str] = field(default_factory=list)
 
 
 class Bridge(ABC):

@@ -7,6 +7,8 @@ Recognised options (camelCase; ``reasoning_effort`` is accepted for ``reasoningE
 * ``mode``: ``default`` or ``plan`` (read-only planning: the agent may read and think but not change files or
   run commands that do). Default: ``RUNNER_DEFAULT_MODE``.
 * ``reasoningEffort``: the runner's own levels; refused by a runner whose CLI has no such setting.
+* ``approvalPolicy``: ``auto`` (nothing asks) or ``ask`` (what changes things waits for a person's approval, as an
+  AG-UI interrupt); refused by a runner that cannot ask yet. Default: ``RUNNER_APPROVAL_POLICY``.
 
 A recognised option with a value this runner cannot take is refused (``OptionError`` -> 422 ``INVALID_OPTION``
 naming it), never silently ignored. Every other prop is left alone (clients forward their own).
@@ -22,6 +24,7 @@ from ambient_runner.bridge.contract import OptionError, OptionSpec, RunOptions
 from ambient_runner.settings import RunnerSettings
 
 MODES = ("default", "plan")
+APPROVAL_POLICIES = ("auto", "ask")
 EFFORT_KEYS = ("reasoningEffort", "reasoning_effort")
 
 
@@ -33,6 +36,7 @@ class RunnerOptions:
     default_model: str | None = None  # the CLI's own default when the deployment names none
     default_models: tuple[str, ...] = ()  # offered when RUNNER_MODELS is empty
     efforts: tuple[str, ...] | None = None
+    approvals: bool = False  # its bridge turns the CLI's approval requests into interrupts
     mode_note: str = "plan = read-only planning mode"
     effort_note: str = "reasoning effort"
 
@@ -53,7 +57,8 @@ class RunnerOptions:
         model = self._model(props.get("model"), settings)
         mode = self._mode(props.get("mode"), settings)
         effort = self._effort(props)
-        return RunOptions(model=model, mode=mode, reasoning_effort=effort)
+        policy = self._approval_policy(props.get("approvalPolicy", props.get("approval_policy")), settings)
+        return RunOptions(model=model, mode=mode, reasoning_effort=effort, approval_policy=policy)
 
     def _model(self, value: Any, settings: RunnerSettings) -> str | None:
         if value is None:
@@ -73,6 +78,17 @@ class RunnerOptions:
         if value not in MODES:
             raise OptionError("mode", f"mode must be one of {', '.join(MODES)} (got {value!r})")
         return "plan" if value == "plan" else None
+
+    def _approval_policy(self, value: Any, settings: RunnerSettings) -> str:
+        named = value is not None
+        value = settings.runner_approval_policy if value is None else value
+        if value not in APPROVAL_POLICIES:
+            raise OptionError("approvalPolicy", f"approvalPolicy must be one of {', '.join(APPROVAL_POLICIES)} "
+                                                f"(got {value!r})")
+        if value == "ask" and not self.approvals:
+            where = "" if named else " (RUNNER_APPROVAL_POLICY=ask)"
+            raise OptionError("approvalPolicy", f"{self.runner} cannot ask for approvals yet{where}; use 'auto'")
+        return str(value)
 
     def _effort(self, props: Mapping[str, Any]) -> str | None:
         key = next((k for k in EFFORT_KEYS if props.get(k) is not None), None)
@@ -94,6 +110,9 @@ class RunnerOptions:
             OptionSpec(name="model", description="the model of this run" + (
                 "" if models else " (any model name the CLI accepts)"), values=models),
             OptionSpec(name="mode", description=self.mode_note, values=list(MODES)),
+            OptionSpec(name="approvalPolicy", description="ask = shell commands, file changes and MCP tools wait "
+                       "for a person (an interrupt); auto = nothing asks", values=list(
+                           APPROVAL_POLICIES if self.approvals else ("auto",))),
         ]
         if self.efforts is not None:
             specs.append(OptionSpec(name="reasoningEffort", description=self.effort_note,

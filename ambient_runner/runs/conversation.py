@@ -10,6 +10,7 @@ holds the whole thread. It is bounded (``SNAPSHOT_LIMIT``): long contents are cu
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from ag_ui.core import BaseEvent, EventType, MessagesSnapshotEvent, RunAgentInput
@@ -29,15 +30,19 @@ class Conversation:
         self._args: dict[str, list[str]] = {}  # toolCallId -> argument deltas
 
     # ----- input -------------------------------------------------------------------------------------------
-    def add_input(self, run_input: RunAgentInput) -> None:
-        """The run's messages the conversation does not have yet (by id), in the order the client sent them."""
+    def add_input(self, run_input: RunAgentInput, skip: Collection[str] = ()) -> None:
+        """The run's messages the conversation does not have yet (by id), in the order the client sent them;
+        ``skip``: ids of messages that are no part of it (a tool message that answered an interrupt)."""
         for message in run_input.messages:
-            if message.id in self._by_id:
+            if message.id in self._by_id or message.id in skip:
                 continue
             data = message.model_dump(mode="json", by_alias=True, exclude_none=True)
             self._append(data)
             for call in data.get("toolCalls") or ():
                 self._calls[call["id"]] = call
+
+    def message_ids(self) -> set[str]:
+        return set(self._by_id)
 
     # ----- the run's events --------------------------------------------------------------------------------
     def feed(self, event: BaseEvent) -> None:

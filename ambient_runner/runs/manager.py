@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -30,6 +30,8 @@ from ambient_runner.runs.attachments import Attachment, discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
+from ambient_runner.runs.interrupts import InterruptBook
+from ambient_runner.runs.resume import Answers
 from ambient_runner.runs.tasks import BridgeHost, TaskRegistry
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
@@ -41,6 +43,11 @@ SHUTDOWN_MESSAGE = ("The runner is shutting down (its pod is being replaced or s
                     "Send the message again to continue; the conversation is kept.")
 
 
+INTERRUPTS_FILE = "ambient-runner-interrupts.json"
+NEW_MESSAGE_INSTEAD = "The person sent a new message instead of answering, so this was not done."
+INTERRUPT_LOST_MESSAGE = ("The runner was restarted while the run waited for an answer ({ids}), so the paused request "
+                          "was not carried out. Send your message again: the conversation continues from its saved "
+                          "session.")
 TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 # Errors the runner itself decided: an unreachable model API never renames them.
 RUNNER_OWN_CODES = {"SHUTDOWN", "IDLE_TIMEOUT", "RUN_TIMEOUT", "AUTH_MISSING", "CLI_NOT_FOUND", "MCP_CONFIG"}
@@ -81,6 +88,7 @@ class ActiveRun:
     done: asyncio.Event = field(default_factory=asyncio.Event)  # terminal event written, bridge stream closed
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
     started_at: float = field(default_factory=time.monotonic)
+    outcome: str = ""  # the guard's, once the terminal event is written
 
 
 @dataclass
@@ -110,6 +118,7 @@ class RunManager:
         self.turn_preambles: list[Callable[[str], str]] = []
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
         self.tasks = TaskRegistry()  # the agent's background tasks, for /tasks
+        self.interrupts = InterruptBook(settings.state_dir / INTERRUPTS_FILE, settings.runner_interrupt_timeout)
         self.host: BridgeHost | None = None
         if bridge is not None:
             self.attach(bridge)
@@ -134,8 +143,12 @@ class RunManager:
 
     # ----- starting --------------------------------------------------------------------------------------
     async def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions,
-                    attachments: Sequence[Attachment] = ()) -> ActiveRun:
+                    attachments: Sequence[Attachment] = (), answers: Answers | None = None) -> ActiveRun:
         """Start a run; ``RUN_STARTED`` is in the log when this returns.
+
+        ``answers`` (read by ``runs.resume``) answer the thread's open interrupts, which lets its paused CLI turn go
+        on; a run with a new message and no answers refuses them all first. Answers to interrupts a previous runner
+        process had open end the run with ``INTERRUPT_LOST``.
 
         Raises ``ThreadBusyError`` while another run of the thread is streaming, ``DrainingError`` during shutdown
         and ``PreviousRunStuckError`` when the thread's previous run does not settle within the bound.
@@ -159,10 +172,14 @@ class RunManager:
         prompt = f"{preamble}{prompt}" if preamble else prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=options, attachments=attachments)
+        resumed = self._answer_interrupts(run_input.thread_id, answers) or _paused(state.settling)
+        turn.lost_interrupts = list(answers.lost) if answers else []
         state.log.begin_run()
-        state.conversation.add_input(run_input)
+        state.conversation.add_input(run_input, skip=answers.tool_message_ids if answers else frozenset())
         first_seq = self._emit(state.log, guard.started())
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn)
+        if resumed:  # a client joining here learns the paused tool call before its result
+            self._emit(state.log, state.conversation.snapshot())
         for observer in self.observers:
             for event in observer.run_started(run):
                 self._emit(state.log, event)
@@ -170,6 +187,20 @@ class RunManager:
         self.metrics.run_started()
         run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
         return run
+
+    def _answer_interrupts(self, thread_id: str, answers: Answers | None) -> bool:
+        """Hand the run's answers to the paused turn (or refuse what is open when the run brings a new message
+        instead); whether the run resumes a pause."""
+        book = self.interrupts
+        if answers and answers.given:
+            for interrupt_id, answer in answers.given.items():
+                book.resolve(thread_id, interrupt_id, answer)
+            return True
+        if book.refuse_all(thread_id, NEW_MESSAGE_INSTEAD, stop_turn=True):
+            return True
+        if not (answers and answers.lost):
+            book.forget_lost(thread_id)  # a new conversation turn: the lost pause is moot
+        return False
 
     def _check_admissible(self, state: ThreadState) -> None:
         if self.draining:
@@ -181,7 +212,7 @@ class RunManager:
     def attach(self, bridge: Bridge) -> None:
         """Lend ``bridge`` the task registry and the between-run channel."""
         self.bridge = bridge
-        self.host = BridgeHost(self.tasks, self.publish_between_runs)
+        self.host = BridgeHost(self.tasks, self.publish_between_runs, self.interrupts)
         bridge.attach(self.host)
 
     def publish_between_runs(self, event: BaseEvent) -> None:
@@ -207,11 +238,12 @@ class RunManager:
             observer.run_event(run, event)
         self._emit(state.log, event, terminal=guard.terminated)
         if guard.terminated:
-            self._release(state, run)
+            self._release(state, run, guard.outcome)
 
     @staticmethod
-    def _release(state: ThreadState, run: ActiveRun) -> None:
+    def _release(state: ThreadState, run: ActiveRun, outcome: str = "") -> None:
         """The thread takes its next run (once ``run`` has settled)."""
+        run.outcome = run.outcome or outcome
         if state.active is run:
             state.active, state.settling = None, run
 
@@ -221,7 +253,11 @@ class RunManager:
         deadline = run.started_at + settings.runner_run_timeout
         ending = Ending()
         assert self.bridge is not None, "runs start only once the bridge is loaded"
-        stream = self.bridge.run_turn(run.turn)
+        stream = self.bridge.run_turn(run.turn) if not run.turn.lost_interrupts else _nothing()
+        if run.turn.lost_interrupts:
+            self.interrupts.forget_lost(run.thread_id)
+            ending = Ending(error_message=INTERRUPT_LOST_MESSAGE.format(ids=", ".join(run.turn.lost_interrupts)),
+                            error_code="INTERRUPT_LOST")
         try:
             while not guard.terminated:
                 now = time.monotonic()
@@ -338,6 +374,7 @@ class RunManager:
         """Take no new runs; end active runs with a terminal event; bounded by RUNNER_SHUTDOWN_GRACE."""
         self.draining = True
         self.between_runs.close()
+        self.interrupts.close()  # a paused turn stops waiting; the file keeps the pause for the next runner
         if self.host is not None:
             self.host.close()
         runs = self.active_runs()
@@ -359,6 +396,16 @@ class RunManager:
     def close(self) -> None:
         for state in self.threads.values():
             state.log.close()
+
+
+def _paused(run: ActiveRun | None) -> bool:
+    """``run`` ended waiting for a person (its turn goes on in the next run, whatever became of the answer)."""
+    return run is not None and run.outcome == "interrupt"
+
+
+async def _nothing() -> AsyncIterator[BaseEvent]:
+    return
+    yield
 
 
 def _with_stderr(message: str, stderr_tail: str) -> str:

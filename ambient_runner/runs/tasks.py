@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType
 
+from ambient_runner.runs.interrupts import InterruptBook
+
 TERMINAL = ("completed", "failed", "stopped")
 STATUS_WORDS = {"killed": "stopped", "cancelled": "stopped"}  # the CLI's raw words, in the platform's
 MAX_TASKS = 1000
@@ -115,6 +117,7 @@ class BridgeHost:
 
     tasks: TaskRegistry = field(default_factory=TaskRegistry)
     publish: Callable[[BaseEvent], None] = lambda event: None
+    interrupts: InterruptBook = field(default_factory=InterruptBook)  # what paused runs wait for
     _timers: set[asyncio.TimerHandle] = field(default_factory=set)
 
     def later(self, delay: float, call: Callable[[], None]) -> None:

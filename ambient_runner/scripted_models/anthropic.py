@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ambient_runner.scripted_models.base import Plan, ScriptedModelServer, ScriptedResponse, sleep_between
+from ambient_runner.scripted_models.base import QUESTION, Plan, ScriptedModelServer, ScriptedResponse, sleep_between
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
@@ -96,6 +96,9 @@ class AnthropicScriptedServer(ScriptedModelServer):
                                     "subagent_type": "general-purpose", "run_in_background": False})
             blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "Agent",
                            "pieces": [arguments]})
+        elif plan.kind == "question":
+            blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "AskUserQuestion",
+                           "pieces": [json.dumps({"questions": [QUESTION]})]})
         elif plan.kind == "mcp":
             blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}",
                            "name": f"mcp__{plan.mcp_server}__{plan.mcp_tool}", "pieces": ["{}"]})

@@ -17,6 +17,8 @@ Script, decided from the latest user turn of each request (``decide``):
                                                      command (plain text elsewhere);
 * the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
 * the prompt contains ``UPDATEPLAN``              -> Codex's ``update_plan`` with ``PLAN_STEPS`` (plain text elsewhere);
+* the prompt contains ``QUESTION``                -> a question to the person, ``QUESTION`` with its options (Claude's
+                                                     ``AskUserQuestion``; plain text elsewhere);
 * otherwise                                       -> one shell tool call running ``shell_command``.
 
 ``mode`` switches the whole server to a failure at run time: ``error401``, ``error429``, ``error500``,
@@ -41,6 +43,8 @@ PLAIN_ANSWER = ["Hello from the scripted model.", " No tools were needed."]
 TASK_NOTED = ["Noted: the background task has finished."]
 PLAN_STEPS = [{"step": "Read the code", "status": "completed"}, {"step": "Make the change", "status": "in_progress"},
               {"step": "Run the tests", "status": "pending"}]
+QUESTION = {"question": "Which colour should the file use?", "header": "Colour", "multiSelect": False,
+            "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}]}
 MCP_PATTERN = re.compile(r"MCPTOOL:([\w-]+)\.([\w-]+)")
 
 
@@ -138,6 +142,8 @@ class ScriptedModelServer:
             return Plan("update_plan", ["I will plan first."], think=think)
         if "SUBAGENT" in prompt:
             return Plan("subagent", ["I will ask a sub-agent."], think=think)
+        if "QUESTION" in prompt:
+            return Plan("question", ["I need to ask you something."], think=think)
         return Plan("tool", ["I will run a shell command."], think=think)
 
     def chunk_pause(self, plan: Plan) -> float:

@@ -85,7 +85,7 @@ class StreamGuard:
         self._subagents_ended: set[str] = set()  # an ended segment never opens again (AGUI601)
         self._attribution: dict[str, dict[str, object]] = {}  # open id -> what its opening event was marked with
         self.terminated = False
-        self.outcome = ""  # "success" | "error" | "cancelled" once terminated
+        self.outcome = ""  # "success" | "error" | "cancelled" | "interrupt" (waiting for a person) once terminated
         self.usage: list[TokenUsage] | None = None
 
     # ----- entry points ----------------------------------------------------------------------------------
@@ -176,9 +176,9 @@ class StreamGuard:
         self.terminated = True
         if isinstance(terminal, RunErrorEvent):
             self.outcome = "error"
-        elif isinstance(terminal, RunFinishedEvent) and terminal.outcome is not None and \
-                getattr(terminal.outcome, "type", "") == "cancelled":
-            self.outcome = "cancelled"
+        elif isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "") in (
+                "cancelled", "interrupt"):
+            self.outcome = terminal.outcome.type
         else:
             self.outcome = "success"
         self.usage = getattr(terminal, "usage", None)

@@ -48,11 +48,13 @@ def check_stream(events: list[dict[str, Any]], *, thread_ids: set[str] | None = 
     assert types[-1] in TERMINAL, f"last event is {types[-1]}"
     assert sum(t in TERMINAL for t in types) == 1, f"{sum(t in TERMINAL for t in types)} terminal events"
     open_blocks: dict[tuple[str, str], None] = {}
-    started_calls: set[str] = set()
+    started_calls: set[str] = set()  # this run's, and those of the snapshots it carries (a resumed run's)
     args: dict[str, str] = {}
     used = thread_ids if thread_ids is not None else set()
     for event in events:
         kind = event["type"]
+        if kind == "MESSAGES_SNAPSHOT":
+            started_calls.update(c["id"] for m in event["messages"] for c in m.get("toolCalls") or ())
         if kind in OPENERS:
             key = _block_key(event)
             open_blocks[(kind, key)] = None
@@ -174,12 +176,18 @@ class RunnerHarness:
 
     async def run_with_ids(self, thread_id: str, prompt: Prompt, forwarded_props: dict[str, Any] | None = None,
                            **kwargs: Any) -> list[tuple[int | None, dict[str, Any]]]:
+        return await self.post_with_ids(self.run_body(thread_id, prompt, forwarded_props, **kwargs))
+
+    async def post(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """POST /run with this whole body (a resume, a tool message) and read the stream; checked."""
+        return [event for _, event in await self.post_with_ids(body)]
+
+    async def post_with_ids(self, body: dict[str, Any]) -> list[tuple[int | None, dict[str, Any]]]:
         assert self.client is not None
-        body = self.run_body(thread_id, prompt, forwarded_props, **kwargs)
         async with self.client.stream("POST", "/run", json=body) as response:
             assert response.status_code == 200, (response.status_code, await response.aread())
             pairs = [pair async for pair in parse_sse(response.aiter_lines())]
-        self.checked(thread_id, [event for _, event in pairs])
+        self.checked(body["threadId"], [event for _, event in pairs])
         return pairs
 
     def checked(self, thread_id: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:

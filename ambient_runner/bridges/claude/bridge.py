@@ -8,19 +8,33 @@ a new runner instance with the same state dir resumes the conversation (``--resu
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ag_ui.core import BaseEvent, RunErrorEvent
-from claude_agent_sdk import ClaudeAgentOptions, SystemMessage
+from ag_ui.core import (
+    BaseEvent,
+    EventType,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, SystemMessage
 
 from ag_ui_claude import ClaudeEventAdapter
 from ag_ui_claude.tasks import task_report
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
 from ambient_runner.bridge.options import RunnerOptions
+from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.options import (
     build_options,
@@ -29,7 +43,7 @@ from ambient_runner.bridges.claude.options import (
     launcher_dir,
     process_group_launcher,
 )
-from ambient_runner.bridges.claude.worker import ClaudeSession
+from ambient_runner.bridges.claude.worker import DEFAULT_PERMISSION_MODE, ClaudeSession, Paused
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.mcp.status import McpServerStatus, configured
@@ -40,7 +54,7 @@ from ambient_runner.state.session_map import SessionMap
 
 SHUTDOWN_TIMEOUT = 40.0
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
-OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS,
+OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")
 MCP_STATES = {"connected": "connected", "failed": "failed", "pending": "pending", "needs-auth": "needs-auth",
@@ -57,6 +71,22 @@ def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
     return None
 
 
+TERMINAL = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
+
+
+@dataclass
+class _Parked:
+    """A CLI turn waiting for a person: its messages (the session's suspended turn) and its adapter."""
+
+    messages: AsyncIterator[Any]
+    adapter: ClaudeEventAdapter
+
+
+@dataclass
+class _TurnEnd:
+    paused: bool = False
+
+
 class ClaudeBridge(Bridge):
     runner_type = "claude"
     framework: ClassVar[str] = "claude-agent-sdk"
@@ -71,6 +101,9 @@ class ClaudeBridge(Bridge):
         self._cli_path: Path | None = None
         self.mcp = settings.mcp_servers
         self._mcp_reported: dict[str, McpServerStatus] = {}
+        self._parked: dict[str, _Parked] = {}  # thread -> its CLI turn waiting for a person's answer
+        self._policies: dict[str, str] = {}  # thread -> the approval policy of its latest run
+        self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     def state_excludes(self) -> list[str]:
@@ -87,6 +120,10 @@ class ClaudeBridge(Bridge):
         await self.start_model_proxy(model_upstream(self.auth()), self.settings.runner_model_proxy)
 
     async def shutdown(self) -> None:
+        parked, self._parked = list(self._parked.values()), {}
+        for turn in parked:  # the CLI's waiting turn is abandoned (interrupted) with its process below
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(turn.messages.aclose(), SHUTDOWN_TIMEOUT)
         sessions, self._sessions = list(self._sessions.values()), {}
         if sessions:
             await asyncio.wait_for(asyncio.gather(*(s.close() for s in sessions), return_exceptions=True),
@@ -116,7 +153,7 @@ class ClaudeBridge(Bridge):
         return Readiness(True, detail=f"claude credentials: {auth.source}")
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type="claude", framework=self.framework, reasoning=True, mcp=True,
+        return Capabilities(runner_type="claude", framework=self.framework, reasoning=True, mcp=True, approvals=True,
                             subagents=True, input_mime_types=sorted(self.attachment_types),
                             default_model=self.settings.runner_default_model, models=OPTIONS.models(self.settings),
                             options=OPTIONS.specs(self.settings))
@@ -143,19 +180,44 @@ class ClaudeBridge(Bridge):
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        """A turn of Claude Code; when the thread's last run paused on a person's answer, that turn goes on first
+        (its answer is given by now) and the run's new message, if any, follows it."""
         auth = self.auth()
         if not auth.ok:
             raise BridgeError(auth.describe_missing(), code="AUTH_MISSING")
-        if not turn.prompt.strip():
+        parked = self._parked.pop(turn.thread_id, None)
+        has_prompt = bool(turn.prompt.strip())
+        if parked is None and not has_prompt:
             raise BridgeError("The run has no user message to send to Claude.", code="EMPTY_PROMPT")
+        self._policies[turn.thread_id] = turn.options.approval_policy
+        if parked is not None:
+            parked.adapter.run_id = turn.run_id
+            end = _TurnEnd()
+            async for event in self._stream(turn, parked.messages, parked.adapter, end, last=not has_prompt):
+                yield event
+            if end.paused or not has_prompt:
+                return
         session = self._session(turn.thread_id)
         adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
         model = turn.options.model or self.settings.runner_default_model
-        permission_mode = "plan" if turn.options.mode == "plan" else "bypassPermissions"
-        turn_messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
-                                     permission_mode=permission_mode, interrupted=turn.interrupted)
+        permission_mode = "plan" if turn.options.mode == "plan" else DEFAULT_PERMISSION_MODE
+        messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
+                                permission_mode=permission_mode, interrupted=turn.interrupted)
+        async for event in self._stream(turn, messages, adapter, _TurnEnd(), last=True):
+            yield event
+
+    async def _stream(self, turn: Turn, messages: AsyncIterator[Any], adapter: ClaudeEventAdapter, end: _TurnEnd,
+                      *, last: bool) -> AsyncIterator[BaseEvent]:
+        """The AG-UI events of one CLI turn, up to its result or a pause (then the turn is parked, its messages
+        kept for the thread's next run). ``last``: the turn's result is the run's; else its end is not the run's
+        end (a paused turn finishing before the run's new message)."""
         try:
-            async for item in turn_messages:
+            async for item in messages:
+                if isinstance(item, Paused):
+                    end.paused = True  # before the terminal event: the run ends while the CLI waits
+                    for event in self._paused_events(turn, adapter):
+                        yield event
+                    return
                 servers = _init_mcp_servers(item)
                 if servers is not None:
                     self._note_mcp_status(servers)
@@ -166,6 +228,12 @@ class ClaudeBridge(Bridge):
                     if task_event is not None:
                         yield task_event
                 for event in events:
+                    if event.type in TERMINAL and not last:
+                        continue
+                    if isinstance(event, ToolCallResultEvent) and event.tool_call_id in self._stopped:
+                        # Claude Code words a refusal that stops the turn as the user's; say why it was refused
+                        why = self._stopped.pop(event.tool_call_id)
+                        event = event.model_copy(update={"content": f"{why}\n\n{event.content}"})
                     if isinstance(event, RunErrorEvent):
                         raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
                                           stderr_tail=turn.stderr_tail.text())
@@ -173,7 +241,46 @@ class ClaudeBridge(Bridge):
             for event in adapter.finish():
                 yield event
         finally:
-            await turn_messages.aclose()
+            if end.paused:
+                self._parked[turn.thread_id] = _Parked(messages, adapter)
+            else:
+                await messages.aclose()
+
+    def _paused_events(self, turn: Turn, adapter: ClaudeEventAdapter) -> list[BaseEvent]:
+        """The run's end while the CLI waits: each waiting tool call (streamed here when the CLI had not), then
+        ``RUN_FINISHED`` with the interrupts."""
+        pending = self.host.interrupts.pending(turn.thread_id)
+        events: list[BaseEvent] = [*adapter.finish()]
+        for waiting in pending:
+            call = waiting.request
+            if not adapter.has_started(call.tool_call_id):
+                adapter.note_started(call.tool_call_id)
+                events += [ToolCallStartEvent(tool_call_id=call.tool_call_id, tool_call_name=call.tool_name),
+                           ToolCallArgsEvent(tool_call_id=call.tool_call_id, delta=json.dumps(call.arguments)),
+                           ToolCallEndEvent(tool_call_id=call.tool_call_id)]
+        if not pending:  # answered or expired before the run could end: the turn goes on in the next run
+            return events
+        outcome = RunFinishedInterruptOutcome(interrupts=[p.interrupt() for p in pending])
+        return [*events, RunFinishedEvent(thread_id=turn.thread_id, run_id=turn.run_id, outcome=outcome)]
+
+    async def _gate(self, thread_id: str, tool_name: str, tool_input: dict[str, Any], context: Any
+                    ) -> PermissionResultAllow | PermissionResultDeny:
+        """``can_use_tool``: allowed at once, or put to a person as an interrupt while the CLI waits."""
+        tool_call_id = str(getattr(context, "tool_use_id", "") or f"{tool_name}-{id(context)}")
+        request = request_for(tool_name, tool_input, tool_call_id, self._policies.get(thread_id, "auto"))
+        if request is None:
+            return PermissionResultAllow(updated_input=tool_input)
+        pending = self.host.interrupts.open(thread_id, request)
+        session = self._sessions.get(thread_id)
+        if session is not None:
+            await session.pause(pending.id)
+        try:
+            answer = await pending.answer
+        except asyncio.CancelledError:  # the runner is stopping
+            return PermissionResultDeny(message="The runner stopped before anyone answered.", interrupt=True)
+        if answer.stop_turn and answer.message:
+            self._stopped[tool_call_id] = answer.message
+        return permission(answer, request, tool_input)
 
     async def interrupt(self, thread_id: str) -> None:
         session = self._sessions.get(thread_id)
@@ -198,7 +305,7 @@ class ClaudeBridge(Bridge):
         if session is None:
             session_map = self._map()
             session = ClaudeSession(
-                thread_id, self._options_factory(), session_id=session_map.get(thread_id),
+                thread_id, self._options_factory(thread_id), session_id=session_map.get(thread_id),
                 on_session_id=lambda session_id: session_map.set(thread_id, session_id),
                 between_turns=lambda item: self._between_turns(thread_id, item))
             self._sessions[thread_id] = session
@@ -209,7 +316,7 @@ class ClaudeBridge(Bridge):
             self._session_map = SessionMap(self.settings.state_dir)
         return self._session_map
 
-    def _options_factory(self):  # noqa: ANN202 - see worker.OptionsFactory
+    def _options_factory(self, thread_id: str):  # noqa: ANN202 - see worker.OptionsFactory
         def make(resume: str | None, model: str | None, stderr, effort: str | None = None  # noqa: ANN001
                  ) -> ClaudeAgentOptions:
             cli = find_cli()
@@ -220,7 +327,9 @@ class ClaudeBridge(Bridge):
             env = claude_environment(self.settings, through_proxy(self.auth(), self.model_proxy).env,
                                      passthrough=self.mcp.references())
             return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
-                                 stderr=stderr, effort=effort, mcp_servers=claude_servers(self.mcp))
+                                 stderr=stderr, effort=effort, mcp_servers=claude_servers(self.mcp),
+                                 can_use_tool=lambda name, tool_input, context: self._gate(
+                                     thread_id, name, tool_input, context))
 
         return make
 

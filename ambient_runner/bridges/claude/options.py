@@ -2,8 +2,9 @@
 
 Decisions:
 
-* ``permission_mode="bypassPermissions"`` so a tool call never waits for a prompt nobody can answer, with
-  ``IS_SANDBOX=1`` (Claude Code refuses bypassPermissions as root otherwise).
+* ``permission_mode="default"`` with ``can_use_tool``: every request Claude Code's rules would put to a person
+  reaches the runner's gate (``approvals``), which allows it at once under the ``auto`` policy and makes it an
+  interrupt under ``ask`` (``IS_SANDBOX=1`` is kept: Claude Code refuses bypassPermissions as root otherwise).
 * ``setting_sources=[]``: the user's repository settings (``.claude/settings*.json``: their ``env`` overrides the
   CLI's environment, so they could move the model traffic and swap the key; hooks, permission rules; ``.mcp.json``)
   are never loaded. ``CLAUDE_SETTING_SOURCES=user`` opts into the user settings of the state dir only; the
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import CanUseTool, ClaudeAgentOptions
 
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.settings import RunnerSettings
@@ -127,7 +128,8 @@ def project_instructions(workspace: Path) -> str:
 
 def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, str], model: str | None,
                   resume: str | None, stderr: Callable[[str], None], effort: str | None = None,
-                  mcp_servers: dict[str, Any] | None = None) -> ClaudeAgentOptions:
+                  mcp_servers: dict[str, Any] | None = None, can_use_tool: CanUseTool | None = None
+                  ) -> ClaudeAgentOptions:
     """``mcp_servers``: ``ambient_runner.mcp.render.claude_servers`` (passed in memory, ``${VAR}`` kept: Claude
     Code expands them from its environment). ``effort``: the run's reasoning effort (``--effort``)."""
     return ClaudeAgentOptions(
@@ -136,7 +138,8 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
         env=env,
         model=model,
         resume=resume,
-        permission_mode="bypassPermissions",
+        permission_mode="default",  # every permission request goes to can_use_tool (the runner's gate)
+        can_use_tool=can_use_tool,
         include_partial_messages=True,
         setting_sources=setting_sources(),
         system_prompt=_system_prompt(project_instructions(Path(settings.workspace_path))),

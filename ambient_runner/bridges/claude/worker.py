@@ -30,11 +30,12 @@ CONNECT_TIMEOUT = 90.0
 CONTROL_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 25.0
+PAUSE_ORDER_BOUND = 1.0  # s a permission request waits for the messages before it to reach the turn
 EXIT_GRACE = 1.0  # how long the SDK may take to report a CLI that ended while starting
 
 # (resume session id, model, stderr callback, effort) -> the options of a new CLI process
 OptionsFactory = Callable[[str | None, str | None, Callable[[str], None], str | None], ClaudeAgentOptions]
-DEFAULT_PERMISSION_MODE = "bypassPermissions"
+DEFAULT_PERMISSION_MODE = "default"  # with can_use_tool: every request reaches the runner's gate
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,13 @@ def _init_session_id(item: Any) -> str | None:
     if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
         return str(item.get("session_id") or "") or None
     return None
+
+
+@dataclass(frozen=True)
+class Paused:
+    """Put among a turn's messages when the CLI waits for a person's answer (see ``ClaudeSession.pause``)."""
+
+    interrupt_id: str
 
 
 class ClaudeSession:
@@ -271,6 +279,19 @@ class ClaudeSession:
         if _is_result(item):
             self._idle.set()
 
+    async def pause(self, interrupt_id: str) -> None:
+        """The CLI waits on a permission request: the running turn's consumer learns it among the messages, after
+        those the CLI printed before it (the SDK hands the request over while they may still be in its buffer)."""
+        if self._new_session_id:  # its transcript holds the turn so far: a successor pod resumes from there
+            new, self._new_session_id = self._new_session_id, None
+            self._on_session_id(new)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + PAUSE_ORDER_BOUND
+        while _buffered(self._client) and loop.time() < until:  # noqa: ASYNC110 - the SDK's buffer has no event
+            await asyncio.sleep(0)
+        if self._queue is not None:
+            self._queue.put_nowait(Paused(interrupt_id))
+
     def _on_stderr(self, line: str) -> None:
         self.session_stderr.add(line)
         if self._stderr is not None:
@@ -357,6 +378,15 @@ def describe_failure(exc: BaseException) -> str:
             name = f"signal {-code}"
         return f"the Claude Code process was killed by {name} ({exc})"
     return str(exc)
+
+
+def _buffered(client: ClaudeSDKClient | None) -> int:
+    """Messages the SDK has read from the CLI that the runner's reader has not taken yet."""
+    receive = getattr(getattr(client, "_query", None), "_message_receive", None)
+    try:
+        return int(receive.statistics().current_buffer_used) if receive is not None else 0
+    except Exception:  # noqa: BLE001 - an SDK without it: no ordering wait
+        return 0
 
 
 async def _raw_messages(client: ClaudeSDKClient) -> AsyncIterator[Any]:

@@ -1,0 +1,143 @@
+"""The answers a run brings to its thread's open interrupts, in any of the three forms a client may send them.
+
+1. ``RunAgentInput.resume``: AG-UI 1.0 ``ResumeEntry`` items (``interruptId``, ``status``, ``payload``).
+2. The same entries in ``forwardedProps.resume`` (a 1.0 client behind the platform, whose backend drops ``resume``).
+3. A ``role: "tool"`` message whose ``toolCallId`` is the paused call: its content is the answer (JSON, or words).
+
+An approval's payload is ``{approved: boolean, message?: string}``; a question's is ``{answers: {question: answer}}``
+(a bare string answers a single question). ``status: "cancelled"`` refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ag_ui.core import RunAgentInput
+
+from ambient_runner.runs.interrupts import Answer, PendingInterrupt
+
+YES = re.compile(r"^\s*(y|yes|approve|approved|allow|allowed|ok|okay|true|accept|go ahead)\s*[.!]?\s*$", re.I)
+
+
+class ResumeError(ValueError):
+    """An answer the runner cannot take: becomes a 422 with ``code`` and ``details``."""
+
+    def __init__(self, code: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = details
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The run's answers by interrupt id, and the ids it answered that a previous runner process had open."""
+
+    given: dict[str, Answer]
+    lost: list[str]
+    tool_message_ids: frozenset[str] = frozenset()  # tool messages read as answers (not results of their own)
+
+    def __bool__(self) -> bool:
+        return bool(self.given or self.lost)
+
+
+def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost: set[str]) -> Answers:
+    by_id = {p.id: p for p in pending}
+    by_call = {p.request.tool_call_id: p for p in pending}
+    given: dict[str, Answer] = {}
+    lost_answered: list[str] = []
+    for entry in _entries(run_input):
+        interrupt_id = entry.get("interruptId", entry.get("interrupt_id"))
+        if not isinstance(interrupt_id, str) or not interrupt_id:
+            raise ResumeError("INVALID_RESUME", "each resume entry needs an interruptId (a string)")
+        status = entry.get("status", "resolved")
+        if status not in ("resolved", "cancelled"):
+            raise ResumeError("INVALID_RESUME", f"resume entry {interrupt_id}: status must be 'resolved' or "
+                                                f"'cancelled' (got {status!r})", interruptId=interrupt_id)
+        if interrupt_id in given:
+            raise ResumeError("INVALID_RESUME", f"interrupt {interrupt_id} is answered twice in this run",
+                              interruptId=interrupt_id)
+        if interrupt_id in lost:
+            lost_answered.append(interrupt_id)
+            continue
+        target = by_id.get(interrupt_id)
+        if target is None:
+            raise ResumeError("UNKNOWN_INTERRUPT", f"interrupt {interrupt_id} is not open on thread "
+                                                   f"{run_input.thread_id!r} (unknown, or answered already); open: "
+                                                   f"{', '.join(by_id) or 'none'}", interruptId=interrupt_id)
+        given[interrupt_id] = _answer(target, status, entry.get("payload"))
+    tool_messages: set[str] = set()
+    for message in run_input.messages:
+        call_id = getattr(message, "tool_call_id", None)
+        if message.role != "tool" or call_id not in by_call:
+            continue
+        target = by_call[call_id]
+        tool_messages.add(message.id)
+        if target.id not in given:
+            given[target.id] = _answer(target, "resolved", _content(message.content))
+    return Answers(given, lost_answered, frozenset(tool_messages))
+
+
+def _entries(run_input: RunAgentInput) -> list[Mapping[str, Any]]:
+    entries: list[Mapping[str, Any]] = [e.model_dump(by_alias=True) for e in run_input.resume or ()]
+    props = run_input.forwarded_props if isinstance(run_input.forwarded_props, Mapping) else {}
+    extra = props.get("resume")
+    if extra is not None:
+        if not isinstance(extra, list) or not all(isinstance(e, Mapping) for e in extra):
+            raise ResumeError("INVALID_RESUME", "forwardedProps.resume must be a list of resume entries "
+                                                "({interruptId, status, payload})")
+        known = {e.get("interruptId") for e in entries}
+        entries += [e for e in extra if e.get("interruptId", e.get("interrupt_id")) not in known]
+    return entries
+
+
+def _content(content: Any) -> Any:
+    """A tool message's content: JSON when it is JSON, else its words."""
+    if isinstance(content, list):
+        content = "".join(str(getattr(part, "text", "") or "") for part in content)
+    if isinstance(content, str):
+        try:
+            return json.loads(content)
+        except ValueError:
+            return content
+    return content
+
+
+def _answer(target: PendingInterrupt, status: str, payload: Any) -> Answer:
+    if status == "cancelled":
+        message = payload.get("message") if isinstance(payload, Mapping) else None
+        return Answer(approved=False, message=message if isinstance(message, str) else None)
+    if target.request.reason == "question":
+        return _question_answer(target, payload)
+    if isinstance(payload, bool):
+        return Answer(approved=payload)
+    if isinstance(payload, str):
+        return Answer(approved=True) if YES.match(payload) else Answer(approved=False, message=payload)
+    if isinstance(payload, Mapping) and isinstance(payload.get("approved"), bool):
+        message = payload.get("message")
+        if message is not None and not isinstance(message, str):
+            raise ResumeError("INVALID_RESUME", f"interrupt {target.id}: message must be a string",
+                              interruptId=target.id)
+        return Answer(approved=payload["approved"], message=message)
+    raise ResumeError("INVALID_RESUME", f"interrupt {target.id} asks for approval: answer with "
+                                        '{"approved": true|false, "message"?: "..."}', interruptId=target.id)
+
+
+def _question_answer(target: PendingInterrupt, payload: Any) -> Answer:
+    questions = list(target.request.arguments.get("questions") or ())
+    texts = [str(q.get("question", "")) for q in questions if isinstance(q, Mapping)]
+    if isinstance(payload, str) and len(texts) == 1:
+        payload = {"answers": {texts[0]: payload}}
+    answers = payload.get("answers") if isinstance(payload, Mapping) else None
+    if not isinstance(answers, Mapping) or not answers:
+        raise ResumeError("INVALID_RESUME", f"interrupt {target.id} is a question: answer with "
+                                            '{"answers": {"<question>": "<answer>"}}', interruptId=target.id)
+    unknown = [q for q in answers if q not in texts]
+    if unknown:
+        raise ResumeError("INVALID_RESUME", f"interrupt {target.id} did not ask {unknown[0]!r}; it asked: "
+                                            f"{'; '.join(texts)}", interruptId=target.id)
+    flat = {str(q): ", ".join(map(str, a)) if isinstance(a, list) else str(a) for q, a in answers.items()}
+    return Answer(approved=True, payload={"answers": flat})
