@@ -59,7 +59,8 @@ def agent_capabilities(native: Capabilities, settings: RunnerSettings, endpoints
         execution=ExecutionCapabilities(code_execution=True, sandboxed=False,
                                         max_execution_time=int(settings.runner_run_timeout * 1000)),
         human_in_the_loop=HumanInTheLoopCapabilities(supported=native.interrupt, interventions=native.interrupt,
-                                                     feedback=True, approvals=False, interrupts=False),
+                                                     feedback=True, approvals=native.approvals,
+                                                     interrupts=native.approvals, approve_with_edits=False),
         custom={
             "runnerType": native.runner_type,
             "protocolVersion": PROTOCOL_VERSION,
@@ -73,6 +74,11 @@ def agent_capabilities(native: Capabilities, settings: RunnerSettings, endpoints
             "attachments": {"mimeTypes": mime_types, "maxBytes": settings.runner_max_attachment_bytes,
                             "sources": ["data", "url:file"] + (["url:http"] if settings.runner_fetch_urls else [])},
             "endpoints": endpoints,
+            "approvals": {"policies": ["auto", "ask"] if native.approvals else ["auto"],
+                          "defaultPolicy": settings.runner_approval_policy,
+                          "interruptTimeoutSeconds": settings.runner_interrupt_timeout,
+                          "answerForms": ["resume", "forwardedProps.resume", "toolMessage"] if native.approvals
+                          else []},
         },
     )
 

@@ -5,8 +5,13 @@ Posts an AG-UI ``RunAgentInput`` to ``POST /run`` and renders the SSE stream (``
 after N instead of posting. A dropped connection is resumed from the last event id it saw. Ctrl-C sends
 ``POST /interrupt`` for the thread and then waits for the stream to end; a second Ctrl-C quits at once.
 
+A run that ends waiting for a person (an approval, a question: ``--ask`` makes commands and file changes ask) is
+answered at the terminal (``approve? [y/N]``, or the question's options) and resumed; ``--approve-all`` approves
+everything for scripts.
+
 Exit status: 0 finished, 1 the run ended with RUN_ERROR, 2 bad usage, 3 the runner could not be reached or refused
-the request (connection refused, 401, 409, 422, ...), 4 the stream ended without a terminal event, 130 cancelled.
+the request (connection refused, 401, 409, 422, ...), 4 the stream ended without a terminal event, 5 the run waits
+for answers nobody here can give (no terminal, no --approve-all), 130 cancelled.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ import typer
 from httpx_sse import EventSource
 from rich.console import Console
 
+from ambient_runner.cli.answers import interrupts_of, resume_entries
 from ambient_runner.cli.render import TERMINAL_TYPES, EventRenderer
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
+EXIT_WAITING = 5  # the run waits for a person and nobody here can answer
 RECONNECT_ATTEMPTS = 5
 
 
@@ -128,6 +135,7 @@ class StreamReader(threading.Thread):
         super().__init__(daemon=True, name="runner-stream")
         self.client, self.thread_id, self.body, self.after = client, thread_id, body, after
         self.items: queue.Queue[StreamItem | ClientError | str | None] = queue.Queue()
+        self.terminal: dict[str, Any] | None = None
 
     def run(self) -> None:
         try:
@@ -160,10 +168,15 @@ class StreamReader(threading.Thread):
                 time.sleep(min(0.5 * attempts, 3.0))
 
 
-def run_body(thread_id: str, prompt: str, model: str | None) -> dict[str, Any]:
+def run_body(thread_id: str, prompt: str, model: str | None, ask: bool = False) -> dict[str, Any]:
+    props = {**({"model": model} if model else {}), **({"approvalPolicy": "ask"} if ask else {})}
     return {"threadId": thread_id, "runId": f"cli-{uuid.uuid4()}",
             "messages": [{"id": f"msg-{uuid.uuid4()}", "role": "user", "content": prompt}],
-            "state": {}, "tools": [], "context": [], "forwardedProps": {"model": model} if model else {}}
+            "state": {}, "tools": [], "context": [], "forwardedProps": props}
+
+
+def resume_body(thread_id: str, entries: list[dict[str, Any]], model: str | None, ask: bool) -> dict[str, Any]:
+    return {**run_body(thread_id, "", model, ask), "messages": [], "resume": entries}
 
 
 class CtrlC:
@@ -188,7 +201,8 @@ class CtrlC:
 
 def consume(reader: StreamReader, client: RunnerClient, json_out: bool, renderer: EventRenderer | None,
             err: Console, ctrl_c: CtrlC) -> int:
-    """Drain the reader's queue into the output; Ctrl-C interrupts the run once, then quits."""
+    """Drain the reader's queue into the output; Ctrl-C interrupts the run once, then quits. The terminal event
+    is left in ``reader.terminal``."""
     terminal: str | None = None
     handled = 0
     while True:
@@ -221,6 +235,7 @@ def consume(reader: StreamReader, client: RunnerClient, json_out: bool, renderer
             renderer.handle(item.event)
         if item.event.get("type") in TERMINAL_TYPES:
             terminal = _outcome(item.event)
+            reader.terminal = item.event
     if renderer:
         renderer.close()
     if terminal is None:
@@ -248,6 +263,10 @@ def run_command(
     json_out: bool = typer.Option(False, "--json", help="Print the raw AG-UI events, one JSON per line."),
     resume_from: int | None = typer.Option(None, "--resume-from", min=0, help="Follow GET /events/{thread} "
                                            "after event N instead of posting (needs --thread)."),
+    ask: bool = typer.Option(False, "--ask", help="Commands and file changes wait for your approval "
+                                                   "(forwardedProps.approvalPolicy=ask)."),
+    approve_all: bool = typer.Option(False, "--approve-all", help="Approve every request and take the first "
+                                                                  "option of every question (for scripts)."),
 ) -> None:
     """Send a prompt to a runner and show the agent's work as it streams."""
     err = Console(stderr=True, highlight=False)
@@ -259,19 +278,31 @@ def run_command(
         raise typer.Exit(EXIT_USAGE)
     thread_id = thread or f"cli-{uuid.uuid4()}"
     client = RunnerClient(url, token)
-    body = run_body(thread_id, prompt or "", model) if resume_from is None else None
-    renderer = None
+    body = run_body(thread_id, prompt or "", model, ask) if resume_from is None else None
     if not json_out:
         err.print(f"thread {thread_id}", style="dim")
-        renderer = EventRenderer(Console(highlight=False))
-    reader = StreamReader(client, thread_id, body, resume_from or 0)
     try:
-        with CtrlC() as ctrl_c:
-            reader.start()
-            code = consume(reader, client, json_out, renderer, err, ctrl_c)
+        while True:
+            renderer = None if json_out else EventRenderer(Console(highlight=False))
+            reader = StreamReader(client, thread_id, body, resume_from or 0)
+            try:
+                with CtrlC() as ctrl_c:
+                    reader.start()
+                    code = consume(reader, client, json_out, renderer, err, ctrl_c)
+            finally:
+                if renderer:
+                    renderer.close()
+            waiting = interrupts_of(reader.terminal) if code == EXIT_OK else []
+            if not waiting:
+                break
+            if not (approve_all or sys.stdin.isatty()):
+                err.print("the run waits for answers; run again with --approve-all, or answer from a terminal",
+                          style="yellow")
+                code = EXIT_WAITING
+                break
+            entries = resume_entries(waiting, approve_all=approve_all, ask=lambda text: input(text), out=err)
+            body, resume_from = resume_body(thread_id, entries, model, ask), None
     finally:
-        if renderer:
-            renderer.close()
         client.close()
     raise typer.Exit(code)
 

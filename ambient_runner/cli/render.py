@@ -34,7 +34,7 @@ class EventRenderer:
         self._streaming: str | None = None  # "text" | "reasoning" while a block streams
         self._tool_names: dict[str, str] = {}
         self._tool_args: dict[str, str] = {}
-        self.outcome: str | None = None  # "success" | "error" | "cancelled" after the terminal event
+        self.outcome: str | None = None  # "success" | "error" | "cancelled" | "interrupt" after the terminal event
         self.error_message: str | None = None
 
     # ----- spinner ---------------------------------------------------------------------------------------
@@ -148,9 +148,9 @@ class EventRenderer:
 
     def _on_run_finished(self, event: dict[str, Any]) -> None:
         outcome = event.get("outcome")
-        cancelled = isinstance(outcome, dict) and outcome.get("type") == "cancelled"
-        self.outcome = "cancelled" if cancelled else "success"
-        if cancelled:
+        kind = outcome.get("type") if isinstance(outcome, dict) else None
+        self.outcome = kind if kind in ("cancelled", "interrupt") else "success"
+        if kind == "cancelled":
             self._line(Text("⏹ cancelled", style="bold yellow"))
         self._summary(event)
 
@@ -160,7 +160,8 @@ class EventRenderer:
         result = event.get("result")
         if isinstance(result, dict) and isinstance(result.get("costUsd"), int | float):
             parts.append(f"${result['costUsd']:.4f}")
-        mark = {"success": "✓ done", "cancelled": "⏹", "error": "✗"}.get(self.outcome or "", "")
+        mark = {"success": "✓ done", "cancelled": "⏹", "error": "✗", "interrupt": "⏸ waiting for you"}.get(
+            self.outcome or "", "")
         self._line(Text(f"{mark} · " + " · ".join(parts), style="dim green" if self.outcome == "success"
                         else "dim"))
 

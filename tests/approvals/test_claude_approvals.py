@@ -8,13 +8,19 @@ interrupt while the CLI waits; the thread's next run answers it in one of three 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
+from rich.console import Console
 from runner_kits import RunnerKit, clean_credentials, runner_kit
+from typer.testing import CliRunner
 
+from ambient_runner.cli import answers as client_answers
+from ambient_runner.cli.main import app
 from ambient_runner.scripted_models.base import QUESTION
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
@@ -229,3 +235,34 @@ async def test_a_pod_replaced_while_paused_says_the_interrupt_is_lost(tmp_path: 
         assert after[-1]["type"] == "RUN_FINISHED"
         seen = json.dumps(kit.bridge.scripted.bodies()[-1])
         assert WRITE in seen  # the saved session continued: the model sees the earlier turn
+
+
+async def cli(*args: str) -> Result:
+    return await asyncio.to_thread(CliRunner().invoke, app, list(args), env={"AGUI_TOKEN": None})
+
+
+async def test_the_terminal_client_approves_and_resumes(kit: RunnerKit) -> None:
+    url = kit.runner.base_url
+    waiting = await cli("run", WRITE, "--url", url, "--thread", "t-cli-1", "--ask")  # no terminal to ask at
+    assert waiting.exit_code == 5, waiting.output
+    assert "⏸" in waiting.output and "echo hello > out.txt" in waiting.output
+    assert not (kit.settings.workspace_path / "out.txt").exists()
+    done = await cli("run", WRITE, "--url", url, "--thread", "t-cli-2", "--ask", "--approve-all")
+    assert done.exit_code == 0, done.output
+    assert "approved (--approve-all)" in done.output and "✓ done" in done.output
+    assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
+
+
+def test_the_client_puts_each_interrupt_to_the_person() -> None:
+    question = {"id": "i-2", "reason": "question", "message": "Which colour?", "responseSchema": {
+        "properties": {"answers": {"properties": {"Which colour?": {"type": "string", "examples": ["Red", "Blue"]}}}}}}
+    approval = {"id": "i-1", "reason": "tool_approval", "message": "run rm -rf build?"}
+    replies = iter(["n", "too risky", "2"])
+    entries = client_answers.resume_entries([approval, question], approve_all=False, ask=lambda _: next(replies),
+                             out=Console(file=io.StringIO()))
+    assert entries == [
+        {"interruptId": "i-1", "status": "resolved", "payload": {"approved": False, "message": "too risky"}},
+        {"interruptId": "i-2", "status": "resolved", "payload": {"answers": {"Which colour?": "Blue"}}}]
+    terminal = {"type": "RUN_FINISHED", "outcome": {"type": "interrupt", "interrupts": [approval]}}
+    assert client_answers.interrupts_of(terminal) == [approval]
+    assert client_answers.interrupts_of({"type": "RUN_FINISHED"}) == []
