@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from media import data_part, png
 from runner_kits import clean_credentials, runner_kit
-from ts_client import run_with_official_client
+from ts_client import approve_with_official_client, run_with_official_client
 
 from ambient_runner.scripted_models.base import PLAN_STEPS
 
@@ -57,3 +57,19 @@ async def test_the_plan_keeps_the_clients_state(tmp_path: Path, isolated_network
     steps = [{**s, "status": {"in_progress": "inProgress"}.get(s["status"], s["status"])} for s in PLAN_STEPS]
     assert run.state == {"document": {"title": "draft"},  # the app-server spells the statuses in camelCase
                          "plan": {"explanation": "The scripted plan.", "steps": steps}}
+
+
+async def test_an_approval_resumed_by_the_official_client(tmp_path: Path, isolated_network: None) -> None:
+    async with runner_kit("claude", tmp_path) as kit:
+        flow = await approve_with_official_client(
+            f"{kit.runner.base_url}/run", "t-approve", [user("Create out.txt with hello")],
+            payload={"approved": True}, forwarded_props={"approvalPolicy": "ask"})
+        assert flow["ok"], flow["error"]
+        first, second = flow["runs"]
+        assert first["events"][-1] == "RUN_FINISHED" and [i["reason"] for i in first["pending"]] == ["tool_approval"]
+        assert second["events"][:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"] and second["pending"] == []
+        assert "TOOL_CALL_RESULT" in second["events"]
+        assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
+    calls = [c["id"] for m in flow["messages"] for c in m.get("toolCalls", [])]
+    results = [m["toolCallId"] for m in flow["messages"] if m["role"] == "tool"]
+    assert calls == results == [first["pending"][0]["toolCallId"]]  # one call, answered once

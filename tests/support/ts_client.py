@@ -29,13 +29,27 @@ async def run_with_official_client(url: str, thread_id: str, messages: list[dict
                                    state: Any = None, run_id: str | None = None,
                                    forwarded_props: dict[str, Any] | None = None,
                                    headers: dict[str, str] | None = None) -> ClientRun:
+    config = {"url": url, "threadId": thread_id, "messages": messages, "state": state if state is not None else {},
+              "runId": run_id, "forwardedProps": forwarded_props or {}, "headers": headers or {}}
+    data = await _node(SCRIPT, config)
+    return ClientRun(data["ok"], data["error"], data["events"], data["messages"], data["state"])
+
+
+async def approve_with_official_client(url: str, thread_id: str, messages: list[dict[str, Any]], *,
+                                       payload: Any, forwarded_props: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A run, then (if it ended on interrupts) ``runAgent({resume})`` answering each with ``payload``:
+    ``{ok, error, runs: [{events, pending}], messages}``."""
+    config = {"url": url, "threadId": thread_id, "messages": messages, "forwardedProps": forwarded_props or {},
+              "payload": payload}
+    return await _node(CLIENT_DIR / "approve_flow.mjs", config)
+
+
+async def _node(script: Path, config: dict[str, Any]) -> dict[str, Any]:
     node = shutil.which("node")
     assert node is not None, "node is needed for the official client (the Gemini CLI needs it too)"
     assert (CLIENT_DIR / "node_modules" / "@ag-ui" / "client").is_dir(), "run `make install` (tests/ts_client)"
-    config = {"url": url, "threadId": thread_id, "messages": messages, "state": state if state is not None else {},
-              "runId": run_id, "forwardedProps": forwarded_props or {}, "headers": headers or {}}
     process = await asyncio.create_subprocess_exec(
-        node, str(SCRIPT), cwd=CLIENT_DIR, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        node, str(script), cwd=CLIENT_DIR, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
     try:
         stdout, stderr = await asyncio.wait_for(process.communicate(json.dumps(config).encode()), TIMEOUT)
@@ -44,5 +58,4 @@ async def run_with_official_client(url: str, thread_id: str, messages: list[dict
             process.kill()
             await process.wait()
     assert process.returncode == 0, stderr.decode(errors="replace")[-2000:]
-    data = json.loads(stdout.decode().strip().splitlines()[-1])
-    return ClientRun(data["ok"], data["error"], data["events"], data["messages"], data["state"])
+    return json.loads(stdout.decode().strip().splitlines()[-1])
