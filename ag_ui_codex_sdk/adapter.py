@@ -119,6 +119,14 @@ class CodexEventAdapter:
             log.warning("codex notification %s not understood; kept as RAW", method, exc_info=True)
             return [self._raw(method, params)]
 
+    def has_started(self, tool_call_id: str) -> bool:
+        return tool_call_id in self._tools_started
+
+    def note_started(self, tool_call_id: str) -> None:
+        """A tool call streamed by someone else (the runner, for a request the stream had not shown)."""
+        self._tools_started.add(tool_call_id)
+        self._tools_open.pop(tool_call_id, None)
+
     def finish(self) -> list[BaseEvent]:
         """Close whatever is still open (the stream ended without ``turn/completed``)."""
         return self._close_all()

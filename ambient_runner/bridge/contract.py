@@ -104,6 +104,7 @@ class RunOptions(_CamelModel):
     mode: str | None = None  # "plan" = read-only planning mode
     reasoning_effort: str | None = None
     approval_policy: str = "auto"  # "ask": tools that change things wait for a person (an interrupt)
+    approval_policy_named: bool = False  # by the run itself (else the deployment's default)
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

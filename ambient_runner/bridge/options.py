@@ -57,8 +57,10 @@ class RunnerOptions:
         model = self._model(props.get("model"), settings)
         mode = self._mode(props.get("mode"), settings)
         effort = self._effort(props)
-        policy = self._approval_policy(props.get("approvalPolicy", props.get("approval_policy")), settings)
-        return RunOptions(model=model, mode=mode, reasoning_effort=effort, approval_policy=policy)
+        named = props.get("approvalPolicy", props.get("approval_policy"))
+        policy = self._approval_policy(named, settings)
+        return RunOptions(model=model, mode=mode, reasoning_effort=effort, approval_policy=policy,
+                          approval_policy_named=named is not None)
 
     def _model(self, value: Any, settings: RunnerSettings) -> str | None:
         if value is None:

@@ -8,8 +8,6 @@ a new runner instance with the same state dir resumes the conversation (``--resu
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -21,12 +19,7 @@ from ag_ui.core import (
     BaseEvent,
     EventType,
     RunErrorEvent,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
     ToolCallResultEvent,
-    ToolCallStartEvent,
 )
 from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, SystemMessage
 
@@ -34,6 +27,7 @@ from ag_ui_claude import ClaudeEventAdapter
 from ag_ui_claude.tasks import task_report
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
 from ambient_runner.bridge.options import RunnerOptions
+from ambient_runner.bridge.pauses import Paused, Pauses
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.options import (
@@ -43,7 +37,7 @@ from ambient_runner.bridges.claude.options import (
     launcher_dir,
     process_group_launcher,
 )
-from ambient_runner.bridges.claude.worker import DEFAULT_PERMISSION_MODE, ClaudeSession, Paused
+from ambient_runner.bridges.claude.worker import DEFAULT_PERMISSION_MODE, ClaudeSession
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.mcp.status import McpServerStatus, configured
@@ -75,14 +69,6 @@ TERMINAL = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 
 
 @dataclass
-class _Parked:
-    """A CLI turn waiting for a person: its messages (the session's suspended turn) and its adapter."""
-
-    messages: AsyncIterator[Any]
-    adapter: ClaudeEventAdapter
-
-
-@dataclass
 class _TurnEnd:
     paused: bool = False
 
@@ -101,8 +87,7 @@ class ClaudeBridge(Bridge):
         self._cli_path: Path | None = None
         self.mcp = settings.mcp_servers
         self._mcp_reported: dict[str, McpServerStatus] = {}
-        self._parked: dict[str, _Parked] = {}  # thread -> its CLI turn waiting for a person's answer
-        self._policies: dict[str, str] = {}  # thread -> the approval policy of its latest run
+        self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
 
     # ----- lifecycle -------------------------------------------------------------------------------------
@@ -120,10 +105,7 @@ class ClaudeBridge(Bridge):
         await self.start_model_proxy(model_upstream(self.auth()), self.settings.runner_model_proxy)
 
     async def shutdown(self) -> None:
-        parked, self._parked = list(self._parked.values()), {}
-        for turn in parked:  # the CLI's waiting turn is abandoned (interrupted) with its process below
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(turn.messages.aclose(), SHUTDOWN_TIMEOUT)
+        await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
         sessions, self._sessions = list(self._sessions.values()), {}
         if sessions:
             await asyncio.wait_for(asyncio.gather(*(s.close() for s in sessions), return_exceptions=True),
@@ -185,15 +167,15 @@ class ClaudeBridge(Bridge):
         auth = self.auth()
         if not auth.ok:
             raise BridgeError(auth.describe_missing(), code="AUTH_MISSING")
-        parked = self._parked.pop(turn.thread_id, None)
+        self.pauses.adopt_policy(turn.thread_id, turn.options)
+        parked = self.pauses.take(turn.thread_id)
         has_prompt = bool(turn.prompt.strip())
         if parked is None and not has_prompt:
             raise BridgeError("The run has no user message to send to Claude.", code="EMPTY_PROMPT")
-        self._policies[turn.thread_id] = turn.options.approval_policy
         if parked is not None:
             parked.adapter.run_id = turn.run_id
             end = _TurnEnd()
-            async for event in self._stream(turn, parked.messages, parked.adapter, end, last=not has_prompt):
+            async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not has_prompt):
                 yield event
             if end.paused or not has_prompt:
                 return
@@ -215,7 +197,8 @@ class ClaudeBridge(Bridge):
             async for item in messages:
                 if isinstance(item, Paused):
                     end.paused = True  # before the terminal event: the run ends while the CLI waits
-                    for event in self._paused_events(turn, adapter):
+                    for event in self.pauses.ending(turn.thread_id, turn.run_id, started=adapter.has_started,
+                                                    note_started=adapter.note_started):
                         yield event
                     return
                 servers = _init_mcp_servers(item)
@@ -242,32 +225,15 @@ class ClaudeBridge(Bridge):
                 yield event
         finally:
             if end.paused:
-                self._parked[turn.thread_id] = _Parked(messages, adapter)
+                self.pauses.park(turn.thread_id, messages, adapter)
             else:
                 await messages.aclose()
-
-    def _paused_events(self, turn: Turn, adapter: ClaudeEventAdapter) -> list[BaseEvent]:
-        """The run's end while the CLI waits: each waiting tool call (streamed here when the CLI had not), then
-        ``RUN_FINISHED`` with the interrupts."""
-        pending = self.host.interrupts.pending(turn.thread_id)
-        events: list[BaseEvent] = [*adapter.finish()]
-        for waiting in pending:
-            call = waiting.request
-            if not adapter.has_started(call.tool_call_id):
-                adapter.note_started(call.tool_call_id)
-                events += [ToolCallStartEvent(tool_call_id=call.tool_call_id, tool_call_name=call.tool_name),
-                           ToolCallArgsEvent(tool_call_id=call.tool_call_id, delta=json.dumps(call.arguments)),
-                           ToolCallEndEvent(tool_call_id=call.tool_call_id)]
-        if not pending:  # answered or expired before the run could end: the turn goes on in the next run
-            return events
-        outcome = RunFinishedInterruptOutcome(interrupts=[p.interrupt() for p in pending])
-        return [*events, RunFinishedEvent(thread_id=turn.thread_id, run_id=turn.run_id, outcome=outcome)]
 
     async def _gate(self, thread_id: str, tool_name: str, tool_input: dict[str, Any], context: Any
                     ) -> PermissionResultAllow | PermissionResultDeny:
         """``can_use_tool``: allowed at once, or put to a person as an interrupt while the CLI waits."""
         tool_call_id = str(getattr(context, "tool_use_id", "") or f"{tool_name}-{id(context)}")
-        request = request_for(tool_name, tool_input, tool_call_id, self._policies.get(thread_id, "auto"))
+        request = request_for(tool_name, tool_input, tool_call_id, self.pauses.policy(thread_id))
         if request is None:
             return PermissionResultAllow(updated_input=tool_input)
         pending = self.host.interrupts.open(thread_id, request)

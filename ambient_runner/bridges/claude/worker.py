@@ -20,6 +20,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
 from ambient_runner.bridge.contract import BridgeError
+from ambient_runner.bridge.pauses import Paused
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.stderr_tail import StderrTail
@@ -61,13 +62,6 @@ def _init_session_id(item: Any) -> str | None:
     if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
         return str(item.get("session_id") or "") or None
     return None
-
-
-@dataclass(frozen=True)
-class Paused:
-    """Put among a turn's messages when the CLI waits for a person's answer (see ``ClaudeSession.pause``)."""
-
-    interrupt_id: str
 
 
 class ClaudeSession:

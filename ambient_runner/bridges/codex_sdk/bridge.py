@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -20,7 +21,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ag_ui.core import BaseEvent, RunErrorEvent
+from ag_ui.core import BaseEvent, EventType, RunErrorEvent
 from openai_codex import CodexError, ImageInput, Sandbox, TextInput
 
 from ag_ui_codex_sdk import CodexEventAdapter
@@ -33,6 +34,14 @@ from ambient_runner.bridge.contract import (
     Turn,
 )
 from ambient_runner.bridge.options import RunnerOptions
+from ambient_runner.bridge.pauses import PausableFeed, Paused, Pauses
+from ambient_runner.bridges.codex_sdk.approvals import (
+    auto_answer,
+    codex_thread_of,
+    decision,
+    refusal_note,
+    request_for,
+)
 from ambient_runner.bridges.codex_sdk.auth import (
     AUTH_FILE_VARIABLE,
     CREDENTIAL_FILES,
@@ -47,11 +56,12 @@ from ambient_runner.bridges.codex_sdk.auth import (
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
 from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_for_mcp_startup
-from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex
+from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex, start_turn
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.process.descendants import GroupTracker, descendant_groups, reap_in_background
 from ambient_runner.process.environment import cli_environment
+from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
@@ -62,9 +72,17 @@ INTERRUPT_TIMEOUT = 10.0
 COMMAND_TERM_GRACE = 1.0  # s an interrupted turn's command gets between SIGTERM and SIGKILL
 TURN_ACTIVATION_WAIT = 3.0  # s an interrupt of a just-started turn is retried until Codex has made it active
 # printed at every start when CODEX_HOME is under /tmp (it then skips its arg0 helper links; nothing breaks)
+PAUSE_SETTLE = 2.0  # s a request may wait for the stream to show its tool call before the run ends anyway
+TERMINAL = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 HARMLESS_STDERR = ("WARNING: proceeding, even though we could not create PATH aliases",)
 OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, efforts=REASONING_EFFORTS,
-                        mode_note="plan = read-only sandbox for the turn", effort_note="Codex reasoning effort")
+                        approvals=True, mode_note="plan = read-only sandbox for the turn",
+                        effort_note="Codex reasoning effort")
+
+
+@dataclasses.dataclass
+class _TurnEnd:
+    paused: bool = False
 
 
 class CodexBridge(Bridge):
@@ -88,6 +106,11 @@ class CodexBridge(Bridge):
         self.mcp = settings.mcp_servers
         self._mcp_ready: set[tuple[int, str]] = set()  # (app-server, Codex thread) whose MCP startup was awaited
         self._mcp_thread: str | None = None  # latest such thread: /mcp-status reports its connections
+        self.pauses = Pauses(lambda: self.host.interrupts)  # turns waiting for a person's answer
+        self._feeds: dict[str, PausableFeed] = {}  # AG-UI thread -> its running turn's stream
+        self._agui_threads: dict[str, str] = {}  # Codex thread id -> AG-UI thread id
+        self._notes: dict[str, list[str]] = {}  # AG-UI thread -> the person's words with refusals, for Codex
+        self._requests: set[asyncio.Task[None]] = set()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -115,6 +138,7 @@ class CodexBridge(Bridge):
         await self._prepare()
 
     async def shutdown(self) -> None:
+        await self.pauses.close()
         app, self._app = self._app, None
         if app is not None:
             await app.close()
@@ -139,7 +163,7 @@ class CodexBridge(Bridge):
                                    **mcp.aliases, **auth.environment()}, passthrough=mcp.passthrough)
             self._app = AppServer(codex_bin=self.codex_bin, codex_home=self.codex_home,
                                   workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir,
-                                  overrides=overrides)
+                                  overrides=overrides, on_request=self._on_request)
             return self._app
 
     def _mcp_render(self):  # noqa: ANN202 - ambient_runner.mcp.render.CodexMcp
@@ -179,7 +203,7 @@ class CodexBridge(Bridge):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             runner_type=self.runner_type, framework=self.framework, reasoning=True, state_snapshots=True,
-            state_deltas=True, input_mime_types=sorted(self.attachment_types),
+            approvals=True, state_deltas=True, input_mime_types=sorted(self.attachment_types),
             mcp=True, default_model=self.default_model, models=OPTIONS.models(self.settings),
             options=OPTIONS.specs(self.settings))
 
@@ -195,23 +219,66 @@ class CodexBridge(Bridge):
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        """A Codex turn; when the thread's last run paused on a person's answer, that turn goes on first and what
+        follows it (the person's words with a refusal, the run's new message) is the next turn."""
         if not self.settings.runner_scripted_model and not self.auth.ok:
             raise BridgeError(MISSING_MESSAGE, code="AUTH_MISSING")
+        self.pauses.adopt_policy(turn.thread_id, turn.options)
+        parked = self.pauses.take(turn.thread_id)
+        if parked is not None:
+            end = _TurnEnd()
+            follows = bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
+            async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not follows):
+                yield event
+            prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
+            if end.paused or not prompt:
+                return
+            turn = dataclasses.replace(turn, prompt=prompt)
         app = await self._prepare()
         if turn.interrupted.is_set():  # asked while the app-server was starting: no turn is started
             return
         model = turn.options.model or self.default_model
         handle = await self._start_turn(app, turn, model)
         adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model, client_state=turn.input.state)
+        feed = PausableFeed(handle.stream())
         # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
-        tools = GroupTracker(app.pgid).start() if app.pgid else None
-        notifications = handle.stream()
-        events = adapter.stream(notifications)
+        feed.extra["tools"] = GroupTracker(app.pgid).start() if app.pgid else None
+        self._feeds[turn.thread_id] = feed
+        async for event in self._stream(turn, feed, adapter, _TurnEnd(), last=True):
+            yield event
+
+    async def _stream(self, turn: Turn, feed: PausableFeed, adapter: CodexEventAdapter, end: _TurnEnd, *,
+                      last: bool) -> AsyncIterator[BaseEvent]:
+        """The AG-UI events of one Codex turn, up to ``turn/completed`` or a pause (then the turn is parked for
+        the thread's next run). ``last``: the turn's end is the run's."""
+        app, tools = self._app, feed.extra.get("tools")
+        assert app is not None
+        waiting = False  # a request is open: the run ends once the stream has shown its tool call
         try:
-            async for event in events:
-                if isinstance(event, RunErrorEvent):
-                    raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
-                                      stderr_tail=self._stderr(turn, app))
+            while True:
+                try:
+                    item = await feed.get(PAUSE_SETTLE if waiting else None)
+                except StopAsyncIteration:
+                    break
+                if isinstance(item, Paused):
+                    waiting = True
+                elif item is not None:
+                    for event in adapter.transform(item):
+                        if event.type in TERMINAL and not last:
+                            continue
+                        if isinstance(event, RunErrorEvent):
+                            raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
+                                              stderr_tail=self._stderr(turn, app))
+                        yield event
+                    if adapter.terminal is not None:
+                        break
+                if waiting and (item is None or self._calls_shown(turn.thread_id, adapter)):
+                    end.paused = True
+                    for event in self.pauses.ending(turn.thread_id, turn.run_id, started=adapter.has_started,
+                                                    note_started=adapter.note_started):
+                        yield event
+                    return
+            for event in adapter.finish():
                 yield event
         except (CodexError, OSError) as exc:  # transport closed (or a broken pipe): the app-server died mid-turn
             log.warning("codex app-server failed mid-turn: %s", exc)
@@ -225,16 +292,55 @@ class CodexBridge(Bridge):
                               "run starts a new one and continues the thread.", code="CLI_EXITED",
                               stderr_tail=stderr) from exc
         finally:
-            if tools is not None:
-                await tools.stop()
-            if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
-                with contextlib.suppress(Exception):  # and its running command
-                    await asyncio.shield(self.interrupt(turn.thread_id))
-            self._turns.pop(turn.thread_id, None)
-            self._baselines.pop(turn.thread_id, None)
-            for generator in (events, notifications):  # the SDK's stream closes its turn subscription
-                with contextlib.suppress(Exception):
-                    await generator.aclose()
+            if end.paused:
+                self.pauses.park(turn.thread_id, feed, adapter)
+            else:
+                await self._end_stream(turn.thread_id, feed, adapter, app)
+
+    async def _end_stream(self, thread_id: str, feed: PausableFeed, adapter: CodexEventAdapter,
+                          app: AppServer) -> None:
+        tools = feed.extra.get("tools")
+        if tools is not None:
+            await tools.stop()
+        if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
+            with contextlib.suppress(Exception):  # and its running command
+                await asyncio.shield(self.interrupt(thread_id))
+        self._turns.pop(thread_id, None)
+        self._baselines.pop(thread_id, None)
+        self._feeds.pop(thread_id, None)
+        await feed.aclose()  # the SDK's stream closes its turn subscription
+
+    def _calls_shown(self, thread_id: str, adapter: CodexEventAdapter) -> bool:
+        return all(adapter.has_started(p.request.tool_call_id) for p in self.host.interrupts.pending(thread_id))
+
+    # ----- the app-server's requests -----------------------------------------------------------------------
+    def _on_request(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+        """On the event loop, for each request the app-server sends (its reader reads on)."""
+        task = asyncio.create_task(self._answer(request_id, method, params), name=f"codex-request-{request_id}")
+        self._requests.add(task)
+        task.add_done_callback(self._requests.discard)
+
+    async def _answer(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+        app = self._app
+        thread_id = self._agui_threads.get(codex_thread_of(params))
+        request = request_for(method, params, self.pauses.policy(thread_id or ""))
+        if app is None:
+            return
+        if thread_id is None or request is None:
+            app.respond(request_id, auto_answer(method))
+            return
+        pending = self.host.interrupts.open(thread_id, request)
+        feed = self._feeds.get(thread_id)
+        if feed is not None:
+            feed.pause(pending.id)
+        try:
+            answer = await pending.answer
+        except asyncio.CancelledError:  # the runner is stopping
+            answer = Answer(approved=False, stop_turn=True)
+        app.respond(request_id, decision(answer))
+        note = refusal_note(answer)
+        if note:
+            self._notes.setdefault(thread_id, []).append(note)
 
     async def _start_turn(self, app: AppServer, turn: Turn, model: str) -> Any:
         codex_thread_id = self.sessions.get(turn.thread_id)
@@ -249,6 +355,7 @@ class CodexBridge(Bridge):
             why = f"the Codex app-server {how}" if how else str(exc)
             raise BridgeError(f"Could not {what}: {why}", code="SESSION_ERROR", stderr_tail=stderr) from exc
         self.sessions.set(turn.thread_id, thread.id)
+        self._agui_threads[thread.id] = turn.thread_id
         started = (id(app.codex), thread.id)
         if self.mcp and started not in self._mcp_ready:  # Codex starts MCP servers in the background
             await wait_for_mcp_startup(self.mcp, app.codex, thread.id)
@@ -262,7 +369,8 @@ class CodexBridge(Bridge):
         if app.pgid:  # what runs before the turn starts (MCP servers): never ended by an interrupt
             self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         try:
-            handle = await thread.turn(turn_input(turn), **options)
+            ask = self.pauses.policy(turn.thread_id) == "ask"
+            handle = await start_turn(thread, turn_input(turn), ask=ask, **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             self._baselines.pop(turn.thread_id, None)
             raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",

@@ -23,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from openai_codex import ApprovalMode, AsyncCodex, AsyncThread, CodexConfig
+from openai_codex.api import AsyncTurnHandle, TurnStartParams, _sandbox_policy, _to_wire_turn_input
+from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue
 
+from ambient_runner.bridges.codex_sdk.requests import AnsweringClient, OnRequest
 from ambient_runner.process.supervisor import reap_group
 
 log = logging.getLogger(__name__)
@@ -76,7 +79,9 @@ class AppServer:
     """The long-lived Codex app-server and the threads opened on it."""
 
     def __init__(self, *, codex_bin: Path, codex_home: Path, workspace: Path, env: Mapping[str, str],
-                 path_dir: Path | None = None, overrides: Sequence[str] = ()) -> None:
+                 path_dir: Path | None = None, overrides: Sequence[str] = (),
+                 on_request: OnRequest | None = None) -> None:
+        self.on_request = on_request  # the app-server's requests (approvals): see ``requests``
         self.codex_bin = codex_bin
         self.overrides = tuple(overrides)  # ``-c key=value``: rank above the workspace's .codex/config.toml
         self.codex_home = codex_home
@@ -116,7 +121,10 @@ class AppServer:
             if self._codex is not None:
                 log.warning("codex app-server died; restarting. stderr: %s", self.stderr_tail(5))
                 await self._close_locked()
-            codex = AsyncCodex(self._config())
+            config = self._config()
+            codex = AsyncCodex(config)
+            if self.on_request is not None:  # its requests are answered off the reader thread
+                codex._client._sync = AnsweringClient(config, asyncio.get_running_loop(), self.on_request)
             try:
                 await codex._client.start()  # spawn first: the SDK drops its process if the handshake fails
                 self._last_proc = _process_of(codex)
@@ -142,6 +150,12 @@ class AppServer:
         # secrets never reach the app-server (CONTRACTS.md section 5).
         full_env = {name: "" for name in os.environ if name not in env} | env
         return CodexConfig(launch_args_override=argv, cwd=str(self.workspace), env=full_env)
+
+    def respond(self, request_id: Any, result: dict[str, Any]) -> None:
+        """Answer one of the app-server's requests (``on_request``)."""
+        sync = getattr(getattr(self._codex, "_client", None), "_sync", None)
+        if isinstance(sync, AnsweringClient):
+            sync.respond(request_id, result)
 
     async def close(self) -> None:
         async with self._lock:
@@ -199,3 +213,19 @@ class AppServer:
             thread = await codex.thread_start(**options)
         self._threads[thread.id] = thread
         return thread
+
+
+async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, effort: Any = None, model: str | None = None,
+                     sandbox: Any = None) -> AsyncTurnHandle:
+    """``thread.turn(...)`` with the turn's approval policy: ``untrusted`` when the run asks for approvals (every
+    command that is not known to be safe, every file change), else ``never`` (the SDK's high-level ``turn`` offers
+    only its own two modes)."""
+    codex = thread._codex
+    wire_input, tool_output = _to_wire_turn_input(run_input)
+    await codex._ensure_initialized()
+    policy = AskForApprovalValue.untrusted if ask else AskForApprovalValue.never
+    params = TurnStartParams(thread_id=thread.id, input=wire_input, tool_output=tool_output,
+                             approval_policy=AskForApproval(root=policy), effort=effort, model=model,
+                             sandbox_policy=_sandbox_policy(sandbox))
+    started, subscription = await codex._client._start_turn(thread.id, wire_input, params=params, for_handle=True)
+    return AsyncTurnHandle(codex, thread.id, started.turn.id, _subscription=subscription)

@@ -1,0 +1,139 @@
+"""CLI turns that wait for a person, written once for every bridge.
+
+When a CLI asks for an approval or puts a question, its bridge opens an interrupt (``runs.interrupts``) and a
+``Paused`` marker joins the turn's stream. The bridge then ends the run (``ending``: the waiting tool calls, then
+``RUN_FINISHED`` with the interrupts) and parks the turn: its stream and adapter, untouched, for the thread's next
+run, which takes it back (``take``) once the answer has reached the CLI and streams the rest of the same turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ag_ui.core import (
+    BaseEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+
+from ambient_runner.bridge.contract import RunOptions
+from ambient_runner.runs.interrupts import InterruptBook
+
+
+@dataclass(frozen=True)
+class Paused:
+    """Among a turn's messages: the CLI waits for the answer to ``interrupt_id``."""
+
+    interrupt_id: str
+
+
+@dataclass
+class ParkedTurn:
+    stream: AsyncIterator[Any]  # the turn's messages, suspended where the CLI began to wait
+    adapter: Any  # the turn's event adapter, with what it has opened and streamed
+
+
+class Pauses:
+    def __init__(self, book: Callable[[], InterruptBook]) -> None:
+        self._book = book  # the core's book (the bridge is lent it after construction)
+        self._parked: dict[str, ParkedTurn] = {}
+        self._policies: dict[str, str] = {}  # thread -> the approval policy its turns run under
+
+    def adopt_policy(self, thread_id: str, options: RunOptions) -> str:
+        """The approval policy of the thread's turns from this run on: the run's own when it names one; a run
+        that goes on from a pause without naming one keeps the paused run's; else the deployment's default."""
+        if options.approval_policy_named or thread_id not in self._parked:
+            self._policies[thread_id] = options.approval_policy
+        return self._policies.get(thread_id, options.approval_policy)
+
+    def policy(self, thread_id: str) -> str:
+        return self._policies.get(thread_id, "auto")
+
+    def park(self, thread_id: str, stream: AsyncIterator[Any], adapter: Any) -> None:
+        self._parked[thread_id] = ParkedTurn(stream, adapter)
+
+    def take(self, thread_id: str) -> ParkedTurn | None:
+        return self._parked.pop(thread_id, None)
+
+    def ending(self, thread_id: str, run_id: str, *, started: Callable[[str], bool],
+               note_started: Callable[[str], None]) -> list[BaseEvent]:
+        """The run's end while the CLI waits: each waiting tool call the stream has not shown (from the request
+        itself), then ``RUN_FINISHED`` with the thread's open interrupts. Nothing when they were answered before
+        the run could end (the turn goes on in the next run)."""
+        pending = self._book().pending(thread_id)
+        events: list[BaseEvent] = []
+        for waiting in pending:
+            call = waiting.request
+            if not started(call.tool_call_id):
+                note_started(call.tool_call_id)
+                events += [ToolCallStartEvent(tool_call_id=call.tool_call_id, tool_call_name=call.tool_name),
+                           ToolCallArgsEvent(tool_call_id=call.tool_call_id, delta=json.dumps(call.arguments)),
+                           ToolCallEndEvent(tool_call_id=call.tool_call_id)]
+        if not pending:
+            return events
+        outcome = RunFinishedInterruptOutcome(interrupts=[p.interrupt() for p in pending])
+        return [*events, RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=outcome)]
+
+    async def close(self) -> None:
+        """Runner shutdown: each parked turn's stream is closed (its bridge ends the CLI's turn)."""
+        parked, self._parked = list(self._parked.values()), {}
+        for turn in parked:
+            with contextlib.suppress(Exception):
+                await turn.stream.aclose()
+
+
+class PausableFeed:
+    """A turn's stream with ``Paused`` markers put in from outside (a CLI's request arrives beside its stream).
+
+    ``get(within)`` returns the next item, or None when nothing came within ``within`` seconds; it never cancels a read
+    of the stream (the feed can be parked while one is pending). ``StopAsyncIteration`` at the stream's end."""
+
+    def __init__(self, stream: AsyncIterator[Any]) -> None:
+        self._stream = stream
+        self._pauses: asyncio.Queue[Paused] = asyncio.Queue()
+        self._next: asyncio.Future[Any] | None = None
+        self._pause: asyncio.Future[Paused] | None = None
+        self.extra: dict[str, Any] = {}  # what the bridge keeps with the turn while it is parked
+
+    def pause(self, interrupt_id: str) -> None:
+        self._pauses.put_nowait(Paused(interrupt_id))
+
+    def __aiter__(self) -> PausableFeed:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self.get(None)
+        assert item is not None
+        return item
+
+    async def get(self, within: float | None) -> Any:
+        if self._next is None:
+            self._next = asyncio.ensure_future(anext(self._stream))
+        if self._pause is None:
+            self._pause = asyncio.ensure_future(self._pauses.get())
+        await asyncio.wait({self._next, self._pause}, timeout=within, return_when=asyncio.FIRST_COMPLETED)
+        if self._next.done():  # the stream first: what the CLI printed before its request
+            done, self._next = self._next, None
+            return done.result()  # StopAsyncIteration at the end
+        if self._pause.done():
+            done, self._pause = self._pause, None
+            return done.result()
+        return None
+
+    async def aclose(self) -> None:
+        for task in (self._next, self._pause):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        self._next = self._pause = None
+        with contextlib.suppress(Exception):
+            await self._stream.aclose()

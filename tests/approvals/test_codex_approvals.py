@@ -1,0 +1,97 @@
+"""A person in the loop with the real Codex app-server (scripted Responses server, loopback-only netns, the real
+service over HTTP/SSE; every stream checked by ag-ui-validate and the project's checks).
+
+Under ``approvalPolicy: ask`` a turn runs with Codex's ``untrusted`` policy: its request to run
+``echo hello > out.txt`` ends the run with an interrupt while the app-server waits; its reader never does (two
+threads pause at once and each goes on by itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runner_kits import RunnerKit, clean_credentials, runner_kit
+
+pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
+
+ASK = {"approvalPolicy": "ask"}
+WRITE = "Create out.txt with hello"
+
+
+def interrupts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    outcome = events[-1].get("outcome") or {}
+    assert events[-1]["type"] == "RUN_FINISHED" and outcome.get("type") == "interrupt", events[-1]
+    return outcome["interrupts"]
+
+
+def answer(thread: str, interrupt: dict[str, Any], payload: Any) -> dict[str, Any]:
+    return {"threadId": thread, "messages": [],
+            "resume": [{"interruptId": interrupt["id"], "status": "resolved", "payload": payload}]}
+
+
+def tool_outputs(bodies: list[Any]) -> list[str]:
+    """The function-call outputs the model was sent."""
+    return [str(item.get("output")) for body in bodies for item in (body or {}).get("input", [])
+            if isinstance(item, dict) and item.get("type") == "function_call_output"]
+
+
+@pytest.fixture
+async def kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    clean_credentials(monkeypatch)
+    async with runner_kit("codex-sdk", tmp_path) as kit:
+        yield kit
+
+
+async def test_an_approved_command_runs_in_the_next_run(kit: RunnerKit) -> None:
+    events = await kit.runner.run("t-approve", WRITE, ASK)
+    (interrupt,) = interrupts_of(events)
+    call = next(e for e in events if e["type"] == "TOOL_CALL_START")
+    assert interrupt["reason"] == "tool_approval" and interrupt["toolCallId"] == call["toolCallId"]
+    assert "echo hello > out.txt" in interrupt["message"]
+    out = kit.settings.workspace_path / "out.txt"
+    assert not out.exists()
+    resumed = await kit.runner.post(answer("t-approve", interrupt, {"approved": True}))
+    assert [e["type"] for e in resumed][:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]
+    assert next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")["toolCallId"] == call["toolCallId"]
+    assert resumed[-1]["type"] == "RUN_FINISHED" and resumed[-1].get("outcome") in (None, {"type": "success"})
+    assert out.read_text().strip() == "hello"
+
+
+async def test_a_refusal_declines_and_the_persons_words_follow(kit: RunnerKit) -> None:
+    events = await kit.runner.run("t-refuse", WRITE, ASK)
+    (interrupt,) = interrupts_of(events)
+    why = "NOTOOL use a temp dir"  # the scripted model answers it in words
+    resumed = await kit.runner.post(answer("t-refuse", interrupt, {"approved": False, "message": why}))
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert not (kit.settings.workspace_path / "out.txt").exists()
+    bodies = kit.bridge.scripted.bodies()
+    assert any("rejected" in output.lower() for output in tool_outputs(bodies))
+    assert why in json.dumps(bodies[-1])  # the next user input told the model why
+
+
+async def test_two_threads_paused_at_once_go_on_independently(kit: RunnerKit) -> None:
+    first, second = await asyncio.gather(kit.runner.run("t-one", WRITE, ASK),
+                                         kit.runner.run("t-two", "NOTOOL hello", ASK))
+    (waiting,) = interrupts_of(first)
+    assert second[-1]["type"] == "RUN_FINISHED" and not second[-1].get("outcome")  # not held up by the pause
+    other = await kit.runner.run("t-three", WRITE, ASK)
+    (also_waiting,) = interrupts_of(other)
+    refused = await kit.runner.post(answer("t-three", also_waiting, False))
+    assert refused[-1]["type"] == "RUN_FINISHED"
+    approved = await kit.runner.post(answer("t-one", waiting, True))
+    assert approved[-1]["type"] == "RUN_FINISHED"
+    assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
+
+
+async def test_interrupt_while_paused_cancels_the_request(kit: RunnerKit) -> None:
+    events = await kit.runner.run("t-stop", WRITE, ASK)
+    (interrupt,) = interrupts_of(events)
+    response = await kit.runner.interrupt("t-stop")
+    assert response.status_code == 200 and response.json()["refusedInterrupts"] == [interrupt["id"]]
+    after = await kit.runner.run("t-stop", "NOTOOL hello again")
+    assert after[-1]["type"] == "RUN_FINISHED"
+    assert not (kit.settings.workspace_path / "out.txt").exists()
