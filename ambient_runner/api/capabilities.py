@@ -48,7 +48,7 @@ def agent_capabilities(native: Capabilities, settings: RunnerSettings, endpoints
         identity=IdentityCapabilities(name=f"ambient-runner ({native.runner_type})", type=native.framework,
                                       version=__version__, provider="ambient-code"),
         transport=TransportCapabilities(streaming=True, resumable=True),  # GET /events/{thread}?after=<seq>
-        tools=ToolsCapabilities(supported=native.tool_calls, client_provided=False),
+        tools=ToolsCapabilities(supported=native.tool_calls, client_provided=native.client_tools),
         state=StateCapabilities(snapshots=native.state_snapshots, deltas=native.state_deltas,
                                 persistent_state=False),
         multi_agent=MultiAgentCapabilities(supported=native.subagents, delegation=native.subagents),

@@ -90,6 +90,7 @@ class Capabilities(_CamelModel):
     state_snapshots: bool = False
     state_deltas: bool = False
     approvals: bool = False  # tool approvals and questions as AG-UI interrupts
+    client_tools: bool = False  # the run's frontend tools (RunAgentInput.tools) are offered to the agent
     subagents: bool = False  # the agent delegates to sub-agents, streamed as SUBAGENT_* segments
     input_mime_types: list[str] = Field(default_factory=list)  # the image / document parts it takes
     default_model: str | None = None

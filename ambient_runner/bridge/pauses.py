@@ -19,6 +19,7 @@ from ag_ui.core import (
     BaseEvent,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
     ToolCallArgsEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
@@ -66,8 +67,9 @@ class Pauses:
     def ending(self, thread_id: str, run_id: str, *, started: Callable[[str], bool],
                note_started: Callable[[str], None]) -> list[BaseEvent]:
         """The run's end while the CLI waits: each waiting tool call the stream has not shown (from the request
-        itself), then ``RUN_FINISHED`` with the thread's open interrupts. Nothing when they were answered before
-        the run could end (the turn goes on in the next run)."""
+        itself), then ``RUN_FINISHED`` with the thread's open interrupts, or, when it waits only for the
+        application's frontend tools, outcome ``success`` naming them in ``pendingToolCallIds``. Nothing when they
+        were answered before the run could end (the turn goes on in the next run)."""
         pending = self._book().pending(thread_id)
         events: list[BaseEvent] = []
         for waiting in pending:
@@ -79,7 +81,10 @@ class Pauses:
                            ToolCallEndEvent(tool_call_id=call.tool_call_id)]
         if not pending:
             return events
-        outcome = RunFinishedInterruptOutcome(interrupts=[p.interrupt() for p in pending])
+        asks = [p for p in pending if p.request.reason != "frontend_tool"]
+        outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome = (
+            RunFinishedInterruptOutcome(interrupts=[p.interrupt() for p in asks]) if asks else
+            RunFinishedSuccessOutcome(pending_tool_call_ids=[p.request.tool_call_id for p in pending]))
         return [*events, RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=outcome)]
 
     async def close(self) -> None:

@@ -26,7 +26,7 @@ from ag_ui.core import Interrupt
 
 log = logging.getLogger(__name__)
 
-Reason = Literal["tool_approval", "question"]
+Reason = Literal["tool_approval", "question", "frontend_tool"]  # frontend_tool: a call the application answers
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["approved"], "additionalProperties": False,
     "properties": {"approved": {"type": "boolean"},

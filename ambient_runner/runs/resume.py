@@ -112,6 +112,8 @@ def _answer(target: PendingInterrupt, status: str, payload: Any) -> Answer:
         return Answer(approved=False, message=message if isinstance(message, str) else None)
     if target.request.reason == "question":
         return _question_answer(target, payload)
+    if target.request.reason == "frontend_tool":  # the tool's result, as the application gave it
+        return Answer(approved=True, payload=payload)
     if isinstance(payload, bool):
         return Answer(approved=payload)
     if isinstance(payload, str):

@@ -19,7 +19,9 @@ from ag_ui.core import (
     BaseEvent,
     EventType,
     RunErrorEvent,
+    Tool,
     ToolCallResultEvent,
+    ToolCallStartEvent,
 )
 from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, SystemMessage
 
@@ -30,6 +32,9 @@ from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridge.pauses import Paused, Pauses
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
+from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_frontend, own_name, tools_key
+from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
+from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
 from ambient_runner.bridges.claude.options import (
     build_options,
     claude_environment,
@@ -41,6 +46,7 @@ from ambient_runner.bridges.claude.worker import DEFAULT_PERMISSION_MODE, Claude
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.runs.interrupts import Answer
 from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
@@ -89,6 +95,8 @@ class ClaudeBridge(Bridge):
         self._mcp_reported: dict[str, McpServerStatus] = {}
         self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
+        self._frontend_tools: dict[str, list[Tool]] = {}  # thread -> the frontend tools of its latest run
+        self._frontend_calls = FrontendCalls()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     def state_excludes(self) -> list[str]:
@@ -136,6 +144,7 @@ class ClaudeBridge(Bridge):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(runner_type="claude", framework=self.framework, reasoning=True, mcp=True, approvals=True,
+                            client_tools=True,
                             subagents=True, input_mime_types=sorted(self.attachment_types),
                             default_model=self.settings.runner_default_model, models=OPTIONS.models(self.settings),
                             options=OPTIONS.specs(self.settings))
@@ -183,8 +192,10 @@ class ClaudeBridge(Bridge):
         adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
         model = turn.options.model or self.settings.runner_default_model
         permission_mode = "plan" if turn.options.mode == "plan" else DEFAULT_PERMISSION_MODE
+        self._frontend_tools[turn.thread_id] = list(turn.input.tools or ())
         messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
-                                permission_mode=permission_mode, interrupted=turn.interrupted)
+                                permission_mode=permission_mode, interrupted=turn.interrupted,
+                                process_key=tools_key(self._frontend_tools[turn.thread_id]))
         async for event in self._stream(turn, messages, adapter, _TurnEnd(), last=True):
             yield event
 
@@ -213,6 +224,8 @@ class ClaudeBridge(Bridge):
                 for event in events:
                     if event.type in TERMINAL and not last:
                         continue
+                    if isinstance(event, ToolCallStartEvent) and is_frontend(event.tool_call_name):
+                        event = event.model_copy(update={"tool_call_name": own_name(event.tool_call_name)})
                     if isinstance(event, ToolCallResultEvent) and event.tool_call_id in self._stopped:
                         # Claude Code words a refusal that stops the turn as the user's; say why it was refused
                         why = self._stopped.pop(event.tool_call_id)
@@ -233,6 +246,10 @@ class ClaudeBridge(Bridge):
                     ) -> PermissionResultAllow | PermissionResultDeny:
         """``can_use_tool``: allowed at once, or put to a person as an interrupt while the CLI waits."""
         tool_call_id = str(getattr(context, "tool_use_id", "") or f"{tool_name}-{id(context)}")
+        if is_frontend(tool_name):  # runs at once; its MCP handler then waits for the application's result
+            self._frontend_calls.note_call(thread_id, self.host.interrupts.open(
+                thread_id, frontend_request(tool_name, tool_input, tool_call_id)))
+            return PermissionResultAllow(updated_input=tool_input)
         request = request_for(tool_name, tool_input, tool_call_id, self.pauses.policy(thread_id))
         if request is None:
             return PermissionResultAllow(updated_input=tool_input)
@@ -247,6 +264,19 @@ class ClaudeBridge(Bridge):
         if answer.stop_turn and answer.message:
             self._stopped[tool_call_id] = answer.message
         return permission(answer, request, tool_input)
+
+    async def _frontend_result(self, thread_id: str, name: str) -> Answer:
+        """A frontend tool's MCP handler: the application's result for the call the gate noted."""
+        pending = self._frontend_calls.take(thread_id, name)
+        if pending is None:
+            return Answer(approved=False, message=f"The call of {name} was not expected (no permission request).")
+        session = self._sessions.get(thread_id)
+        if session is not None:
+            await session.pause(pending.id)
+        try:
+            return await pending.answer
+        except asyncio.CancelledError:  # the runner is stopping
+            return Answer(approved=False, message="The runner stopped before the application answered.")
 
     async def interrupt(self, thread_id: str) -> None:
         session = self._sessions.get(thread_id)
@@ -293,7 +323,9 @@ class ClaudeBridge(Bridge):
             env = claude_environment(self.settings, through_proxy(self.auth(), self.model_proxy).env,
                                      passthrough=self.mcp.references())
             return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
-                                 stderr=stderr, effort=effort, mcp_servers=claude_servers(self.mcp),
+                                 stderr=stderr, effort=effort, mcp_servers={
+                                     **claude_servers(self.mcp), **frontend_server(
+                                         thread_id, self._frontend_tools.get(thread_id, ()), self._frontend_result)},
                                  can_use_tool=lambda name, tool_input, context: self._gate(
                                      thread_id, name, tool_input, context))
 

@@ -79,6 +79,7 @@ class ClaudeSession:
         self._reader: asyncio.Task[None] | None = None
         self._pid: int | None = None
         self._transport: WatchedTransport | None = None
+        self._process_key = ""
         self._model: str | None = None
         self._effort: str | None = None
         self._permission_mode = DEFAULT_PERMISSION_MODE
@@ -92,17 +93,18 @@ class ClaudeSession:
     # ----- one turn --------------------------------------------------------------------------------------
     async def turn(self, prompt: str | list[dict[str, Any]], model: str | None, stderr_tail: StderrTail, *,
                    effort: str | None = None, permission_mode: str = DEFAULT_PERMISSION_MODE,
-                   interrupted: asyncio.Event | None = None) -> AsyncIterator[Any]:
+                   interrupted: asyncio.Event | None = None, process_key: str = "") -> AsyncIterator[Any]:
         """Raw stream-json dicts of one turn, up to and including its ``result``.
 
         ``effort`` is fixed per CLI process (a change restarts it, resuming the session); ``permission_mode``
         (``plan`` for a read-only run) is switched on the live process before the prompt is sent. When
         ``interrupted`` is set by then (the run was stopped while Claude Code was starting), the prompt is not
-        sent and the turn yields nothing."""
+        sent and the turn yields nothing. ``process_key`` names the rest of the process's options (the frontend
+        tools it is offered): a change starts it again, resuming the session."""
         async with self._lock:
             self._stderr = stderr_tail
             try:
-                await self._ready_for_turn(model, effort)
+                await self._ready_for_turn(model, effort, process_key)
                 await self._set_permission_mode(permission_mode)
                 if interrupted is not None and interrupted.is_set():
                     return
@@ -191,7 +193,7 @@ class ClaudeSession:
                               code="CLI_START_FAILED", stderr_tail=self.session_stderr.text()) from exc
         self._permission_mode = mode
 
-    async def _ready_for_turn(self, model: str | None, effort: str | None = None) -> None:
+    async def _ready_for_turn(self, model: str | None, effort: str | None = None, process_key: str = "") -> None:
         if self._client is not None and not self._idle.is_set():
             # An abandoned turn has not reported its result yet: wait for it, else start over.
             try:
@@ -201,8 +203,9 @@ class ClaudeSession:
                 await self.close()
         if self._client is not None and self._reader is not None and self._reader.done():
             await self.close()
-        if self._client is not None and effort != self._effort:
-            await self.close()  # effort is a process option: start again, resuming the session
+        if self._client is not None and (effort != self._effort or process_key != self._process_key):
+            await self.close()  # process options: start again, resuming the session
+        self._process_key = process_key
         if self._client is None:
             await self._connect(model, effort)
         elif model != self._model:
