@@ -15,8 +15,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
-import signal
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -56,10 +54,11 @@ from ambient_runner.bridges.codex_sdk.auth import (
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
 from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_for_mcp_startup
+from ambient_runner.bridges.codex_sdk.turn_control import end_commands_since, interrupt_turn
 from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex, start_turn
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
-from ambient_runner.process.descendants import GroupTracker, descendant_groups, reap_in_background
+from ambient_runner.process.descendants import GroupTracker, descendant_groups
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
@@ -68,9 +67,6 @@ from ambient_runner.state.session_map import SessionMap
 
 log = logging.getLogger(__name__)
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-INTERRUPT_TIMEOUT = 10.0
-COMMAND_TERM_GRACE = 1.0  # s an interrupted turn's command gets between SIGTERM and SIGKILL
-TURN_ACTIVATION_WAIT = 3.0  # s an interrupt of a just-started turn is retried until Codex has made it active
 # printed at every start when CODEX_HOME is under /tmp (it then skips its arg0 helper links; nothing breaks)
 PAUSE_SETTLE = 2.0  # s a request may wait for the stream to show its tool call before the run ends anyway
 TERMINAL = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
@@ -386,43 +382,16 @@ class CodexBridge(Bridge):
             return
         # Taken before the interrupt: the turn can end (and drop its baseline) while Codex handles it.
         baseline = self._baselines.get(thread_id) if set(self._turns) == {thread_id} else None
-        await self._interrupt_turn(thread_id, handle)
+        await interrupt_turn(thread_id, handle, lambda: self._turns.get(thread_id) is handle)
         if baseline is not None:
             await self._end_turn_commands(thread_id, baseline)
-
-    async def _interrupt_turn(self, thread_id: str, handle: Any) -> None:
-        """The SDK's turn interrupt. Codex refuses it ("no active turn") for a moment after it accepted the turn:
-        retried, while the turn is still ours, for up to ``TURN_ACTIVATION_WAIT`` s."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + TURN_ACTIVATION_WAIT
-        while True:
-            try:
-                await asyncio.wait_for(handle.interrupt(), INTERRUPT_TIMEOUT)
-                return
-            except Exception as exc:  # the turn already ended, or the app-server is gone
-                starting = "no active turn" in str(exc) and self._turns.get(thread_id) is handle
-                if not starting or loop.time() > deadline:
-                    log.info("codex interrupt of %s: %s", thread_id, exc)
-                    return
-            await asyncio.sleep(0.05)
 
     async def _end_turn_commands(self, thread_id: str, baseline: tuple[int, set[int]]) -> None:
         """Codex's turn interrupt leaves a running command (its own process group) going. When this is the
         app-server's only active turn, every group that appeared since the turn started is this turn's: end it."""
         if set(self._turns) - {thread_id}:
             return  # another thread's turn started meanwhile: its commands cannot be told apart, leave them
-        pgid, before = baseline
-        started = await asyncio.to_thread(descendant_groups, pgid) - before
-        for group in started:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, signal.SIGTERM)
-        if started:
-            await asyncio.sleep(COMMAND_TERM_GRACE)
-            for group in started:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(group, signal.SIGKILL)
-            reap_in_background(started)  # the commands' children were re-parented to us (subreaper): no zombies
-            log.info("codex interrupt of %s: ended %d command process group(s)", thread_id, len(started))
+        await end_commands_since(thread_id, *baseline)
 
     @staticmethod
     def _stderr(turn: Turn, app: AppServer) -> str:
