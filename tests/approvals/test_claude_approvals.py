@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from pausing import ASK, WRITE, interrupts_of, offline_kit, resume_body
 from rich.console import Console
-from runner_kits import RunnerKit, clean_credentials, runner_kit
+from runner_kits import RunnerKit
 from typer.testing import CliRunner
 
 from ambient_runner.cli import answers as client_answers
@@ -25,18 +26,10 @@ from ambient_runner.scripted_models.base import QUESTION
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
-ASK = {"approvalPolicy": "ask"}
-WRITE = "Create out.txt with hello"
 
 
 def types(events: list[dict[str, Any]]) -> list[str]:
     return [e["type"] for e in events]
-
-
-def interrupts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    outcome = events[-1].get("outcome") or {}
-    assert events[-1]["type"] == "RUN_FINISHED" and outcome.get("type") == "interrupt", events[-1]
-    return outcome["interrupts"]
 
 
 def tool_results(bodies: list[Any]) -> list[dict[str, Any]]:
@@ -60,20 +53,9 @@ async def paused_write(kit: RunnerKit, thread: str) -> tuple[list[dict[str, Any]
     return events, interrupt
 
 
-def resume_body(thread: str, entries: list[dict[str, Any]], *, where: str = "resume",
-                messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"threadId": thread, "messages": messages or []}
-    if where == "resume":
-        body["resume"] = entries
-    else:
-        body["forwardedProps"] = {"resume": entries}
-    return body
-
-
 @pytest.fixture
 async def kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    clean_credentials(monkeypatch)
-    async with runner_kit("claude", tmp_path) as kit:
+    async with offline_kit("claude", tmp_path, monkeypatch) as kit:
         yield kit
 
 
@@ -208,8 +190,7 @@ async def test_bad_answers_are_422(kit: RunnerKit) -> None:
 
 async def test_an_unanswered_interrupt_expires_and_the_next_run_reports_it(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_credentials(monkeypatch)
-    async with runner_kit("claude", tmp_path, runner_interrupt_timeout=1.0) as kit:
+    async with offline_kit("claude", tmp_path, monkeypatch, runner_interrupt_timeout=1.0) as kit:
         _, interrupt = await paused_write(kit, "t-expire")
         book = kit.runner.app.state.runs.interrupts
         async with asyncio.timeout(30):
@@ -223,10 +204,9 @@ async def test_an_unanswered_interrupt_expires_and_the_next_run_reports_it(tmp_p
 
 async def test_a_pod_replaced_while_paused_says_the_interrupt_is_lost(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_credentials(monkeypatch)
-    async with runner_kit("claude", tmp_path) as kit:
+    async with offline_kit("claude", tmp_path, monkeypatch) as kit:
         _, interrupt = await paused_write(kit, "t-lost")
-    async with runner_kit("claude", tmp_path) as kit:  # the same state dir: the replaced pod's successor
+    async with offline_kit("claude", tmp_path, monkeypatch) as kit:  # the same state dir: the replaced pod's successor
         events = await kit.runner.post(resume_body("t-lost", [
             {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}]))
         assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "INTERRUPT_LOST", events[-1]

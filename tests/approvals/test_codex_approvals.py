@@ -14,23 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_kits import RunnerKit, clean_credentials, runner_kit
+from pausing import ASK, WRITE, answer, interrupts_of, offline_kit
+from runner_kits import RunnerKit
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
-ASK = {"approvalPolicy": "ask"}
-WRITE = "Create out.txt with hello"
-
-
-def interrupts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    outcome = events[-1].get("outcome") or {}
-    assert events[-1]["type"] == "RUN_FINISHED" and outcome.get("type") == "interrupt", events[-1]
-    return outcome["interrupts"]
-
-
-def answer(thread: str, interrupt: dict[str, Any], payload: Any) -> dict[str, Any]:
-    return {"threadId": thread, "messages": [],
-            "resume": [{"interruptId": interrupt["id"], "status": "resolved", "payload": payload}]}
 
 
 def tool_outputs(bodies: list[Any]) -> list[str]:
@@ -41,8 +29,7 @@ def tool_outputs(bodies: list[Any]) -> list[str]:
 
 @pytest.fixture
 async def kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    clean_credentials(monkeypatch)
-    async with runner_kit("codex-sdk", tmp_path) as kit:
+    async with offline_kit("codex-sdk", tmp_path, monkeypatch) as kit:
         yield kit
 
 

@@ -29,18 +29,26 @@ def _session(tmp_path: Path, cli: Path) -> ClaudeSession:
     return ClaudeSession("t-1", options, session_id=None, on_session_id=lambda _: None)
 
 
+async def start_error(tmp_path: Path, body: str) -> BridgeError:
+    """The error of a turn on a CLI that runs ``body`` (a shell script) instead of Claude Code."""
+    session = _session(tmp_path, _cli(tmp_path, body))
+    try:
+        with pytest.raises(BridgeError) as raised:
+            async for _ in session.turn("hello", None, StderrTail()):
+                pass
+    finally:
+        await session.close()
+    assert raised.value.code == "CLI_START_FAILED"
+    return raised.value
+
+
 @pytest.mark.parametrize(("body", "said"), [
     ("kill -KILL $$", "killed by SIGKILL"),
     ("sleep 0.2; kill -TERM $$", "killed by SIGTERM"),
 ])
 async def test_a_cli_that_dies_at_start_names_the_signal(tmp_path: Path, body: str, said: str) -> None:
-    session = _session(tmp_path, _cli(tmp_path, body))
-    with pytest.raises(BridgeError) as raised:
-        async for _ in session.turn("hello", None, StderrTail()):
-            pass
-    assert raised.value.code == "CLI_START_FAILED"
-    assert said in str(raised.value), str(raised.value)
-    await session.close()
+    error = await start_error(tmp_path, body)
+    assert said in str(error), str(error)
 
 
 @pytest.mark.parametrize(("body", "code"), [
@@ -50,13 +58,8 @@ async def test_a_cli_that_dies_at_start_names_the_signal(tmp_path: Path, body: s
     ("echo 'no such flag' >&2; sleep 0.3; exit 0", 0),
 ])
 async def test_a_cli_that_exits_at_start_says_its_exit_code(tmp_path: Path, body: str, code: int) -> None:
-    session = _session(tmp_path, _cli(tmp_path, body))
-    with pytest.raises(BridgeError) as raised:
-        async for _ in session.turn("hello", None, StderrTail()):
-            pass
-    assert raised.value.code == "CLI_START_FAILED"
-    assert "killed by" not in str(raised.value)
-    assert "Control request timeout" not in str(raised.value)
-    assert re.search(f"exit code:? {code}\\b", str(raised.value)), str(raised.value)
-    assert "no such flag" in (raised.value.stderr_tail or "")
-    await session.close()
+    error = await start_error(tmp_path, body)
+    assert "killed by" not in str(error)
+    assert "Control request timeout" not in str(error)
+    assert re.search(f"exit code:? {code}\\b", str(error)), str(error)
+    assert "no such flag" in (error.stderr_tail or "")

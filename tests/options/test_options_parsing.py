@@ -77,6 +77,7 @@ def test_reasoning_effort_per_runner(tmp_path: Path) -> None:
 
 def test_specs_list_the_accepted_values(tmp_path: Path) -> None:
     specs = {name: {s.name: s.values for s in o.specs(settings(tmp_path))} for name, o in RUNNERS.items()}
-    assert specs["gemini-cli"] == {"model": None, "mode": ["default", "plan"]}
+    assert specs["gemini-cli"] == {"model": None, "mode": ["default", "plan"], "approvalPolicy": ["auto"]}
+    assert specs["codex-sdk"]["approvalPolicy"] == specs["claude"]["approvalPolicy"] == ["auto", "ask"]
     assert specs["codex-sdk"]["reasoningEffort"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
     assert specs["claude"]["reasoningEffort"] == ["low", "medium", "high", "xhigh", "max"]

