@@ -29,6 +29,7 @@ PATCH_TEXT = "*** Begin Patch\n*** Add File: hello.txt\n+hello from patch\n*** E
 REASONING_SUMMARY = ["**Planning** I should", " do what was asked", " (scripted reasoning)."]
 USAGE = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
          "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}
+FRONTEND = "frontend"  # MCPTOOL:frontend.<tool> calls the run's frontend tool <tool>
 TOOL_RESULT_TYPES = {"function_call_output", "custom_tool_call_output", "mcp_call_output"}
 ERROR_TYPES = {401: ("invalid_request_error", "invalid_api_key",
                      "Incorrect API key provided: sk-scr***. You can find your API key at "
@@ -85,6 +86,8 @@ def mcp_function(tools: list[dict[str, Any]], server: str, tool: str) -> tuple[s
                     return str(inner["name"]), str(entry["name"])
         elif entry.get("name") == f"mcp__{server}__{tool}":
             return str(entry["name"]), None
+        elif server == FRONTEND and entry.get("name") == tool:  # a frontend tool: Codex offers it by its own name
+            return tool, None
     return None
 
 

@@ -4,18 +4,24 @@ Under the ``ask`` policy a turn runs with Codex's ``untrusted`` approval policy 
 read-only commands asks); under ``auto`` with ``never``, so nothing asks. A request that still arrives under ``auto``
 (a server that asks anyway) is accepted, as the SDK itself would. A refusal is ``decline`` (the turn goes on and
 the model learns it was rejected; the person's words follow as the next user input), a refusal that stops the turn
-(timeout, interrupt) is ``cancel``.
+(timeout, interrupt) is ``cancel``. A frontend tool (``RunAgentInput.tools``, declared as dynamic tools when the
+Codex thread starts) is called by ``item/tool/call``, under every policy; its result is the application's answer.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
+
+from ag_ui.core import Tool
 
 from ambient_runner.runs.interrupts import Answer, InterruptRequest
 
 COMMAND = "item/commandExecution/requestApproval"
 FILE_CHANGE = "item/fileChange/requestApproval"
 APPROVALS = (COMMAND, FILE_CHANGE)
+TOOL_CALL = "item/tool/call"  # a frontend tool (declared as a dynamic tool at the thread's start)
 
 
 def codex_thread_of(params: dict[str, Any]) -> str:
@@ -24,6 +30,12 @@ def codex_thread_of(params: dict[str, Any]) -> str:
 
 def request_for(method: str, params: dict[str, Any], policy: str) -> InterruptRequest | None:
     """The interrupt a server request becomes, or None when it is answered at once (``auto_answer``)."""
+    if method == TOOL_CALL:  # under every policy: the application answers it
+        name = str(params.get("tool") or "tool")
+        arguments = params.get("arguments")
+        return InterruptRequest(reason="frontend_tool", tool_call_id=str(params.get("callId") or ""),
+                                tool_name=name, message=f"the application's tool {name}", response_schema={},
+                                arguments=arguments if isinstance(arguments, dict) else {"arguments": arguments})
     if method not in APPROVALS or policy != "ask":
         return None
     item_id = str(params.get("itemId") or params.get("approvalId") or "")
@@ -39,11 +51,23 @@ def request_for(method: str, params: dict[str, Any], policy: str) -> InterruptRe
                             arguments={"grantRoot": params.get("grantRoot")})
 
 
+def dynamic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """A run's frontend tools as the dynamic tools of a new Codex thread."""
+    return [{"type": "function", "name": t.name, "description": t.description or t.name,
+             "inputSchema": t.parameters if isinstance(t.parameters, dict) and t.parameters
+             else {"type": "object", "properties": {}}} for t in tools]
+
+
 def auto_answer(method: str) -> dict[str, Any]:
     return {"decision": "accept"} if method in APPROVALS else {}
 
 
-def decision(answer: Answer) -> dict[str, Any]:
+def decision(answer: Answer, method: str = COMMAND) -> dict[str, Any]:
+    """The reply to a request: an approval's decision, or a frontend tool's result."""
+    if method == TOOL_CALL:
+        payload = answer.payload if answer.approved else answer.message or "The application gave no result."
+        text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+        return {"contentItems": [{"type": "inputText", "text": text}], "success": answer.approved}
     if answer.approved:
         return {"decision": "accept"}
     return {"decision": "cancel" if answer.stop_turn else "decline"}

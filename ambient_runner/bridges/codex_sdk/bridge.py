@@ -37,6 +37,7 @@ from ambient_runner.bridges.codex_sdk.approvals import (
     auto_answer,
     codex_thread_of,
     decision,
+    dynamic_tools,
     refusal_note,
     request_for,
 )
@@ -199,7 +200,7 @@ class CodexBridge(Bridge):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             runner_type=self.runner_type, framework=self.framework, reasoning=True, state_snapshots=True,
-            approvals=True, state_deltas=True, input_mime_types=sorted(self.attachment_types),
+            approvals=True, client_tools=True, state_deltas=True, input_mime_types=sorted(self.attachment_types),
             mcp=True, default_model=self.default_model, models=OPTIONS.models(self.settings),
             options=OPTIONS.specs(self.settings))
 
@@ -333,7 +334,7 @@ class CodexBridge(Bridge):
             answer = await pending.answer
         except asyncio.CancelledError:  # the runner is stopping
             answer = Answer(approved=False, stop_turn=True)
-        app.respond(request_id, decision(answer))
+        app.respond(request_id, decision(answer, method))
         note = refusal_note(answer)
         if note:
             self._notes.setdefault(thread_id, []).append(note)
@@ -341,7 +342,7 @@ class CodexBridge(Bridge):
     async def _start_turn(self, app: AppServer, turn: Turn, model: str) -> Any:
         codex_thread_id = self.sessions.get(turn.thread_id)
         try:
-            thread = await app.thread(codex_thread_id, model=model)
+            thread = await app.thread(codex_thread_id, model=model, tools=dynamic_tools(turn.input.tools or ()))
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             what = f"resume Codex thread {codex_thread_id}" if codex_thread_id else "start a Codex thread"
             how = await app.death()

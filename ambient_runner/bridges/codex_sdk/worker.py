@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from openai_codex import ApprovalMode, AsyncCodex, AsyncThread, CodexConfig
-from openai_codex.api import AsyncTurnHandle, TurnStartParams, _sandbox_policy, _to_wire_turn_input
+from openai_codex.api import (
+    AsyncTurnHandle,
+    ThreadStartParams,
+    TurnStartParams,
+    _sandbox_policy,
+    _to_wire_turn_input,
+)
 from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue
 
 from ambient_runner.bridges.codex_sdk.requests import AnsweringClient, OnRequest
@@ -200,8 +206,10 @@ class AppServer:
         return f"exited with code {code}"
 
     # ----- threads ---------------------------------------------------------------------------------------
-    async def thread(self, codex_thread_id: str | None, *, model: str | None) -> AsyncThread:
-        """The Codex thread: resumed by id (first use in this app-server), or a new one."""
+    async def thread(self, codex_thread_id: str | None, *, model: str | None,
+                     tools: Sequence[dict[str, Any]] = ()) -> AsyncThread:
+        """The Codex thread: resumed by id (first use in this app-server), or a new one, offered ``tools`` (dynamic
+        tools: Codex fixes them when a thread starts)."""
         codex = await self.ensure()
         if codex_thread_id is not None and codex_thread_id in self._threads:
             return self._threads[codex_thread_id]
@@ -209,6 +217,8 @@ class AppServer:
                                    "model": model}
         if codex_thread_id is not None:
             thread = await codex.thread_resume(codex_thread_id, **options)
+        elif tools:
+            thread = await _start_with_tools(codex, tools, cwd=str(self.workspace), model=model)
         else:
             thread = await codex.thread_start(**options)
         self._threads[thread.id] = thread
@@ -229,3 +239,13 @@ async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, effort: 
                              sandbox_policy=_sandbox_policy(sandbox))
     started, subscription = await codex._client._start_turn(thread.id, wire_input, params=params, for_handle=True)
     return AsyncTurnHandle(codex, thread.id, started.turn.id, _subscription=subscription)
+
+
+async def _start_with_tools(codex: AsyncCodex, tools: Sequence[dict[str, Any]], *, cwd: str,
+                            model: str | None) -> AsyncThread:
+    """``codex.thread_start`` with dynamic tools (an experimental field the SDK's high-level call does not take)."""
+    await codex._ensure_initialized()
+    params = ThreadStartParams(approval_policy=AskForApproval(root=AskForApprovalValue.never), cwd=cwd,
+                               model=model).model_dump(by_alias=True, exclude_none=True, mode="json")
+    started = await codex._client.thread_start({**params, "dynamicTools": list(tools)})
+    return AsyncThread(codex, started.thread.id)
