@@ -28,6 +28,9 @@ class Conversation:
         # Streamed pieces, joined when a snapshot is taken (a run can stream 100,000 deltas into one message).
         self._text: dict[str, list[str]] = {}  # messageId -> content deltas
         self._args: dict[str, list[str]] = {}  # toolCallId -> argument deltas
+        # A sub-agent's calls that have no result yet: shown (marked with their subagentRunId) only in the snapshots
+        # around a pause, so a client joining a resumed run knows the call whose result follows.
+        self._subagent_calls: dict[str, tuple[dict[str, Any], str]] = {}  # toolCallId -> (call, subagentRunId)
 
     # ----- input -------------------------------------------------------------------------------------------
     def add_input(self, run_input: RunAgentInput, skip: Collection[str] = ()) -> None:
@@ -47,7 +50,8 @@ class Conversation:
     # ----- the run's events --------------------------------------------------------------------------------
     def feed(self, event: BaseEvent) -> None:
         if getattr(event, "subagent_run_id", None) is not None:
-            return  # a sub-agent's own work: its result reaches the conversation as its parent call's result
+            self._feed_subagent(event)  # its result reaches the conversation as its parent call's result
+            return
         kind = event.type
         if kind == EventType.TEXT_MESSAGE_START:
             self._assistant(event.message_id)
@@ -69,9 +73,29 @@ class Conversation:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
                               "toolCallId": event.tool_call_id})
 
-    def snapshot(self) -> MessagesSnapshotEvent:
-        messages = _bounded([self._settled(m) for m in self._messages])
-        return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT, "messages": messages})
+    def snapshot(self, *, waiting: bool = False) -> MessagesSnapshotEvent:
+        """The whole conversation; ``waiting``: with the sub-agents' calls that wait for their result (a pause).
+        Without it, those calls are forgotten (the run that made them is over)."""
+        messages = [self._settled(m) for m in self._messages]
+        if waiting:
+            messages += [{"id": f"{call['id']}-call", "role": "assistant", "subagentRunId": run,
+                          "toolCalls": [self._settled_call(call)]}
+                         for call, run in self._subagent_calls.values()]
+        else:
+            self._subagent_calls.clear()
+        return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
+                                                     "messages": _bounded(messages)})
+
+    def _feed_subagent(self, event: BaseEvent) -> None:
+        kind, run = event.type, event.subagent_run_id  # type: ignore[attr-defined]
+        if kind == EventType.TOOL_CALL_START:
+            call = {"id": event.tool_call_id, "type": "function",  # type: ignore[attr-defined]
+                    "function": {"name": event.tool_call_name, "arguments": ""}}  # type: ignore[attr-defined]
+            self._subagent_calls[event.tool_call_id] = (call, run)  # type: ignore[attr-defined]
+        elif kind == EventType.TOOL_CALL_ARGS and event.tool_call_id in self._subagent_calls:  # type: ignore
+            self._args.setdefault(event.tool_call_id, []).append(event.delta)  # type: ignore[attr-defined]
+        elif kind == EventType.TOOL_CALL_RESULT:
+            self._subagent_calls.pop(event.tool_call_id, None)  # type: ignore[attr-defined]
 
     # ----- helpers -----------------------------------------------------------------------------------------
     def _settled(self, message: dict[str, Any]) -> dict[str, Any]:

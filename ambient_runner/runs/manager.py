@@ -179,7 +179,7 @@ class RunManager:
         first_seq = self._emit(state.log, guard.started())
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn)
         if resumed:  # a client joining here learns the paused tool call before its result
-            self._emit(state.log, state.conversation.snapshot())
+            self._emit(state.log, state.conversation.snapshot(waiting=True))
         for observer in self.observers:
             for event in observer.run_started(run):
                 self._emit(state.log, event)
@@ -231,7 +231,8 @@ class RunManager:
         if isinstance(event, RunErrorEvent):
             event = self._name_unreachable_upstream(run, event)
         if event.type in TERMINAL_TYPES:  # the whole conversation first: it is what outlives the run
-            self._emit(state.log, state.conversation.snapshot())
+            pausing = getattr(getattr(event, "outcome", None), "type", "") == "interrupt"
+            self._emit(state.log, state.conversation.snapshot(waiting=pausing))
         else:
             state.conversation.feed(event)
         for observer in self.observers:

@@ -31,6 +31,7 @@ from ag_ui.core import (
     StepFinishedEvent,
     SubagentErrorEvent,
     SubagentFinishedEvent,
+    SubagentFinishedSuspendedOutcome,
     SubagentStartedEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -41,6 +42,7 @@ from ag_ui.core import (
 
 log = logging.getLogger(__name__)
 
+SUBAGENT_TYPES = {EventType.SUBAGENT_STARTED, EventType.SUBAGENT_FINISHED, EventType.SUBAGENT_ERROR}
 DELTA_EVENTS = {EventType.TEXT_MESSAGE_CONTENT, EventType.TOOL_CALL_ARGS, EventType.REASONING_MESSAGE_CONTENT}
 
 
@@ -50,6 +52,9 @@ class ThreadIds:
 
     used: set[str] = field(default_factory=set)
     tool_calls: set[str] = field(default_factory=set)  # started tool calls (final ids), for TOOL_CALL_RESULT
+    # Sub-agents whose segment a run ended as suspended (waiting for a person): the next run that hears from one
+    # announces it again, with the start event it had.
+    suspended: dict[str, SubagentStartedEvent] = field(default_factory=dict)
 
     def claim(self, wanted: str) -> str:
         final, n = wanted, 1
@@ -84,6 +89,8 @@ class StreamGuard:
         self._subagents: dict[str, None] = {}  # open sub-agent segments (ordered)
         self._subagents_ended: set[str] = set()  # an ended segment never opens again (AGUI601)
         self._attribution: dict[str, dict[str, object]] = {}  # open id -> what its opening event was marked with
+        self._subagent_starts: dict[str, SubagentStartedEvent] = {}  # this run's segments, as announced
+        self._call_owner: dict[str, str] = {}  # tool call (wire id) -> the sub-agent that made it
         self.terminated = False
         self.outcome = ""  # "success" | "error" | "cancelled" | "interrupt" (waiting for a person) once terminated
         self.usage: list[TokenUsage] | None = None
@@ -104,9 +111,20 @@ class StreamGuard:
         if kind in DELTA_EVENTS and not getattr(event, "delta", None):
             return []
         handler = _HANDLERS.get(kind)
+        reopened = self._reopen(event)
         if handler is None:
-            return [event]
-        return handler(self, event, stopping)
+            return [*reopened, event]
+        return [*reopened, *handler(self, event, stopping)]
+
+    def _reopen(self, event: BaseEvent) -> list[BaseEvent]:
+        """A suspended sub-agent goes on in this run: its segment is announced again before its first event."""
+        run = getattr(event, "subagent_run_id", None)
+        if run is None or event.type in SUBAGENT_TYPES or run in self._subagents or run not in self._ids.suspended:
+            return []
+        start = self._ids.suspended.pop(run)
+        self._subagents[run] = None
+        self._subagent_starts[run] = start
+        return [start]
 
     def finish(self, ending: Ending) -> list[BaseEvent]:
         """Close everything open and emit the terminal event (if not already terminated)."""
@@ -152,9 +170,17 @@ class StreamGuard:
         for message_id in list(self._reasoning_blocks):
             out.append(ReasoningEndEvent(message_id=message_id, **self._marks(message_id)))
         self._reasoning_blocks.clear()
-        succeeded = isinstance(terminal, RunFinishedEvent) and terminal.outcome is None
-        cancelled = isinstance(terminal, RunFinishedEvent) and not succeeded
+        succeeded = isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "success") == "success"
+        suspended = isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "") == "interrupt"
+        cancelled = isinstance(terminal, RunFinishedEvent) and not succeeded and not suspended
         for run in list(self._subagents):
+            if suspended:  # waits with the run: a later run continues the same invocation
+                asked = [i.id for i in terminal.outcome.interrupts if i.subagent_run_id == run]  # type: ignore
+                out.append(SubagentFinishedEvent(subagent_run_id=run, outcome=SubagentFinishedSuspendedOutcome(
+                    interrupt_ids=asked or None)))
+                if run in self._subagent_starts:
+                    self._ids.suspended[run] = self._subagent_starts[run]
+                continue
             out.append(SubagentFinishedEvent(subagent_run_id=run) if succeeded else SubagentErrorEvent(
                 subagent_run_id=run, message="the run was cancelled before the sub-agent finished" if cancelled
                 else "the run ended before the sub-agent finished", code="CANCELLED" if cancelled else "RUN_ENDED"))
@@ -192,7 +218,13 @@ class StreamGuard:
     def _on_run_finished(self, event: RunFinishedEvent, stopping: Ending | None) -> list[BaseEvent]:
         if stopping is not None:
             return self.finish(replace(stopping, usage=event.usage))
-        return self._terminate(event.model_copy(update={"thread_id": self.thread_id, "run_id": self.run_id}))
+        update: dict[str, object] = {"thread_id": self.thread_id, "run_id": self.run_id}
+        if getattr(event.outcome, "type", "") == "interrupt":  # each interrupt: its call's id on the wire, its owner
+            update["outcome"] = event.outcome.model_copy(update={"interrupts": [  # type: ignore[union-attr]
+                i.model_copy(update={"tool_call_id": self._wire_id(i.tool_call_id),
+                                     "subagent_run_id": self._call_owner.get(self._wire_id(i.tool_call_id))})
+                if i.tool_call_id else i for i in event.outcome.interrupts]})  # type: ignore[union-attr]
+        return self._terminate(event.model_copy(update=update))
 
     def _on_run_error(self, event: RunErrorEvent, stopping: Ending | None) -> list[BaseEvent]:
         if stopping is not None:  # a CLI reports its own interruption as an error: the user asked for it
@@ -232,6 +264,8 @@ class StreamGuard:
         self._tools[wire] = []
         self._ids.tool_calls.add(wire)
         self._remember(wire, event)
+        if getattr(event, "subagent_run_id", None):
+            self._call_owner[wire] = event.subagent_run_id  # type: ignore[attr-defined]
         update: dict[str, object] = {"tool_call_id": wire}
         parent = getattr(event, "parent_message_id", None)
         if parent:
@@ -313,7 +347,9 @@ class StreamGuard:
             return []
         self._subagents[event.subagent_run_id] = None
         parent = event.parent_tool_call_id
-        return [event.model_copy(update={"parent_tool_call_id": self._wire_id(parent)}) if parent else event]
+        start = event.model_copy(update={"parent_tool_call_id": self._wire_id(parent)}) if parent else event
+        self._subagent_starts[event.subagent_run_id] = start
+        return [start]
 
     def _on_subagent_ended(self, event: SubagentFinishedEvent | SubagentErrorEvent,
                            stopping: Ending | None) -> list[BaseEvent]:

@@ -270,3 +270,21 @@ async def test_a_frontend_tool_is_called_under_its_own_name_and_answered_by_the_
     assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")
     (sent,) = [b for b in tool_results(kit.bridge.scripted.bodies()) if b["tool_use_id"] == call["toolCallId"]]
     assert "confirmed: 42" in result_text(sent) and not sent.get("is_error")
+
+
+async def test_a_sub_agent_waiting_for_approval_is_suspended_and_goes_on_in_the_next_run(kit: RunnerKit) -> None:
+    events = await kit.runner.run("t-sub", "SUBAGENT look around", ASK)
+    (interrupt,) = interrupts_of(events)
+    started = next(e for e in events if e["type"] == "SUBAGENT_STARTED")
+    run = started["subagentRunId"]
+    assert interrupt["subagentRunId"] == run  # the sub-agent's own Bash call asks
+    finished = next(e for e in events if e["type"] == "SUBAGENT_FINISHED")
+    assert finished["outcome"] == {"type": "suspended", "interruptIds": [interrupt["id"]]}
+    resumed = await kit.runner.post(resume_body("t-sub", [
+        {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}]))
+    kinds = [(e["type"], e.get("subagentRunId")) for e in resumed]
+    again = kinds.index(("SUBAGENT_STARTED", run))  # the same invocation, announced again
+    assert kinds.index(("TOOL_CALL_RESULT", run)) > again
+    assert resumed[again]["name"] == started["name"]
+    assert ("SUBAGENT_FINISHED", run) in kinds and resumed[-1]["type"] == "RUN_FINISHED"
+    assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
