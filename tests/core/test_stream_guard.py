@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from ag_ui.core import (
+    Interrupt,
     ReasoningMessageContentEvent,
     ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunStartedEvent,
     StepStartedEvent,
     SubagentErrorEvent,
@@ -189,3 +191,24 @@ def test_a_sub_agent_ends_once_and_an_unknown_end_is_dropped():
 def test_a_sub_agent_still_open_at_a_clean_end_is_finished():
     events = drive(sub_agent_work()[:3])
     assert [e["type"] for e in events[-2:]] == ["SUBAGENT_FINISHED", "RUN_FINISHED"]
+
+
+def test_a_sub_agent_waiting_for_a_person_is_suspended_then_announced_again():
+    ids = ThreadIds()
+    waiting = Interrupt(id="int-1", reason="tool_approval", tool_call_id="sub-call")
+    first = drive([*sub_agent_work(), RunFinishedEvent(thread_id="t", run_id="r", outcome=RunFinishedInterruptOutcome(
+        interrupts=[waiting]))], ids=ids)
+    assert first[-2:] == [
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa1", "outcome": {"type": "suspended",
+                                                                          "interruptIds": ["int-1"]}},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": "interrupt", "interrupts": [
+            {"id": "int-1", "reason": "tool_approval", "toolCallId": "sub-call", "subagentRunId": "sa1"}]}}]
+    guard = StreamGuard("t", "r2", ids)  # the next run, which answered it
+    mark = {"subagent_run_id": "sa1"}
+    events = wire([e for event in [ToolCallResultEvent(message_id="res", tool_call_id="sub-call", content="ok",
+                                                       **mark),
+                                   SubagentFinishedEvent(subagent_run_id="sa1")]
+                   for e in guard.accept(event)])
+    assert [(e["type"], e.get("subagentRunId")) for e in events] == [
+        ("SUBAGENT_STARTED", "sa1"), ("TOOL_CALL_RESULT", "sa1"), ("SUBAGENT_FINISHED", "sa1")]
+    assert events[0]["parentToolCallId"] == "agent-call" and events[0]["name"] == "general-purpose"
