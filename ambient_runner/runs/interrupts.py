@@ -16,7 +16,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,29 @@ class InterruptRequest:
     message: str
     response_schema: dict[str, Any] = field(default_factory=lambda: dict(APPROVAL_SCHEMA))
     arguments: dict[str, Any] = field(default_factory=dict)  # the tool call's input, for a stream that lacks it
+
+
+def question_request(questions: Iterable[Any], tool_call_id: str, tool_name: str,
+                     arguments: dict[str, Any]) -> InterruptRequest:
+    """An agent's questions (each ``{question, header?, options?: [{label}], multiSelect?}``, the shape Claude and
+    Codex share) as one interrupt: its answers keyed by the question's text, the agent's options as examples."""
+    asked = [q for q in questions if isinstance(q, Mapping) and q.get("question")]
+    properties: dict[str, Any] = {}
+    lines = []
+    for q in asked:
+        labels = [str(o.get("label")) for o in q.get("options") or () if isinstance(o, Mapping) and o.get("label")]
+        one: dict[str, Any] = {"type": "string", "title": str(q.get("header") or q["question"])}
+        if labels:
+            one["examples"] = labels  # the agent's options; an answer of one's own is allowed too
+        if q.get("multiSelect"):
+            one = {"type": "array", "items": one, "title": one["title"]}
+        properties[str(q["question"])] = one
+        lines.append(str(q["question"]) + (f" ({' / '.join(labels)})" if labels else ""))
+    schema = {"type": "object", "required": ["answers"], "properties": {"answers": {
+        "type": "object", "properties": properties, "required": list(properties)}}}
+    return InterruptRequest(reason="question", tool_call_id=tool_call_id, tool_name=tool_name,
+                            message="\n".join(lines) or "The agent has a question", response_schema=schema,
+                            arguments={**arguments, "questions": asked})
 
 
 @dataclass

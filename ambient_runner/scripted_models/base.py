@@ -18,7 +18,8 @@ Script, decided from the latest user turn of each request (``decide``):
 * the prompt contains ``MCPTOOL:<server>.<tool>`` -> a call to that MCP tool;
 * the prompt contains ``UPDATEPLAN``              -> Codex's ``update_plan`` with ``PLAN_STEPS`` (plain text elsewhere);
 * the prompt contains ``QUESTION``                -> a question to the person, ``QUESTION`` with its options (Claude's
-                                                     ``AskUserQuestion``; plain text elsewhere);
+                                                     ``AskUserQuestion``, Codex's ``request_user_input``; plain
+                                                     text for Gemini);
 * otherwise                                       -> one shell tool call running ``shell_command``.
 
 ``mode`` switches the whole server to a failure at run time: ``error401``, ``error429``, ``error500``,

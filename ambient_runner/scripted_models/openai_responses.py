@@ -23,7 +23,14 @@ from collections.abc import Iterator
 from itertools import count
 from typing import Any
 
-from ambient_runner.scripted_models.base import PLAN_STEPS, Plan, ScriptedModelServer, ScriptedResponse, sleep_between
+from ambient_runner.scripted_models.base import (
+    PLAN_STEPS,
+    QUESTION,
+    Plan,
+    ScriptedModelServer,
+    ScriptedResponse,
+    sleep_between,
+)
 
 PATCH_TEXT = "*** Begin Patch\n*** Add File: hello.txt\n+hello from patch\n*** End Patch\n"
 REASONING_SUMMARY = ["**Planning** I should", " do what was asked", " (scripted reasoning)."]
@@ -136,7 +143,7 @@ class OpenAIResponsesServer(ScriptedModelServer):
         if plan.think:
             yield from self._reasoning(len(output), output)
         yield from self._message(plan, len(output), output)
-        if plan.kind in ("tool", "patch", "mcp", "update_plan"):
+        if plan.kind in ("tool", "patch", "mcp", "update_plan", "question"):
             yield from self._tool_call(plan, body, len(output), output)
         yield "response.completed", {"type": "response.completed", "response": {
             "id": response_id, "object": "response", "status": "completed", "model": body.get("model"),
@@ -236,6 +243,10 @@ class OpenAIResponsesServer(ScriptedModelServer):
             return "apply_patch", {"input": PATCH_TEXT}
         if plan.kind == "update_plan":
             return "update_plan", {"explanation": "The scripted plan.", "plan": PLAN_STEPS}
+        if plan.kind == "question":  # Codex offers it in its plan mode
+            asked = {"id": "colour", "header": QUESTION["header"], "question": QUESTION["question"],
+                     "options": QUESTION["options"]}
+            return "request_user_input", {"questions": [asked]}
         if plan.kind == "mcp":
             wanted = f"mcp__{plan.mcp_server}__{plan.mcp_tool}"
             name = next((t for t in tools if t == wanted or t.endswith(f"__{plan.mcp_tool}")), wanted)

@@ -17,6 +17,8 @@ import pytest
 from pausing import ASK, WRITE, answer, interrupts_of, offline_kit
 from runner_kits import RunnerKit
 
+from ambient_runner.scripted_models.base import QUESTION
+
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
 
@@ -102,3 +104,14 @@ async def test_a_frontend_tool_is_a_dynamic_tool_answered_by_the_next_run(kit: R
     assert shown["toolCallId"] == call["toolCallId"] and "confirmed: 42" in shown["content"]
     assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")
     assert any("confirmed: 42" in output for output in tool_outputs(kit.bridge.scripted.bodies()))
+
+
+async def test_a_question_in_plan_mode_is_asked_and_its_answer_reaches_the_model(kit: RunnerKit) -> None:
+    events = await kit.runner.run("t-question", "QUESTION about the file", {"mode": "plan"})
+    (interrupt,) = interrupts_of(events)
+    assert interrupt["reason"] == "question"
+    question = QUESTION["question"]
+    assert interrupt["responseSchema"]["properties"]["answers"]["properties"][question]["examples"] == ["Red", "Blue"]
+    resumed = await kit.runner.post(answer("t-question", interrupt, "Blue"))  # one question: a bare answer
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert any("Blue" in output for output in tool_outputs(kit.bridge.scripted.bodies()))

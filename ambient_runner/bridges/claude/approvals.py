@@ -14,7 +14,7 @@ from typing import Any
 
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
-from ambient_runner.runs.interrupts import Answer, InterruptRequest
+from ambient_runner.runs.interrupts import Answer, InterruptRequest, question_request
 
 QUESTION_TOOL = "AskUserQuestion"
 # Tools that only read or plan: never put to a person.
@@ -64,22 +64,4 @@ def _describe(tool_name: str, tool_input: Mapping[str, Any]) -> str:
 
 
 def _question(tool_input: Mapping[str, Any], tool_call_id: str) -> InterruptRequest:
-    questions = [q for q in tool_input.get("questions") or () if isinstance(q, Mapping) and q.get("question")]
-    properties: dict[str, Any] = {}
-    for q in questions:
-        labels = [str(o.get("label")) for o in q.get("options") or () if isinstance(o, Mapping) and o.get("label")]
-        one: dict[str, Any] = {"type": "string", "title": str(q.get("header") or q["question"])}
-        if labels:
-            one["examples"] = labels  # the agent's options; an answer of one's own is allowed too
-        if q.get("multiSelect"):
-            one = {"type": "array", "items": one, "title": one["title"]}
-        properties[str(q["question"])] = one
-    schema = {"type": "object", "required": ["answers"], "properties": {"answers": {
-        "type": "object", "properties": properties, "required": list(properties)}}}
-    lines = []
-    for q in questions:
-        options = [str(o.get("label")) for o in q.get("options") or () if isinstance(o, Mapping) and o.get("label")]
-        lines.append(str(q["question"]) + (f" ({' / '.join(options)})" if options else ""))
-    return InterruptRequest(reason="question", tool_call_id=tool_call_id, tool_name=QUESTION_TOOL,
-                            message="\n".join(lines) or "Claude has a question", response_schema=schema,
-                            arguments=dict(tool_input))
+    return question_request(tool_input.get("questions") or (), tool_call_id, QUESTION_TOOL, dict(tool_input))

@@ -16,12 +16,13 @@ from typing import Any
 
 from ag_ui.core import Tool
 
-from ambient_runner.runs.interrupts import Answer, InterruptRequest
+from ambient_runner.runs.interrupts import Answer, InterruptRequest, question_request
 
 COMMAND = "item/commandExecution/requestApproval"
 FILE_CHANGE = "item/fileChange/requestApproval"
 APPROVALS = (COMMAND, FILE_CHANGE)
 TOOL_CALL = "item/tool/call"  # a frontend tool (declared as a dynamic tool at the thread's start)
+USER_INPUT = "item/tool/requestUserInput"  # the model's questions (Codex offers the tool in its plan mode)
 
 
 def codex_thread_of(params: dict[str, Any]) -> str:
@@ -36,6 +37,9 @@ def request_for(method: str, params: dict[str, Any], policy: str) -> InterruptRe
         return InterruptRequest(reason="frontend_tool", tool_call_id=str(params.get("callId") or ""),
                                 tool_name=name, message=f"the application's tool {name}", response_schema={},
                                 arguments=arguments if isinstance(arguments, dict) else {"arguments": arguments})
+    if method == USER_INPUT:  # under every policy
+        return question_request(params.get("questions") or (), str(params.get("itemId") or ""),
+                                "request_user_input", {})
     if method not in APPROVALS or policy != "ask":
         return None
     item_id = str(params.get("itemId") or params.get("approvalId") or "")
@@ -62,8 +66,12 @@ def auto_answer(method: str) -> dict[str, Any]:
     return {"decision": "accept"} if method in APPROVALS else {}
 
 
-def decision(answer: Answer, method: str = COMMAND) -> dict[str, Any]:
-    """The reply to a request: an approval's decision, or a frontend tool's result."""
+def decision(answer: Answer, method: str = COMMAND, questions: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The reply to a request: an approval's decision, a frontend tool's result, or the answers to ``questions``."""
+    if method == USER_INPUT:  # answers by question id; a refusal answers nothing
+        given = (answer.payload or {}).get("answers", {}) if answer.approved else {}
+        return {"answers": {str(q.get("id")): {"answers": [given[q["question"]]]}
+                            for q in questions if q.get("question") in given}}
     if method == TOOL_CALL:
         payload = answer.payload if answer.approved else answer.message or "The application gave no result."
         text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)

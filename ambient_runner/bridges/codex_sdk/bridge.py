@@ -334,7 +334,7 @@ class CodexBridge(Bridge):
             answer = await pending.answer
         except asyncio.CancelledError:  # the runner is stopping
             answer = Answer(approved=False, stop_turn=True)
-        app.respond(request_id, decision(answer, method))
+        app.respond(request_id, decision(answer, method, request.arguments.get("questions") or ()))
         note = refusal_note(answer)
         if note:
             self._notes.setdefault(thread_id, []).append(note)
@@ -367,7 +367,8 @@ class CodexBridge(Bridge):
             self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         try:
             ask = self.pauses.policy(turn.thread_id) == "ask"
-            handle = await start_turn(thread, turn_input(turn), ask=ask, **options)
+            handle = await start_turn(thread, turn_input(turn), ask=ask, plan=turn.options.mode == "plan",
+                                      **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             self._baselines.pop(turn.thread_id, None)
             raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",

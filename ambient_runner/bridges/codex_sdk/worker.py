@@ -225,11 +225,12 @@ class AppServer:
         return thread
 
 
-async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, effort: Any = None, model: str | None = None,
-                     sandbox: Any = None) -> AsyncTurnHandle:
+async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, plan: bool = False, effort: Any = None,
+                     model: str | None = None, sandbox: Any = None) -> AsyncTurnHandle:
     """``thread.turn(...)`` with the turn's approval policy: ``untrusted`` when the run asks for approvals (every
     command that is not known to be safe, every file change), else ``never`` (the SDK's high-level ``turn`` offers
-    only its own two modes)."""
+    only its own two modes); ``plan``: also Codex's plan collaboration mode (an experimental turn field), in which
+    the model may ask the person questions (``request_user_input``)."""
     codex = thread._codex
     wire_input, tool_output = _to_wire_turn_input(run_input)
     await codex._ensure_initialized()
@@ -237,7 +238,10 @@ async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, effort: 
     params = TurnStartParams(thread_id=thread.id, input=wire_input, tool_output=tool_output,
                              approval_policy=AskForApproval(root=policy), effort=effort, model=model,
                              sandbox_policy=_sandbox_policy(sandbox))
-    started, subscription = await codex._client._start_turn(thread.id, wire_input, params=params, for_handle=True)
+    wire: dict[str, Any] = params.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if plan:
+        wire["collaborationMode"] = {"mode": "plan", "settings": {"model": model, "developer_instructions": None}}
+    started, subscription = await codex._client._start_turn(thread.id, wire_input, params=wire, for_handle=True)
     return AsyncTurnHandle(codex, thread.id, started.turn.id, _subscription=subscription)
 
 
