@@ -73,6 +73,7 @@ class CodexEventAdapter:
         self._tools_open: dict[str, None] = {}  # started, arguments not yet sent
         self._tools_started: set[str] = set()
         self._tools_done: set[str] = set()
+        self._tool_names: dict[str, str] = {}  # started tool call -> its name (ordered)
         self.handlers: dict[str, Callable[[dict[str, Any]], list[BaseEvent]]] = {
             "item/started": self._item_started,
             "item/completed": self._item_completed,
@@ -121,6 +122,13 @@ class CodexEventAdapter:
 
     def has_started(self, tool_call_id: str) -> bool:
         return tool_call_id in self._tools_started
+
+    def open_calls(self) -> list[tuple[str, str]]:
+        """(id, name) of the tool calls started and not completed, in the order they started."""
+        return [(c, self._tool_names.get(c, "")) for c in self._tool_names if c not in self._tools_done]
+
+    def tool_name_of(self, tool_call_id: str) -> str:
+        return self._tool_names.get(tool_call_id, "")
 
     def note_started(self, tool_call_id: str) -> None:
         """A tool call streamed by someone else (the runner, for a request the stream had not shown)."""
@@ -218,6 +226,7 @@ class CodexEventAdapter:
         if item_id in self._tools_started:
             return []
         self._tools_started.add(item_id)
+        self._tool_names[item_id] = tool_name(item)
         events: list[BaseEvent] = [ToolCallStartEvent(tool_call_id=item_id, tool_call_name=tool_name(item))]
         if args_known_at_start(item):
             events += self._tool_args_end(item_id, item)

@@ -107,7 +107,10 @@ def codex_servers(config: McpConfig, environ: Mapping[str, str] | None = None) -
     result = CodexMcp()
     forwarder = _Forwarder(result, os.environ if environ is None else environ)
     for name, server in config.servers.items():
-        result.lines += ["", f"[mcp_servers.{json.dumps(name)}]"]
+        result.lines += ["", f"[mcp_servers.{json.dumps(name)}]",
+                         # a call of a tool not marked read-only asks the runner, whose gate answers at once unless
+                         # the run asks for approvals
+                         'default_tools_approval_mode = "writes"']
         if server.transport == "stdio":
             result.lines += _codex_stdio(name, server, forwarder)
         elif server.transport == "http":

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ag_ui.core import Tool
 
-from ambient_runner.runs.interrupts import Answer, InterruptRequest, question_request
+from ambient_runner.runs.interrupts import Answer, InterruptRequest, PendingInterrupt, question_request
 
 COMMAND = "item/commandExecution/requestApproval"
 FILE_CHANGE = "item/fileChange/requestApproval"
 APPROVALS = (COMMAND, FILE_CHANGE)
 TOOL_CALL = "item/tool/call"  # a frontend tool (declared as a dynamic tool at the thread's start)
 USER_INPUT = "item/tool/requestUserInput"  # the model's questions (Codex offers the tool in its plan mode)
+ELICITATION = "mcpServer/elicitation/request"  # an MCP tool call to approve (its server: approval mode "writes")
+MCP_PREFIX = "mcp__"
 
 
 def codex_thread_of(params: dict[str, Any]) -> str:
@@ -40,6 +43,16 @@ def request_for(method: str, params: dict[str, Any], policy: str) -> InterruptRe
     if method == USER_INPUT:  # under every policy
         return question_request(params.get("questions") or (), str(params.get("itemId") or ""),
                                 "request_user_input", {})
+    if method == ELICITATION:
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        if meta.get("codex_approval_kind") != "mcp_tool_call" or policy != "ask":
+            return None
+        # The request names no item: its call is found among the turn's open MCP calls (``bind_mcp_calls``).
+        arguments = meta.get("tool_params") if isinstance(meta.get("tool_params"), dict) else {}
+        return InterruptRequest(reason="tool_approval", tool_call_id="",
+                                tool_name=f"{MCP_PREFIX}{params.get('serverName', '')}__",
+                                message=str(params.get("message") or "Codex wants to use an MCP tool"),
+                                arguments=arguments)
     if method not in APPROVALS or policy != "ask":
         return None
     item_id = str(params.get("itemId") or params.get("approvalId") or "")
@@ -62,8 +75,30 @@ def dynamic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
              else {"type": "object", "properties": {}}} for t in tools]
 
 
-def auto_answer(method: str) -> dict[str, Any]:
-    return {"decision": "accept"} if method in APPROVALS else {}
+def auto_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The answer when nobody is asked: approvals accepted (as the SDK would), an MCP tool call allowed, any other
+    elicitation (an MCP server asking for information) declined."""
+    if method in APPROVALS:
+        return {"decision": "accept"}
+    if method == ELICITATION:
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        approving = meta.get("codex_approval_kind") == "mcp_tool_call"
+        return {"action": "accept", "content": {}} if approving else {"action": "decline"}
+    return {}
+
+
+def bind_mcp_calls(pending: Sequence[PendingInterrupt], adapter: Any) -> None:
+    """Give each waiting MCP approval its tool call: the turn's oldest open call of that server not yet bound."""
+    bound = {p.request.tool_call_id for p in pending if p.request.tool_call_id}
+    for waiting in pending:
+        request = waiting.request
+        if request.tool_call_id or not request.tool_name.startswith(MCP_PREFIX):
+            continue
+        call = next((c for c, name in adapter.open_calls() if name.startswith(request.tool_name) and c not in bound),
+                    None)
+        if call is not None:
+            waiting.request = replace(request, tool_call_id=call, tool_name=adapter.tool_name_of(call))
+            bound.add(call)
 
 
 def decision(answer: Answer, method: str = COMMAND, questions: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
@@ -72,6 +107,9 @@ def decision(answer: Answer, method: str = COMMAND, questions: Sequence[dict[str
         given = (answer.payload or {}).get("answers", {}) if answer.approved else {}
         return {"answers": {str(q.get("id")): {"answers": [given[q["question"]]]}
                             for q in questions if q.get("question") in given}}
+    if method == ELICITATION:
+        return {"action": "accept", "content": {}} if answer.approved else {
+            "action": "cancel" if answer.stop_turn else "decline"}
     if method == TOOL_CALL:
         payload = answer.payload if answer.approved else answer.message or "The application gave no result."
         text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)

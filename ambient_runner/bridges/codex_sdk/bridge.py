@@ -35,6 +35,7 @@ from ambient_runner.bridge.options import RunnerOptions
 from ambient_runner.bridge.pauses import PausableFeed, Paused, Pauses
 from ambient_runner.bridges.codex_sdk.approvals import (
     auto_answer,
+    bind_mcp_calls,
     codex_thread_of,
     decision,
     dynamic_tools,
@@ -269,6 +270,8 @@ class CodexBridge(Bridge):
                         yield event
                     if adapter.terminal is not None:
                         break
+                if waiting:
+                    bind_mcp_calls(self.host.interrupts.pending(turn.thread_id), adapter)
                 if waiting and (item is None or self._calls_shown(turn.thread_id, adapter)):
                     end.paused = True
                     for event in self.pauses.ending(turn.thread_id, turn.run_id, started=adapter.has_started,
@@ -324,7 +327,7 @@ class CodexBridge(Bridge):
         if app is None:
             return
         if thread_id is None or request is None:
-            app.respond(request_id, auto_answer(method))
+            app.respond(request_id, auto_answer(method, params))
             return
         pending = self.host.interrupts.open(thread_id, request)
         feed = self._feeds.get(thread_id)
