@@ -92,10 +92,11 @@ def test_codex_forwards_variables_by_name_and_refuses_sse() -> None:
     config = parse({"mcpServers": {k: v for k, v in CONFIG["mcpServers"].items() if k != "legacy"}})
     rendered = codex_servers(config, ENV)
     toml = tomllib.loads("\n".join(rendered.lines))["mcp_servers"]
+    asks = {"default_tools_approval_mode": "writes"}  # a tool not marked read-only asks the runner's gate
     assert toml["github"] == {"command": "github-mcp", "args": ["stdio"], "cwd": "/opt/gh",
-                              "env": {"LOG": "debug"}, "env_vars": ["GH_TOKEN", "OTHER_API_KEY"]}
+                              "env": {"LOG": "debug"}, "env_vars": ["GH_TOKEN", "OTHER_API_KEY"], **asks}
     assert toml["docs"] == {"url": "https://docs.example/mcp", "bearer_token_env_var": "DOCS_TOKEN",
-                            "http_headers": {"X-Team": "core"}, "env_http_headers": {"X-Session": "SHORT"}}
+                            "http_headers": {"X-Team": "core"}, "env_http_headers": {"X-Session": "SHORT"}, **asks}
     assert rendered.passthrough == ["GH_TOKEN", "DOCS_TOKEN", "SHORT"]
     assert rendered.aliases == {"OTHER_API_KEY": "k-docs-secret-value-456"}  # process env only, not the file
     assert not any(v in "\n".join(rendered.lines) for v in ENV.values() if len(v) > 1)
