@@ -74,7 +74,8 @@ PAUSE_SETTLE = 2.0  # s a request may wait for the stream to show its tool call 
 TERMINAL = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 HARMLESS_STDERR = ("WARNING: proceeding, even though we could not create PATH aliases",)
 OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, efforts=REASONING_EFFORTS,
-                        approvals=True, mode_note="plan = read-only sandbox for the turn",
+                        approvals=True,
+                        mode_note="plan = read-only sandbox and Codex's plan collaboration mode for the turn",
                         effort_note="Codex reasoning effort")
 
 
