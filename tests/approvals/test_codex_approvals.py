@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pausing import ASK, WRITE, answer, interrupts_of, offline_kit
+from pausing import ASK, WRITE, answer, interrupts_of, offline_kit, resume_body
 from runner_kits import RunnerKit
 
 from ambient_runner.scripted_models.base import QUESTION
@@ -153,3 +153,26 @@ async def test_an_unanswered_request_expires_and_the_thread_goes_on(tmp_path: Pa
         assert after[-1]["type"] == "RUN_FINISHED" and not after[-1].get("outcome")
         assert "are you there?" in json.dumps(kit.bridge.scripted.bodies()[-1])
         assert not (kit.settings.workspace_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize("form", ["forwardedProps", "toolMessage"])
+async def test_the_other_answer_forms(kit: RunnerKit, form: str) -> None:
+    events = await kit.runner.run(f"t-{form}", WRITE, ASK)
+    (interrupt,) = interrupts_of(events)
+    if form == "forwardedProps":
+        body = resume_body(f"t-{form}", [{"interruptId": interrupt["id"], "status": "resolved",
+                                          "payload": {"approved": True}}], where="forwardedProps")
+    else:
+        snapshot = next(e for e in reversed(events) if e["type"] == "MESSAGES_SNAPSHOT")
+        body = {"threadId": f"t-{form}", "messages": [*snapshot["messages"], {
+            "id": "answer", "role": "tool", "toolCallId": interrupt["toolCallId"], "content": "yes"}]}
+    resumed = await kit.runner.post(body)
+    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
+
+
+async def test_a_client_that_comes_back_while_paused_replays_the_interrupt(kit: RunnerKit) -> None:
+    pairs = await kit.runner.run_with_ids("t-replay", WRITE, ASK)
+    replayed = await kit.runner.events("t-replay", after=pairs[0][0] - 1)
+    assert [e for _, e in replayed] == [e for _, e in pairs]
+    interrupts_of([e for _, e in replayed])
