@@ -248,29 +248,6 @@ def test_the_client_puts_each_interrupt_to_the_person() -> None:
     assert client_answers.interrupts_of({"type": "RUN_FINISHED"}) == []
 
 
-FRONTEND_TOOL = {"name": "confirm_order", "description": "Ask the person to confirm the order in the page",
-                 "parameters": {"type": "object", "properties": {"order": {"type": "string"}}}}
-
-
-async def test_a_frontend_tool_is_called_under_its_own_name_and_answered_by_the_next_run(kit: RunnerKit) -> None:
-    body = kit.runner.run_body("t-front", "MCPTOOL:frontend.confirm_order please")
-    events = await kit.runner.post({**body, "tools": [FRONTEND_TOOL]})
-    call = next(e for e in events if e["type"] == "TOOL_CALL_START")
-    assert call["toolCallName"] == "confirm_order"
-    assert events[-1]["type"] == "RUN_FINISHED"
-    assert events[-1]["outcome"] == {"type": "success", "pendingToolCallIds": [call["toolCallId"]]}
-    assert "TOOL_CALL_RESULT" not in [e["type"] for e in events]
-
-    snapshot = next(e for e in reversed(events) if e["type"] == "MESSAGES_SNAPSHOT")
-    result = {"id": "tool-result-1", "role": "tool", "toolCallId": call["toolCallId"], "content": "confirmed: 42"}
-    resumed = await kit.runner.post({"threadId": "t-front", "messages": [*snapshot["messages"], result],
-                                     "tools": [FRONTEND_TOOL]})
-    shown = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
-    assert shown["toolCallId"] == call["toolCallId"] and "confirmed: 42" in shown["content"]
-    assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")
-    (sent,) = [b for b in tool_results(kit.bridge.scripted.bodies()) if b["tool_use_id"] == call["toolCallId"]]
-    assert "confirmed: 42" in result_text(sent) and not sent.get("is_error")
-
 
 async def test_a_sub_agent_waiting_for_approval_is_suspended_and_goes_on_in_the_next_run(kit: RunnerKit) -> None:
     events = await kit.runner.run("t-sub", "SUBAGENT look around", ASK)

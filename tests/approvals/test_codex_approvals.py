@@ -86,25 +86,6 @@ async def test_interrupt_while_paused_cancels_the_request(kit: RunnerKit) -> Non
     assert not (kit.settings.workspace_path / "out.txt").exists()
 
 
-FRONTEND_TOOL = {"name": "confirm_order", "description": "Ask the person to confirm the order in the page",
-                 "parameters": {"type": "object", "properties": {"order": {"type": "string"}}}}
-
-
-async def test_a_frontend_tool_is_a_dynamic_tool_answered_by_the_next_run(kit: RunnerKit) -> None:
-    body = kit.runner.run_body("t-front", "MCPTOOL:frontend.confirm_order please")
-    events = await kit.runner.post({**body, "tools": [FRONTEND_TOOL]})
-    call = next(e for e in events if e["type"] == "TOOL_CALL_START")
-    assert call["toolCallName"] == "confirm_order"
-    assert events[-1]["outcome"] == {"type": "success", "pendingToolCallIds": [call["toolCallId"]]}
-    snapshot = next(e for e in reversed(events) if e["type"] == "MESSAGES_SNAPSHOT")
-    result = {"id": "tool-result-1", "role": "tool", "toolCallId": call["toolCallId"], "content": "confirmed: 42"}
-    resumed = await kit.runner.post({"threadId": "t-front", "messages": [*snapshot["messages"], result],
-                                     "tools": [FRONTEND_TOOL]})
-    shown = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
-    assert shown["toolCallId"] == call["toolCallId"] and "confirmed: 42" in shown["content"]
-    assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")
-    assert any("confirmed: 42" in output for output in tool_outputs(kit.bridge.scripted.bodies()))
-
 
 async def test_a_question_in_plan_mode_is_asked_and_its_answer_reaches_the_model(kit: RunnerKit) -> None:
     events = await kit.runner.run("t-question", "QUESTION about the file", {"mode": "plan"})
