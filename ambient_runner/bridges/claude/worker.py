@@ -233,6 +233,8 @@ class ClaudeSession:
             why = describe_failure(exc)
             if died is not None and died < 0 and "killed by" not in why:  # e.g. a write to its stdin failed
                 why = f"{describe_failure(_Exited(died))}; {why}"
+            elif died is not None and died >= 0 and not EXIT_CODE_IN_TEXT.search(why):
+                why = f"{why.rstrip(': ')} (exit code {died})"
             raise BridgeError(f"Claude Code could not start{resumed}: {why}",
                               code="CLI_START_FAILED", stderr_tail=tail) from exc
         self._client = client
@@ -359,7 +361,7 @@ async def _connect_unless_ended(client: ClaudeSDKClient, transport: WatchedTrans
                     await task
 
 
-EXIT_CODE_IN_TEXT = re.compile(r"exit code:? (-\d+)")
+EXIT_CODE_IN_TEXT = re.compile(r"exit code:? (-?\d+)")
 
 
 def describe_failure(exc: BaseException) -> str:
