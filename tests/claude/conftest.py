@@ -1,24 +1,15 @@
-"""Fixtures for the Claude bridge tests: settings in a temp dir, scripted Anthropic server, helpers."""
+"""Fixtures for the Claude bridge tests: settings in a temp dir, the bridge started with its scripted Anthropic server."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import runner_kits
-from ag_ui.core import RunAgentInput, UserMessage
 
-from ambient_runner.bridge.contract import BridgeError, RunOptions, Turn
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.settings import RunnerSettings
-
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
-
-
-def make_settings(root: Path, **overrides: object) -> RunnerSettings:
-    return runner_kits.make_settings("claude", root, **overrides)
+from tests.claude.helpers import make_settings
 
 
 @pytest.fixture
@@ -34,38 +25,3 @@ async def bridge(settings: RunnerSettings, isolated_network: None) -> AsyncItera
         yield bridge
     finally:
         await bridge.shutdown()
-
-
-def make_turn(thread_id: str, prompt: str, run_id: str = "run-1", model: str | None = None) -> Turn:
-    run_input = RunAgentInput(thread_id=thread_id, run_id=run_id, state=None, tools=[], context=[],
-                              forwarded_props=None, messages=[UserMessage(id=f"u-{run_id}", content=prompt)])
-    return Turn(thread_id=thread_id, run_id=run_id, prompt=prompt, input=run_input, options=RunOptions(model=model))
-
-
-async def collect(bridge: ClaudeBridge, turn: Turn) -> list[dict]:
-    """run_turn's events as wire dicts; a BridgeError becomes a final {"type": "RUN_ERROR"} entry."""
-    events: list[dict] = []
-    try:
-        async for event in bridge.run_turn(turn):
-            events.append(event.model_dump(mode="json", by_alias=True, exclude_none=True))
-    except BridgeError as exc:
-        events.append({"type": "RUN_ERROR", "message": exc.message, "code": exc.code})
-    return events
-
-
-def claude_pids() -> set[int]:
-    """Pids of running Claude Code processes (the bundled binary)."""
-    pids = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv0 = f.read().split(b"\0", 1)[0]
-            with open(f"/proc/{entry}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if argv0.endswith(b"/claude") and state != "Z":
-            pids.add(int(entry))
-    return pids

@@ -14,7 +14,7 @@ from harness import RunnerHarness
 
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.settings import RunnerSettings
-from tests.claude.conftest import claude_pids, make_settings
+from tests.claude.helpers import claude_pids, make_settings
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 

@@ -12,7 +12,7 @@ import pytest
 from harness import RunnerHarness
 
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
-from tests.claude.conftest import make_settings
+from tests.claude.helpers import make_settings
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 

@@ -15,7 +15,7 @@ from harness import RunnerHarness
 from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.scripted_models.base import PLAIN_ANSWER
-from tests.codex.conftest import codex_processes, group_members, harness_for, make_settings, make_turn
+from tests.codex.helpers import codex_processes, group_members, harness_for, make_settings, make_turn
 
 pytestmark = pytest.mark.real_cli
 TIMEOUT = 120

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.deploy.conftest import ROOT, tool
+from tests.deploy.helpers import ROOT, tool
 
 DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "image" / "Containerfile.base"]
 

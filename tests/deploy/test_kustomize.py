@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ambient_runner.settings import RunnerSettings
-from tests.deploy.conftest import DEPLOY, K8S_VERSIONS, by_kind
+from tests.deploy.helpers import DEPLOY, K8S_VERSIONS, by_kind
 
 
 def test_renders_the_expected_objects(rendered):

@@ -18,7 +18,7 @@ from ambient_runner.bridges.codex_sdk import config as codex_config
 from ambient_runner.bridges.gemini_cli import auth as gemini_auth
 from ambient_runner.bridges.gemini_cli import cli_config as gemini_config
 from ambient_runner.settings import DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES
-from tests.deploy.conftest import ROOT
+from tests.deploy.helpers import ROOT
 
 # What each bridge's auth module reads as a credential that is enough on its own.
 PRIMARY_CREDENTIALS = {

@@ -17,7 +17,7 @@ from ambient_runner.bridges.codex_sdk import auth as codex_auth
 from ambient_runner.bridges.gemini_cli import auth as gemini_auth
 from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.settings import load_settings
-from tests.deploy.conftest import DEPLOY, K8S_VERSIONS
+from tests.deploy.helpers import DEPLOY, K8S_VERSIONS
 
 ENTRIES = ["claude-agent-sdk", "gemini-cli", "codex-sdk"]
 CREDENTIAL_ENV = {*claude_auth.SECRET_NAMES, *claude_auth.MISSING_HINT, *gemini_auth.API_KEY_VARS,

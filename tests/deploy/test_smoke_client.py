@@ -13,7 +13,7 @@ import time
 import pytest
 import yaml
 
-from tests.deploy.conftest import DEPLOY, ROOT
+from tests.deploy.helpers import DEPLOY, ROOT
 
 
 def readiness_probe() -> list[str]:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ag_ui_gemini_cli import GeminiCliAdapter
-from tests.gemini.conftest import FIXTURES, wire
+from tests.gemini.helpers import FIXTURES, wire
 
 TOOL_ID = re.compile(r"(run_shell_command|read_file)__\1_\d+_\d+")
 TMP_DIR = re.compile(r"/tmp/record-gemini-[\w]+")

@@ -11,7 +11,7 @@ import pytest
 from ambient_runner.bridges.gemini_cli.auth import CREDENTIAL_FILE_NAMES, resolve_auth
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.bridges.gemini_cli.cli_config import GeminiHome, turn_argv
-from tests.gemini.conftest import collect, make_settings, make_turn
+from tests.gemini.helpers import collect, make_settings, make_turn
 
 AUTH_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT",
              "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_OAUTH_CREDS_FILE",

@@ -18,7 +18,7 @@ from proctable import group_members
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
 from ambient_runner.settings import RunnerSettings
-from tests.gemini.conftest import make_settings
+from tests.gemini.helpers import make_settings
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network", "one_attempt")]
 
