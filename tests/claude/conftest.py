@@ -1,4 +1,4 @@
-"""Fixtures for the Claude bridge tests: settings in a temp dir, the bridge started with its scripted Anthropic server."""
+"""Fixtures for the Claude bridge tests: settings in a temp dir, the bridge started with its scripted server."""
 
 from __future__ import annotations
 
