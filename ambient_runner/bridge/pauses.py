@@ -17,6 +17,7 @@ from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
+    EventType,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
@@ -27,6 +28,16 @@ from ag_ui.core import (
 
 from ambient_runner.bridge.contract import RunOptions
 from ambient_runner.runs.interrupts import InterruptBook
+
+# A turn's end when it is not the run's end (a paused turn finishing before the run's new message): dropped.
+TERMINAL_EVENTS = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
+
+
+@dataclass
+class TurnEnd:
+    """How a bridge's stream of one CLI turn stopped: ``paused`` when the CLI waits for a person."""
+
+    paused: bool = False
 
 
 @dataclass(frozen=True)

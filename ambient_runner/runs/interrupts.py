@@ -129,16 +129,19 @@ class InterruptBook:
     def lost(self, thread_id: str) -> set[str]:
         return set(self._lost.get(thread_id, ()))
 
-    def resolve(self, thread_id: str, interrupt_id: str, answer: Answer) -> None:
-        pending = self._open.get(thread_id, {}).pop(interrupt_id, None)
-        if pending is not None and pending.open:
-            pending.answer.set_result(answer)
+    def resolve(self, thread_id: str, answers: Mapping[str, Answer]) -> None:
+        """Hand each answer to the interrupt it answers (by id); the file is written once."""
+        for interrupt_id, answer in answers.items():
+            pending = self._open.get(thread_id, {}).pop(interrupt_id, None)
+            if pending is not None and pending.open:
+                pending.answer.set_result(answer)
         self._save()
 
     def refuse_all(self, thread_id: str, message: str, *, stop_turn: bool) -> list[PendingInterrupt]:
         refused = self.pending(thread_id)
-        for pending in refused:
-            self.resolve(thread_id, pending.id, Answer(approved=False, message=message, stop_turn=stop_turn))
+        if refused:
+            refusal = Answer(approved=False, message=message, stop_turn=stop_turn)
+            self.resolve(thread_id, {pending.id: refusal for pending in refused})
         return refused
 
     def forget_lost(self, thread_id: str) -> None:
@@ -168,7 +171,7 @@ class InterruptBook:
         message = (f"Nobody answered within {self._timeout:g} s (RUNNER_INTERRUPT_TIMEOUT), so the request was "
                    "refused and the turn stopped.")
         self._expired.setdefault(pending.thread_id, []).append(pending)
-        self.resolve(pending.thread_id, pending.id, Answer(approved=False, message=message, stop_turn=True))
+        self.resolve(pending.thread_id, {pending.id: Answer(approved=False, message=message, stop_turn=True)})
 
     def _read_lost(self) -> dict[str, set[str]]:
         if self._path is None or not self._path.is_file():

@@ -193,8 +193,7 @@ class RunManager:
         instead); whether the run resumes a pause."""
         book = self.interrupts
         if answers and answers.given:
-            for interrupt_id, answer in answers.given.items():
-                book.resolve(thread_id, interrupt_id, answer)
+            book.resolve(thread_id, answers.given)
             return True
         if book.refuse_all(thread_id, NEW_MESSAGE_INSTEAD, stop_turn=True):
             return True
@@ -231,8 +230,7 @@ class RunManager:
         if isinstance(event, RunErrorEvent):
             event = self._name_unreachable_upstream(run, event)
         if event.type in TERMINAL_TYPES:  # the whole conversation first: it is what outlives the run
-            pausing = getattr(getattr(event, "outcome", None), "type", "") == "interrupt"
-            self._emit(state.log, state.conversation.snapshot(waiting=pausing))
+            self._emit(state.log, state.conversation.snapshot(waiting=guard.outcome == "interrupt"))
         else:
             state.conversation.feed(event)
         for observer in self.observers:
@@ -254,11 +252,13 @@ class RunManager:
         deadline = run.started_at + settings.runner_run_timeout
         ending = Ending()
         assert self.bridge is not None, "runs start only once the bridge is loaded"
-        stream = self.bridge.run_turn(run.turn) if not run.turn.lost_interrupts else _nothing()
-        if run.turn.lost_interrupts:
+        if run.turn.lost_interrupts:  # nothing for the bridge to go on with: the run only says so
             self.interrupts.forget_lost(run.thread_id)
             ending = Ending(error_message=INTERRUPT_LOST_MESSAGE.format(ids=", ".join(run.turn.lost_interrupts)),
                             error_code="INTERRUPT_LOST")
+            stream = _nothing()
+        else:
+            stream = self.bridge.run_turn(run.turn)
         try:
             while not guard.terminated:
                 now = time.monotonic()

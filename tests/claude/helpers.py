@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 import runner_kits
-from ag_ui.core import RunAgentInput, UserMessage
 
-from ambient_runner.bridge.contract import BridgeError, RunOptions, Turn
+from ambient_runner.bridge.contract import BridgeError, Turn
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.settings import RunnerSettings
 
@@ -17,12 +16,6 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
 
 def make_settings(root: Path, **overrides: object) -> RunnerSettings:
     return runner_kits.make_settings("claude", root, **overrides)
-
-
-def make_turn(thread_id: str, prompt: str, run_id: str = "run-1", model: str | None = None) -> Turn:
-    run_input = RunAgentInput(thread_id=thread_id, run_id=run_id, state=None, tools=[], context=[],
-                              forwarded_props=None, messages=[UserMessage(id=f"u-{run_id}", content=prompt)])
-    return Turn(thread_id=thread_id, run_id=run_id, prompt=prompt, input=run_input, options=RunOptions(model=model))
 
 
 async def collect(bridge: ClaudeBridge, turn: Turn) -> list[dict]:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from runner_kits import make_turn
 
 from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.bridges.claude.auth import resolve_auth
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.claude.options import claude_environment
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
-from tests.claude.helpers import make_settings, make_turn
+from tests.claude.helpers import make_settings
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
                    "CLAUDE_CODE_USE_VERTEX", "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION")

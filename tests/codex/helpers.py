@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ag_ui.core import RunAgentInput, UserMessage
 from harness import RunnerHarness
 
-from ambient_runner.bridge.contract import RunOptions, Turn
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.settings import RunnerSettings
 
@@ -30,12 +28,6 @@ def harness_for(bridge: CodexBridge, root: Path, **overrides: object) -> RunnerH
     return RunnerHarness(bridge, **settings_values(root, **overrides))
 
 
-def make_turn(thread_id: str, prompt: str, run_id: str = "run-1") -> Turn:
-    run_input = RunAgentInput(thread_id=thread_id, run_id=run_id, state=None, tools=[], context=[],
-                              forwarded_props=None, messages=[UserMessage(id=f"u-{run_id}", content=prompt)])
-    return Turn(thread_id=thread_id, run_id=run_id, prompt=prompt, input=run_input, options=RunOptions())
-
-
 def codex_processes() -> list[tuple[int, str]]:
     """(pid, cmdline) of every live process running the bundled codex binary."""
     found = []
@@ -52,17 +44,3 @@ def codex_processes() -> list[tuple[int, str]]:
         if state != "Z" and argv and argv[0].endswith(b"codex_cli_bin/bin/codex"):
             found.append((int(entry), b" ".join(argv).decode(errors="replace")))
     return found
-
-
-def group_members(pgid: int) -> list[int]:
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid:
-                members.append(int(entry))
-    return members

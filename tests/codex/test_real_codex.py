@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 from harness import RunnerHarness
+from proctable import group_members
+from runner_kits import make_turn
 
 from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.scripted_models.base import PLAIN_ANSWER
-from tests.codex.helpers import codex_processes, group_members, harness_for, make_settings, make_turn
+from tests.codex.helpers import codex_processes, harness_for, make_settings
 
 pytestmark = pytest.mark.real_cli
 TIMEOUT = 120
@@ -146,7 +148,7 @@ async def test_shutdown_leaves_no_codex_process(tmp_path: Path, isolated_network
     async with harness_for(bridge, tmp_path) as runner:
         await run(runner, "t-proc", "Create out.txt with hello")
         pgid = bridge._app.pgid if bridge._app else None  # noqa: SLF001 - the test checks the process group
-        assert pgid is not None and pgid in group_members(pgid)
+        assert pgid is not None and pgid in [pid for pid, _ in group_members(pgid)]
         environ = await asyncio.to_thread(Path(f"/proc/{pgid}/environ").read_bytes)
         assert b"runner-secret-value-123" not in environ, "the runner's own env must not reach codex"
         assert f"CODEX_HOME={bridge.codex_home}".encode() in environ

@@ -30,7 +30,7 @@ async def test_an_answer_reaches_the_waiting_side_and_closes_the_interrupt(tmp_p
     pending = book.open("t", APPROVAL)
     assert [p.id for p in book.pending("t")] == [pending.id]
     assert json.loads((tmp_path / "open.json").read_text()) == {"t": [pending.id]}
-    book.resolve("t", pending.id, Answer(approved=True))
+    book.resolve("t", {pending.id: Answer(approved=True)})
     assert (await pending.answer) == Answer(approved=True)
     assert book.pending("t") == []
     assert json.loads((tmp_path / "open.json").read_text()) == {}

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import runner_kits
-from ag_ui.core import RunAgentInput, UserMessage
 
-from ambient_runner.bridge.contract import BridgeError, RunOptions, Turn
+from ambient_runner.bridge.contract import BridgeError, Turn
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.settings import RunnerSettings
 
@@ -17,12 +16,6 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "gemini"
 
 def make_settings(root: Path, **overrides: object) -> RunnerSettings:
     return runner_kits.make_settings("gemini-cli", root, **overrides)
-
-
-def make_turn(thread_id: str, prompt: str, run_id: str = "run-1", model: str | None = None) -> Turn:
-    run_input = RunAgentInput(thread_id=thread_id, run_id=run_id, state=None, tools=[], context=[],
-                              forwarded_props=None, messages=[UserMessage(id=f"u-{run_id}", content=prompt)])
-    return Turn(thread_id=thread_id, run_id=run_id, prompt=prompt, input=run_input, options=RunOptions(model=model))
 
 
 def wire(event: Any) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ag_ui.core import RunAgentInput, UserMessage
 from harness import RunnerHarness
 
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridge.contract import Bridge, RunOptions, Turn
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
@@ -60,6 +61,13 @@ class RunnerKit:
             elif isinstance(request.body, dict):
                 models.append(str(request.body.get("model")))
         return models
+
+
+def make_turn(thread_id: str, prompt: str, run_id: str = "run-1", model: str | None = None) -> Turn:
+    """A bridge's turn of one user message, as the core would hand it over (for the bridge tests)."""
+    run_input = RunAgentInput(thread_id=thread_id, run_id=run_id, state=None, tools=[], context=[],
+                              forwarded_props=None, messages=[UserMessage(id=f"u-{run_id}", content=prompt)])
+    return Turn(thread_id=thread_id, run_id=run_id, prompt=prompt, input=run_input, options=RunOptions(model=model))
 
 
 def make_settings(runner_type: str, root: Path, **overrides: Any) -> RunnerSettings:

@@ -11,13 +11,11 @@ import asyncio
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import (
     BaseEvent,
-    EventType,
     RunErrorEvent,
     Tool,
     ToolCallResultEvent,
@@ -29,7 +27,7 @@ from ag_ui_claude import ClaudeEventAdapter
 from ag_ui_claude.tasks import task_report
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
 from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridge.pauses import Paused, Pauses
+from ambient_runner.bridge.pauses import TERMINAL_EVENTS, Paused, Pauses, TurnEnd
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_frontend, own_name, tools_key
@@ -46,7 +44,7 @@ from ambient_runner.bridges.claude.worker import DEFAULT_PERMISSION_MODE, Claude
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.mcp.status import McpServerStatus, configured
-from ambient_runner.runs.interrupts import Answer
+from ambient_runner.runs.interrupts import Answer, PendingInterrupt
 from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
@@ -69,14 +67,6 @@ def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
         servers = item.get("mcp_servers")
         return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
     return None
-
-
-TERMINAL = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
-
-
-@dataclass
-class _TurnEnd:
-    paused: bool = False
 
 
 class ClaudeBridge(Bridge):
@@ -183,7 +173,7 @@ class ClaudeBridge(Bridge):
             raise BridgeError("The run has no user message to send to Claude.", code="EMPTY_PROMPT")
         if parked is not None:
             parked.adapter.run_id = turn.run_id
-            end = _TurnEnd()
+            end = TurnEnd()
             async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not has_prompt):
                 yield event
             if end.paused or not has_prompt:
@@ -196,10 +186,10 @@ class ClaudeBridge(Bridge):
         messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
                                 permission_mode=permission_mode, interrupted=turn.interrupted,
                                 process_key=tools_key(self._frontend_tools[turn.thread_id]))
-        async for event in self._stream(turn, messages, adapter, _TurnEnd(), last=True):
+        async for event in self._stream(turn, messages, adapter, TurnEnd(), last=True):
             yield event
 
-    async def _stream(self, turn: Turn, messages: AsyncIterator[Any], adapter: ClaudeEventAdapter, end: _TurnEnd,
+    async def _stream(self, turn: Turn, messages: AsyncIterator[Any], adapter: ClaudeEventAdapter, end: TurnEnd,
                       *, last: bool) -> AsyncIterator[BaseEvent]:
         """The AG-UI events of one CLI turn, up to its result or a pause (then the turn is parked, its messages
         kept for the thread's next run). ``last``: the turn's result is the run's; else its end is not the run's
@@ -222,7 +212,7 @@ class ClaudeBridge(Bridge):
                     if task_event is not None:
                         yield task_event
                 for event in events:
-                    if event.type in TERMINAL and not last:
+                    if event.type in TERMINAL_EVENTS and not last:
                         continue
                     if isinstance(event, ToolCallStartEvent) and is_frontend(event.tool_call_name):
                         event = event.model_copy(update={"tool_call_name": own_name(event.tool_call_name)})
@@ -253,13 +243,8 @@ class ClaudeBridge(Bridge):
         request = request_for(tool_name, tool_input, tool_call_id, self.pauses.policy(thread_id))
         if request is None:
             return PermissionResultAllow(updated_input=tool_input)
-        pending = self.host.interrupts.open(thread_id, request)
-        session = self._sessions.get(thread_id)
-        if session is not None:
-            await session.pause(pending.id)
-        try:
-            answer = await pending.answer
-        except asyncio.CancelledError:  # the runner is stopping
+        answer = await self._answer_of(thread_id, self.host.interrupts.open(thread_id, request))
+        if answer is None:
             return PermissionResultDeny(message="The runner stopped before anyone answered.", interrupt=True)
         if answer.stop_turn and answer.message:
             self._stopped[tool_call_id] = answer.message
@@ -270,13 +255,21 @@ class ClaudeBridge(Bridge):
         pending = self._frontend_calls.take(thread_id, name)
         if pending is None:
             return Answer(approved=False, message=f"The call of {name} was not expected (no permission request).")
+        answer = await self._answer_of(thread_id, pending)
+        if answer is None:
+            return Answer(approved=False, message="The runner stopped before the application answered.")
+        return answer
+
+    async def _answer_of(self, thread_id: str, pending: PendingInterrupt) -> Answer | None:
+        """Tell the thread's running turn that the CLI waits, then wait for the answer (None: the runner stopped
+        first)."""
         session = self._sessions.get(thread_id)
         if session is not None:
             await session.pause(pending.id)
         try:
             return await pending.answer
-        except asyncio.CancelledError:  # the runner is stopping
-            return Answer(approved=False, message="The runner stopped before the application answered.")
+        except asyncio.CancelledError:  # the book was closed: the runner is stopping
+            return None
 
     async def interrupt(self, thread_id: str) -> None:
         session = self._sessions.get(thread_id)

@@ -18,11 +18,11 @@ from typing import Any
 from ag_ui.core import Tool
 from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server
 
+from ambient_runner.runs.frontend_tools import frontend_request, input_schema, result_of
 from ambient_runner.runs.interrupts import Answer, InterruptRequest, PendingInterrupt
 
 SERVER = "frontend"
 PREFIX = f"mcp__{SERVER}__"
-NO_ANSWER = "The application did not return a result for this tool call."
 
 Waiter = Callable[[str, str], Awaitable[Answer]]  # (thread id, tool name) -> the application's answer
 
@@ -51,23 +51,17 @@ def server_config(thread_id: str, tools: Sequence[Tool], wait: Waiter) -> dict[s
 
     def handler_for(name: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
         async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
-            answer = await wait(thread_id, name)
-            if not answer.approved:
-                return {"content": [{"type": "text", "text": answer.message or NO_ANSWER}], "is_error": True}
-            return {"content": [{"type": "text", "text": _text(answer.payload)}]}
+            text, ok = result_of(await wait(thread_id, name))
+            return {"content": [{"type": "text", "text": text}], **({} if ok else {"is_error": True})}
         return handle
 
-    definitions = [SdkMcpTool(name=t.name, description=t.description or t.name,
-                              input_schema=t.parameters if isinstance(t.parameters, dict) and t.parameters
-                              else {"type": "object", "properties": {}}, handler=handler_for(t.name))
-                   for t in tools]
+    definitions = [SdkMcpTool(name=t.name, description=t.description or t.name, input_schema=input_schema(t),
+                              handler=handler_for(t.name)) for t in tools]
     return {SERVER: create_sdk_mcp_server(name=SERVER, tools=definitions)}
 
 
 def request_for(tool_name: str, tool_input: dict[str, Any], tool_call_id: str) -> InterruptRequest:
-    name = own_name(tool_name)
-    return InterruptRequest(reason="frontend_tool", tool_call_id=tool_call_id, tool_name=name,
-                            message=f"the application's tool {name}", response_schema={}, arguments=tool_input)
+    return frontend_request(tool_call_id, own_name(tool_name), tool_input)
 
 
 class FrontendCalls:
@@ -83,9 +77,3 @@ class FrontendCalls:
     def take(self, thread_id: str, name: str) -> PendingInterrupt | None:
         calls = self._calls.get((thread_id, name))
         return calls.popleft() if calls else None
-
-
-def _text(payload: Any) -> str:
-    if isinstance(payload, str):
-        return payload
-    return json.dumps(payload, ensure_ascii=False)

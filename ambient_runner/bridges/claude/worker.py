@@ -230,11 +230,7 @@ class ClaudeSession:
                 raise
             tail = self._stderr.text() if self._stderr else self.session_stderr.text()
             resumed = f" while resuming session {self.session_id}" if self.session_id else ""
-            why = describe_failure(exc)
-            if died is not None and died < 0 and "killed by" not in why:  # e.g. a write to its stdin failed
-                why = f"{describe_failure(_Exited(died))}; {why}"
-            elif died is not None and died >= 0 and not EXIT_CODE_IN_TEXT.search(why):
-                why = f"{why.rstrip(': ')} (exit code {died})"
+            why = _with_death(describe_failure(exc), died, exit_code_too=True)  # e.g. a write to its stdin failed
             raise BridgeError(f"Claude Code could not start{resumed}: {why}",
                               code="CLI_START_FAILED", stderr_tail=tail) from exc
         self._client = client
@@ -306,9 +302,7 @@ class ClaudeSession:
         failed write, whichever came first)."""
         why = describe_failure(end.error) if end.error else ""
         if "killed by" not in why:
-            died = await transport.exit_code()
-            if died is not None and died < 0:
-                why = "; ".join(p for p in (describe_failure(_Exited(died)), why) if p)
+            why = _with_death(why, await transport.exit_code())
         return BridgeError(f"Claude Code stopped before finishing the turn{': ' + why if why else ''}",
                            code="CLI_EXITED", stderr_tail=tail.text() or self.session_stderr.text())
 
@@ -362,6 +356,18 @@ async def _connect_unless_ended(client: ClaudeSDKClient, transport: WatchedTrans
 
 
 EXIT_CODE_IN_TEXT = re.compile(r"exit code:? (-?\d+)")
+
+
+def _with_death(why: str, died: int | None, *, exit_code_too: bool = False) -> str:
+    """``why`` (the SDK's words) with how the CLI ended when they do not say it: the signal that killed it, and
+    with ``exit_code_too`` also a plain exit code."""
+    if died is None:
+        return why
+    if died < 0 and "killed by" not in why:
+        return "; ".join(p for p in (describe_failure(_Exited(died)), why) if p)
+    if died >= 0 and exit_code_too and not EXIT_CODE_IN_TEXT.search(why):
+        return f"{why.rstrip(': ')} (exit code {died})"
+    return why
 
 
 def describe_failure(exc: BaseException) -> str:

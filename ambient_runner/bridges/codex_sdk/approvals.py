@@ -10,13 +10,13 @@ Codex thread starts) is called by ``item/tool/call``, under every policy; its re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ag_ui.core import Tool
 
+from ambient_runner.runs.frontend_tools import frontend_request, input_schema, result_of
 from ambient_runner.runs.interrupts import Answer, InterruptRequest, PendingInterrupt, question_request
 
 COMMAND = "item/commandExecution/requestApproval"
@@ -35,11 +35,9 @@ def codex_thread_of(params: dict[str, Any]) -> str:
 def request_for(method: str, params: dict[str, Any], policy: str) -> InterruptRequest | None:
     """The interrupt a server request becomes, or None when it is answered at once (``auto_answer``)."""
     if method == TOOL_CALL:  # under every policy: the application answers it
-        name = str(params.get("tool") or "tool")
         arguments = params.get("arguments")
-        return InterruptRequest(reason="frontend_tool", tool_call_id=str(params.get("callId") or ""),
-                                tool_name=name, message=f"the application's tool {name}", response_schema={},
-                                arguments=arguments if isinstance(arguments, dict) else {"arguments": arguments})
+        return frontend_request(str(params.get("callId") or ""), str(params.get("tool") or "tool"),
+                                arguments if isinstance(arguments, dict) else {"arguments": arguments})
     if method == USER_INPUT:  # under every policy
         return question_request(params.get("questions") or (), str(params.get("itemId") or ""),
                                 "request_user_input", {})
@@ -71,8 +69,7 @@ def request_for(method: str, params: dict[str, Any], policy: str) -> InterruptRe
 def dynamic_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     """A run's frontend tools as the dynamic tools of a new Codex thread."""
     return [{"type": "function", "name": t.name, "description": t.description or t.name,
-             "inputSchema": t.parameters if isinstance(t.parameters, dict) and t.parameters
-             else {"type": "object", "properties": {}}} for t in tools]
+             "inputSchema": input_schema(t)} for t in tools]
 
 
 def auto_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -111,9 +108,8 @@ def decision(answer: Answer, method: str = COMMAND, questions: Sequence[dict[str
         return {"action": "accept", "content": {}} if answer.approved else {
             "action": "cancel" if answer.stop_turn else "decline"}
     if method == TOOL_CALL:
-        payload = answer.payload if answer.approved else answer.message or "The application gave no result."
-        text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-        return {"contentItems": [{"type": "inputText", "text": text}], "success": answer.approved}
+        text, ok = result_of(answer)
+        return {"contentItems": [{"type": "inputText", "text": text}], "success": ok}
     if answer.approved:
         return {"decision": "accept"}
     return {"decision": "cancel" if answer.stop_turn else "decline"}

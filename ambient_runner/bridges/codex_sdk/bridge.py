@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ag_ui.core import BaseEvent, EventType, RunErrorEvent
+from ag_ui.core import BaseEvent, RunErrorEvent
 from openai_codex import CodexError, ImageInput, Sandbox, TextInput
 
 from ag_ui_codex_sdk import CodexEventAdapter
@@ -32,7 +32,7 @@ from ambient_runner.bridge.contract import (
     Turn,
 )
 from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridge.pauses import PausableFeed, Paused, Pauses
+from ambient_runner.bridge.pauses import TERMINAL_EVENTS, PausableFeed, Paused, Pauses, TurnEnd
 from ambient_runner.bridges.codex_sdk.approvals import (
     auto_answer,
     bind_mcp_calls,
@@ -71,17 +71,11 @@ log = logging.getLogger(__name__)
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # printed at every start when CODEX_HOME is under /tmp (it then skips its arg0 helper links; nothing breaks)
 PAUSE_SETTLE = 2.0  # s a request may wait for the stream to show its tool call before the run ends anyway
-TERMINAL = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 HARMLESS_STDERR = ("WARNING: proceeding, even though we could not create PATH aliases",)
 OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, efforts=REASONING_EFFORTS,
                         approvals=True,
                         mode_note="plan = read-only sandbox and Codex's plan collaboration mode for the turn",
                         effort_note="Codex reasoning effort")
-
-
-@dataclasses.dataclass
-class _TurnEnd:
-    paused: bool = False
 
 
 class CodexBridge(Bridge):
@@ -225,7 +219,7 @@ class CodexBridge(Bridge):
         self.pauses.adopt_policy(turn.thread_id, turn.options)
         parked = self.pauses.take(turn.thread_id)
         if parked is not None:
-            end = _TurnEnd()
+            end = TurnEnd()
             follows = bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
             async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not follows):
                 yield event
@@ -243,10 +237,10 @@ class CodexBridge(Bridge):
         # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
         feed.extra["tools"] = GroupTracker(app.pgid).start() if app.pgid else None
         self._feeds[turn.thread_id] = feed
-        async for event in self._stream(turn, feed, adapter, _TurnEnd(), last=True):
+        async for event in self._stream(turn, feed, adapter, TurnEnd(), last=True):
             yield event
 
-    async def _stream(self, turn: Turn, feed: PausableFeed, adapter: CodexEventAdapter, end: _TurnEnd, *,
+    async def _stream(self, turn: Turn, feed: PausableFeed, adapter: CodexEventAdapter, end: TurnEnd, *,
                       last: bool) -> AsyncIterator[BaseEvent]:
         """The AG-UI events of one Codex turn, up to ``turn/completed`` or a pause (then the turn is parked for
         the thread's next run). ``last``: the turn's end is the run's."""
@@ -263,7 +257,7 @@ class CodexBridge(Bridge):
                     waiting = True
                 elif item is not None:
                     for event in adapter.transform(item):
-                        if event.type in TERMINAL and not last:
+                        if event.type in TERMINAL_EVENTS and not last:
                             continue
                         if isinstance(event, RunErrorEvent):
                             raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
