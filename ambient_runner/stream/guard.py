@@ -118,6 +118,8 @@ class StreamGuard:
 
     def _reopen(self, event: BaseEvent) -> list[BaseEvent]:
         """A suspended sub-agent goes on in this run: its segment is announced again before its first event."""
+        if not self._ids.suspended:  # almost always: nothing to look at (this runs for every event)
+            return []
         run = getattr(event, "subagent_run_id", None)
         if run is None or event.type in SUBAGENT_TYPES or run in self._subagents or run not in self._ids.suspended:
             return []
