@@ -72,10 +72,11 @@ def api_error_detail(raw: str) -> ApiErrorDetail:
     return ApiErrorDetail(None, raw)
 
 
-def describe_error(raw: str, error_type: str | None = None) -> DescribedError:
-    """A user-actionable message for the ``error.message`` of a ``result`` line (or an error line)."""
+def describe_error(raw: str, error_type: str | None = None, status: int | None = None) -> DescribedError:
+    """A user-actionable message for the ``error.message`` of a ``result`` line (or an error line, or an ACP
+    error). ``status``: the HTTP status when the caller knows it (ACP's error code), else read from the text."""
     detail = api_error_detail(raw)
-    status, text = detail.http_status, detail.text.strip()
+    status, text = status or detail.http_status, detail.text.strip()
     code = code_for_status(status)
     if code is ErrorCode.AUTH_FAILED:
         return DescribedError(f"The Gemini API rejected the credentials (HTTP {status}: {text}). {CREDENTIAL_HINT}",

@@ -55,17 +55,19 @@ class SupervisedProcess:
         cwd: str | os.PathLike[str],
         env: Mapping[str, str],
         stdin_data: bytes | None = None,
+        stdin_pipe: bool = False,
         stderr_tail: StderrTail | None = None,
         limits: ProcessLimits | None = None,
     ) -> SupervisedProcess:
-        """Start ``argv``; ``stdin_data`` (if given) is written to stdin, which is then closed."""
+        """Start ``argv``; ``stdin_data`` (if given) is written to stdin, which is then closed. ``stdin_pipe``:
+        stdin stays open for ``send`` (a peer that speaks a protocol on stdio)."""
         limits = limits or ProcessLimits()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=os.fspath(cwd),
                 env=dict(env),
-                stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE if stdin_data is not None or stdin_pipe else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
@@ -115,6 +117,15 @@ class SupervisedProcess:
             return int(fcntl.fcntl(fileobj.fileno(), getpipe))
         except (OSError, ValueError):
             return 0
+
+    async def send(self, data: bytes) -> None:
+        """Write to the open stdin (``stdin_pipe``); ``BrokenPipeError`` / ``ConnectionResetError`` when the
+        process is gone."""
+        stdin = self._proc.stdin
+        if stdin is None or stdin.is_closing():
+            raise BrokenPipeError("the process's stdin is closed")
+        stdin.write(data)
+        await stdin.drain()
 
     async def _feed_stdin(self, data: bytes) -> None:
         stdin = self._proc.stdin

@@ -43,6 +43,14 @@ class Answer:
     stop_turn: bool = False
 
 
+def refusal_note(answer: Answer) -> str | None:
+    """What the model is told after a plain refusal with the person's words (sent with the next user input), for a
+    CLI whose refusal cannot carry them."""
+    if answer.approved or answer.stop_turn or not answer.message:
+        return None
+    return f"I refused that request. {answer.message}"
+
+
 @dataclass(frozen=True)
 class InterruptRequest:
     """What a bridge asks a person: an approval of ``tool_call_id``, or a question the agent put."""

@@ -17,6 +17,13 @@ def settings(tmp_path: Path) -> RunnerSettings:
     return make_settings(tmp_path)
 
 
+@pytest.fixture(params=["acp", "stream-json"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """GEMINI_TRANSPORT for the test's bridge: each test that uses it runs on both."""
+    monkeypatch.setenv("GEMINI_TRANSPORT", request.param)
+    return str(request.param)
+
+
 @pytest.fixture
 def one_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
     """Errors fail after one request (production default: 3 attempts with backoff)."""

@@ -10,6 +10,7 @@ from ambient_runner.bridge.contract import OptionError, RunOptions
 from ambient_runner.bridges.claude.bridge import OPTIONS as CLAUDE
 from ambient_runner.bridges.codex_sdk.bridge import OPTIONS as CODEX
 from ambient_runner.bridges.gemini_cli.bridge import OPTIONS as GEMINI
+from ambient_runner.bridges.gemini_cli.bridge import STREAM_JSON_OPTIONS as GEMINI_STREAM_JSON
 from ambient_runner.settings import RunnerSettings
 
 RUNNERS = {"gemini-cli": GEMINI, "codex-sdk": CODEX, "claude": CLAUDE}
@@ -77,7 +78,9 @@ def test_reasoning_effort_per_runner(tmp_path: Path) -> None:
 
 def test_specs_list_the_accepted_values(tmp_path: Path) -> None:
     specs = {name: {s.name: s.values for s in o.specs(settings(tmp_path))} for name, o in RUNNERS.items()}
-    assert specs["gemini-cli"] == {"model": None, "mode": ["default", "plan"], "approvalPolicy": ["auto"]}
+    assert specs["gemini-cli"] == {"model": None, "mode": ["default", "plan"], "approvalPolicy": ["auto", "ask"]}
     assert specs["codex-sdk"]["approvalPolicy"] == specs["claude"]["approvalPolicy"] == ["auto", "ask"]
+    stream_json = {spec.name: spec.values for spec in GEMINI_STREAM_JSON.specs(settings(tmp_path))}
+    assert stream_json["approvalPolicy"] == ["auto"]  # one process a turn: nobody can answer the CLI
     assert specs["codex-sdk"]["reasoningEffort"] == ["none", "minimal", "low", "medium", "high", "xhigh"]
     assert specs["claude"]["reasoningEffort"] == ["low", "medium", "high", "xhigh", "max"]

@@ -138,7 +138,7 @@ def test_which_logins_write_a_credential_file_into_the_state_dir(runner_type, lo
                  "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "ANTHROPIC_API_KEY",
                  "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_VERTEX"):
         monkeypatch.delenv(name, raising=False)
-    (tmp_path / "login.json").write_text('{"tokens": {}}')
+    (tmp_path / "login.json").write_text('{"tokens": {}, "refresh_token": "1//a-google-login"}')
     for name, value in login.items():
         monkeypatch.setenv(name, str(tmp_path / value) if value == "login.json" else value)
     settings = load_settings(runner_type=runner_type, workspace_path=tmp_path / "ws",

@@ -113,10 +113,3 @@ def decision(answer: Answer, method: str = COMMAND, questions: Sequence[dict[str
     if answer.approved:
         return {"decision": "accept"}
     return {"decision": "cancel" if answer.stop_turn else "decline"}
-
-
-def refusal_note(answer: Answer) -> str | None:
-    """What the model is told after a plain refusal with the person's words (sent as the next user input)."""
-    if answer.approved or answer.stop_turn or not answer.message:
-        return None
-    return f"I refused that request. {answer.message}"

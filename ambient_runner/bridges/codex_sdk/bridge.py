@@ -39,7 +39,6 @@ from ambient_runner.bridges.codex_sdk.approvals import (
     codex_thread_of,
     decision,
     dynamic_tools,
-    refusal_note,
     request_for,
 )
 from ambient_runner.bridges.codex_sdk.auth import (
@@ -62,7 +61,7 @@ from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.process.descendants import GroupTracker, descendant_groups
 from ambient_runner.process.environment import cli_environment
-from ambient_runner.runs.interrupts import Answer
+from ambient_runner.runs.interrupts import Answer, refusal_note
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap

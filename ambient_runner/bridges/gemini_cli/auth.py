@@ -86,6 +86,10 @@ def resolve_auth(environ: Mapping[str, str] | None = None) -> GeminiAuth:
         if not path.is_file():
             return GeminiAuth("oauth", problem=f"{OAUTH_FILE_VAR} points at {oauth}, which is not a readable file.",
                               missing=(OAUTH_FILE_VAR,))
+        if not _has_refresh_token(path):  # the CLI would start an interactive login on its protocol channel
+            return GeminiAuth("oauth", problem=f"{OAUTH_FILE_VAR} points at {oauth}, which is not a Google login "
+                              "(a JSON object with a refresh_token, the oauth_creds.json of `gemini` after a login).",
+                              missing=(OAUTH_FILE_VAR,))
         project_id = _get(env, "GOOGLE_CLOUD_PROJECT")  # a Workspace login needs its Cloud project
         project = {"GOOGLE_CLOUD_PROJECT": project_id} if project_id else {}
         return GeminiAuth("oauth", project, _token_values(path), oauth_file=path)
@@ -93,6 +97,14 @@ def resolve_auth(environ: Mapping[str, str] | None = None) -> GeminiAuth:
         return GeminiAuth("gateway", {"GEMINI_API_KEY": GATEWAY_PLACEHOLDER_KEY, GATEWAY_VAR: gateway})
     return GeminiAuth(None, problem=f"No Gemini credentials are configured. Set {ACCEPTED}.",
                       missing=(*API_KEY_VARS, "GOOGLE_GENAI_USE_VERTEXAI", OAUTH_FILE_VAR))
+
+
+def _has_refresh_token(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("refresh_token"), str) and bool(data["refresh_token"])
 
 
 def _token_values(path: Path) -> tuple[str, ...]:

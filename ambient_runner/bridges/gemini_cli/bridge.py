@@ -1,4 +1,10 @@
-"""RUNNER_TYPE=gemini-cli: the Gemini CLI (``@google/gemini-cli``) as an AG-UI runner."""
+"""RUNNER_TYPE=gemini-cli: the Gemini CLI (``@google/gemini-cli``) as an AG-UI runner.
+
+Two transports (``GEMINI_TRANSPORT``): ``acp`` (the default), one live ``gemini --acp`` for the pod with an ACP
+session per thread (``acp/``: reasoning, approvals, a cancel that keeps the session, later turns in milliseconds),
+and ``stream-json``, one ``gemini -p --output-format stream-json`` process a turn (``worker``), which ACP also uses
+for a turn whose session cannot be loaded into the live CLI yet.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,11 @@ from ag_ui.core import BaseEvent, ToolCallStartEvent
 
 from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
 from ambient_runner.bridge.options import RunnerOptions
+from ambient_runner.bridge.pauses import Pauses
+from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
+from ambient_runner.bridges.gemini_cli.acp.live import CliCommand, LiveGemini
+from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
+from ambient_runner.bridges.gemini_cli.acp.turns import AcpTurns
 from ambient_runner.bridges.gemini_cli.auth import (
     CREDENTIAL_FILE_NAMES,
     OAUTH_CREDS_NAME,
@@ -26,13 +37,17 @@ from ambient_runner.bridges.gemini_cli.cli_config import (
     DEFAULT_MODEL,
     DEFAULT_MODELS,
     SYSTEM_SETTINGS_PATH,
+    TRANSPORT_VAR,
+    TRANSPORTS,
     GeminiHome,
+    acp_argv,
     cli_env,
     cli_path_or_name,
     ensure_system_settings,
     find_cli,
     max_attempts,
     prompt_with_files,
+    transport,
     turn_argv,
     write_settings,
 )
@@ -48,8 +63,16 @@ from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
 
 log = logging.getLogger(__name__)
-OPTIONS = RunnerOptions(runner="the Gemini CLI runner", default_model=DEFAULT_MODEL, default_models=DEFAULT_MODELS,
-                        efforts=None, mode_note="plan = --approval-mode plan (read-only tools)")
+
+
+def runner_options(approvals: bool) -> RunnerOptions:
+    return RunnerOptions(runner="the Gemini CLI runner", default_model=DEFAULT_MODEL, default_models=DEFAULT_MODELS,
+                         efforts=None, approvals=approvals,
+                         mode_note="plan = the CLI's plan approval mode (read-only tools)")
+
+
+OPTIONS = runner_options(approvals=True)  # ACP (the default transport) asks; stream-json cannot
+STREAM_JSON_OPTIONS = runner_options(approvals=False)
 
 
 class GeminiCliBridge(Bridge):
@@ -71,6 +94,12 @@ class GeminiCliBridge(Bridge):
         self.mcp = settings.mcp_servers
         self._mcp_status = GeminiMcpStatus()
         self.system_settings: Path | None = None
+        self.transport = transport()
+        self.options = OPTIONS if self.transport == "acp" else STREAM_JSON_OPTIONS
+        self.live = LiveGemini(self._acp_command)
+        self.pauses = Pauses(lambda: self.host.interrupts)
+        self._acp: AcpTurns | None = None
+        self._start_problem: str | None = None
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -84,8 +113,16 @@ class GeminiCliBridge(Bridge):
             log.warning("no Gemini system settings file at %s (needs root to write): a workspace .gemini/settings.json "
                         "can change the CLI's settings", SYSTEM_SETTINGS_PATH)
         self._prepare()
+        if self.transport == "acp" and self.readiness().ready:
+            try:  # started now, so that /ready means "the CLI answered initialize"
+                await self.live.connection()
+            except (AcpClosed, BridgeError) as exc:
+                self._start_problem = f"The Gemini CLI did not start: {exc}"
+                log.error("%s", self._start_problem)
 
     async def shutdown(self) -> None:
+        await self.pauses.close()
+        await self.live.close()
         if self.scripted_server is not None and self._scripted_running:
             self.scripted_server.stop()  # kept: its request log stays readable
             self._scripted_running = False
@@ -103,6 +140,24 @@ class GeminiCliBridge(Bridge):
         if self._runner is None:
             self._sessions = SessionMap(self.settings.state_dir)
             self._runner = TurnRunner(self._sessions)
+            files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
+            self._acp = AcpTurns(self.live, self._sessions, files, self.pauses, lambda: self.host.interrupts,
+                                 self.settings.workspace_path, self._model)
+
+    def _acp_command(self) -> CliCommand:
+        cli = find_cli()
+        if cli is None:
+            raise BridgeError(self._missing_cli(), code="CLI_NOT_FOUND")
+        attachments = self.settings.runner_attachments_dir
+        attachments.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
+        return CliCommand(acp_argv(cli, self._model(None), attachments), self.settings.workspace_path,
+                          self._cli_environment(), ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes))
+
+    @staticmethod
+    def _missing_cli() -> str:
+        return (f"The Gemini CLI was not found ('{cli_path_or_name()}'). Install @google/gemini-cli "
+                f"(npm install) or set {CLI_PATH_VAR} to the gemini executable.")
 
     @property
     def auth(self) -> GeminiAuth:
@@ -126,21 +181,27 @@ class GeminiCliBridge(Bridge):
             missing.append(CLI_PATH_VAR)
             details.append(f"The Gemini CLI was not found ('{cli_path_or_name()}'): install @google/gemini-cli "
                            f"or set {CLI_PATH_VAR}.")
+        if self.transport not in TRANSPORTS:
+            missing.append(TRANSPORT_VAR)
+            details.append(f"{TRANSPORT_VAR}={self.transport!r} is not a transport: use {' or '.join(TRANSPORTS)}.")
         if self.settings.runner_scripted_model and not self._scripted_running:
             details.append("The scripted model server is not started yet.")
         elif not self.auth.ok:
             missing.extend(self.auth.missing)
             details.append(self.auth.problem)
+        if self._start_problem and not self.live.alive:
+            details.append(self._start_problem)
         return Readiness(not details, missing, " ".join(details))
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type=self.runner_type, framework=self.framework, reasoning=False, mcp=True,
-                            input_mime_types=sorted(self.attachment_types),
-                            default_model=self._model(None), models=OPTIONS.models(self.settings),
-                            options=OPTIONS.specs(self.settings))
+        acp = self.transport == "acp"
+        return Capabilities(runner_type=self.runner_type, framework=self.framework, reasoning=acp, mcp=True,
+                            approvals=acp, input_mime_types=sorted(self.attachment_types),
+                            default_model=self._model(None), models=self.options.models(self.settings),
+                            options=self.options.specs(self.settings))
 
     def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
-        return OPTIONS.parse(forwarded_props, self.settings)
+        return self.options.parse(forwarded_props, self.settings)
 
     def secret_values(self) -> Iterable[str]:
         return [*self.auth.secrets, *self.settings.secret_values(), *mcp_config.secret_values(self.mcp)]
@@ -179,33 +240,45 @@ class GeminiCliBridge(Bridge):
         if not turn.prompt.strip():
             raise BridgeError("The run has no user message to send to the Gemini CLI.", code="EMPTY_PROMPT")
         self._prepare()
-        assert self._runner is not None
-        cli = find_cli()
-        if cli is None:
-            raise BridgeError(f"The Gemini CLI was not found ('{cli_path_or_name()}'). Install @google/gemini-cli "
-                              f"(npm install) or set {CLI_PATH_VAR} to the gemini executable.", code="CLI_NOT_FOUND")
+        if find_cli() is None:
+            raise BridgeError(self._missing_cli(), code="CLI_NOT_FOUND")
         workspace = self.settings.workspace_path
         try:
             workspace.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BridgeError(f"The workspace {workspace} cannot be used: {exc}", code="WORKSPACE_MISSING") from exc
+        events = self._acp.run(turn, self._one_process_turn) if self._acp and self.transport == "acp" else (
+            self._one_process_turn(turn))
+        servers = list(self.mcp.servers)
+        async for event in events:
+            if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
+                event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
+            yield event
+
+    async def _one_process_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        """A turn as its own ``gemini -p --output-format stream-json`` process (``--resume`` for a later one)."""
+        assert self._runner is not None
+        cli = find_cli()
+        if cli is None:
+            raise BridgeError(self._missing_cli(), code="CLI_NOT_FOUND")
+        workspace = self.settings.workspace_path
         resume = self.sessions.get(turn.thread_id)
         files = [a.path for a in turn.attachments]
         spec = TurnSpec(
             argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan",
-                           attachments_dir=files[0].parent if files else None),
+                           attachments_dir=files[0].parent if files else None,
+                           ask=self.pauses.policy(turn.thread_id) == "ask"),
             cwd=workspace,
             env=self._cli_environment(),
             resume_session=resume,
             limits=ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes),
             prompt=prompt_with_files(turn.prompt, files),
         )
-        servers = list(self.mcp.servers)
         async for event in self._runner.run(turn, spec, self.resume_failed_message):
-            if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
-                event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
             yield event
 
     async def interrupt(self, thread_id: str) -> None:
+        if self._acp is not None:
+            await self._acp.interrupt(thread_id)
         if self._runner is not None:
             await self._runner.interrupt(thread_id)

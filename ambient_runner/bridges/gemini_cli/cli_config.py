@@ -65,9 +65,11 @@ def max_attempts(environ: Mapping[str, str] | None = None) -> int:
 
 
 def runner_settings(selected_type: str, attempts: int) -> dict[str, Any]:
-    """The settings the runner enforces: no telemetry, no update checks, bounded retries, no IDE."""
+    """The settings the runner enforces: no telemetry, no update checks, bounded retries, no IDE, and no session
+    clean-up by the CLI (it deletes threads idle for 30 days, and a loaded ACP session at its next start)."""
     return {
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "maxAttempts": attempts},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "maxAttempts": attempts,
+                    "sessionRetention": {"enabled": False}},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "ide": {"enabled": False},
@@ -123,13 +125,29 @@ def cli_path_or_name(environ: Mapping[str, str] | None = None) -> str:
     return find_cli(env) or env.get(CLI_PATH_VAR, "").strip() or "gemini"
 
 
+TRANSPORT_VAR = "GEMINI_TRANSPORT"
+TRANSPORTS = ("acp", "stream-json")
+
+
+def transport(environ: Mapping[str, str] | None = None) -> str:
+    """``GEMINI_TRANSPORT``: ``acp`` (default: one live ``gemini --acp``) or ``stream-json`` (a process a turn)."""
+    raw = (os.environ if environ is None else environ).get(TRANSPORT_VAR, "").strip().lower()
+    return raw or TRANSPORTS[0]
+
+
+def acp_argv(cli: str, model: str, attachments_dir: Path) -> list[str]:
+    """The live CLI: ACP on stdio; each session's approval mode is set per turn (``session/set_mode``)."""
+    return [cli, "--acp", "--model", model, "--approval-mode", "yolo", "--include-directories", str(attachments_dir)]
+
+
 def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = False,
-              attachments_dir: Path | None = None) -> list[str]:
+              attachments_dir: Path | None = None, ask: bool = False) -> list[str]:
     """One headless turn. The prompt goes through stdin (``-p ""`` makes the run headless and the CLI uses
     stdin as the prompt), so there is no argv size limit, no quoting and no leading-dash problem.
-    ``plan``: ``--approval-mode plan`` (read-only tools only), else ``yolo`` (nobody can confirm a call).
+    ``plan``: ``--approval-mode plan`` (read-only tools only), else ``yolo`` (nobody can confirm a call), or with
+    ``ask`` ``default``: headless, a call that needs a confirmation is then refused, never run unasked.
     ``attachments_dir``: the run's attachments, outside the workspace, which the CLI reads only when included."""
-    approval = "plan" if plan else "yolo"
+    approval = "plan" if plan else "default" if ask else "yolo"
     argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", approval]
     if resume_session:
         argv += ["--resume", resume_session]

@@ -1,0 +1,176 @@
+"""JSON-RPC 2.0 over NDJSON stdio with ``gemini --acp``: requests with their replies, notifications, and the
+requests the agent sends the client (``session/request_permission``).
+
+One reader task reads the CLI's stdout in order and hands each message on at once: a reply to its waiting request,
+a notification or a request to the callbacks (which must not block: they queue). When stdout ends, every waiting
+request fails with ``AcpClosed`` saying how the CLI ended. Anything on stdout that is not JSON-RPC (a login prompt,
+a crash dump) is fatal: the process is stopped and the error names what it printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ag_ui_gemini_cli import describe_exit
+from ambient_runner.process.supervisor import SupervisedProcess
+
+log = logging.getLogger(__name__)
+EXIT_WAIT = 5.0  # s for the process to exit once its stdout ended
+SHOWN_CHARS = 300
+
+
+class AcpError(Exception):
+    """A JSON-RPC error reply."""
+
+    def __init__(self, method: str, error: dict[str, Any]) -> None:
+        super().__init__(f"{method}: {error.get('message')}")
+        self.method = method
+        self.error = error
+
+    @property
+    def code(self) -> Any:
+        return self.error.get("code")
+
+
+class AcpClosed(Exception):
+    """The CLI's JSON-RPC channel ended: ``message`` says how, ``code`` is the ``RUN_ERROR`` code."""
+
+    def __init__(self, message: str, code: str = "CLI_EXITED") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+Handler = Callable[[str, dict[str, Any]], None]  # (method, params)
+RequestHandler = Callable[[Any, str, dict[str, Any]], None]  # (request id, method, params)
+
+
+class AcpConnection:
+    def __init__(self, process: SupervisedProcess, on_notification: Handler, on_request: RequestHandler) -> None:
+        self.process = process
+        self._on_notification = on_notification
+        self._on_request = on_request
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._closed: asyncio.Future[AcpClosed] = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.create_task(self._read(), name=f"acp-reader-{process.pid}")
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed.done()
+
+    async def closed(self) -> AcpClosed:
+        """How the channel ended (waits for it)."""
+        return await asyncio.shield(self._closed)
+
+    async def request(self, method: str, params: dict[str, Any], within: float | None = None) -> dict[str, Any]:
+        """Send a request and wait for its result; ``AcpError`` for an error reply, ``AcpClosed`` when the CLI
+        ends first, ``TimeoutError`` after ``within`` s."""
+        if self._closed.done():
+            raise self._closed.result()
+        request_id = next(self._ids)
+        reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = (method, reply)
+        try:
+            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            async with asyncio.timeout(within):
+                return await reply
+        finally:
+            self._waiting.pop(request_id, None)
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def respond(self, request_id: Any, result: dict[str, Any]) -> None:
+        """The client's reply to one of the agent's requests (nothing when the CLI is gone)."""
+        with contextlib.suppress(AcpClosed):
+            await self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        if self._closed.done():
+            raise self._closed.result()
+        try:
+            await self.process.send(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            closed = await self.closed()
+            raise closed from exc
+
+    # ----- the reader ------------------------------------------------------------------------------------
+    async def _read(self) -> None:
+        ending: AcpClosed | None = None
+        try:
+            async for line in self.process.lines():
+                if line.dropped_bytes:
+                    log.warning("gemini --acp printed a line of %d bytes (over the limit): skipped",
+                                len(line.text) + line.dropped_bytes)
+                    continue
+                ending = self._dispatch(line.text)
+                if ending is not None:
+                    break
+        except Exception as exc:  # noqa: BLE001 - the channel is gone however it broke
+            ending = AcpClosed(f"The Gemini CLI's output could not be read: {exc}")
+        if ending is not None:
+            await self.process.stop()
+        else:
+            ending = await self._how_it_ended()
+        self._end(ending)
+
+    def _dispatch(self, text: str) -> AcpClosed | None:
+        if not text.strip():
+            return None
+        try:
+            message = json.loads(text)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return AcpClosed("The Gemini CLI printed something that is not ACP (JSON-RPC) on its protocol channel, "
+                             f"so it was stopped: {text.strip()[:SHOWN_CHARS]!r}. A login prompt here means the "
+                             "mounted Google login (GEMINI_OAUTH_CREDS_FILE) is not valid.", "CLI_PROTOCOL_ERROR")
+        method, params = message.get("method"), message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if isinstance(method, str) and "id" in message:
+            self._on_request(message["id"], method, params)
+        elif isinstance(method, str):
+            self._on_notification(method, params)
+        else:
+            reply_id = message.get("id")
+            waiting = self._waiting.get(reply_id) if isinstance(reply_id, int) else None
+            if waiting is not None and not waiting[1].done():
+                name, reply = waiting
+                error = message.get("error")
+                if isinstance(error, dict):
+                    reply.set_exception(AcpError(name, error))
+                else:
+                    result = message.get("result")
+                    reply.set_result(result if isinstance(result, dict) else {})
+        return None
+
+    async def _how_it_ended(self) -> AcpClosed:
+        try:
+            code: int | None = await asyncio.wait_for(self.process.wait(), timeout=EXIT_WAIT)
+        except TimeoutError:
+            code = await self.process.stop()
+        described = describe_exit(code)
+        if code is not None and code >= 0:
+            return AcpClosed(f"The Gemini CLI exited with code {code}.", "CLI_EXITED")
+        return AcpClosed(described.message.replace(" before finishing the turn", ""), described.code)
+
+    def _end(self, ending: AcpClosed) -> None:
+        if not self._closed.done():
+            self._closed.set_result(ending)
+        for _, reply in list(self._waiting.values()):
+            if not reply.done():
+                reply.set_exception(ending)
+
+    async def close(self) -> None:
+        """Stop the CLI (its whole process group) and the reader."""
+        await self.process.stop()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(self._reader, timeout=EXIT_WAIT)
+        self._end(AcpClosed("The Gemini CLI was stopped by the runner.", "CLI_EXITED"))

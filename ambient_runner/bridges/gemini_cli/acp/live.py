@@ -1,0 +1,195 @@
+"""The pod's one live ``gemini --acp``: started at boot, answered ``initialize`` before ``/ready``, started again when
+it died, and the ACP sessions it holds (created or loaded), each routed to the turn that is using it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
+from ambient_runner.process.descendants import GroupTracker
+from ambient_runner.process.stderr_tail import StderrTail
+from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
+
+log = logging.getLogger(__name__)
+PROTOCOL_VERSION = 1
+INITIALIZE_TIMEOUT = 90.0  # s (about 1.3 s measured; a loaded machine or a slow MCP server takes longer)
+SESSION_TIMEOUT = 120.0  # s for session/new and session/load (MCP servers start here)
+REPLAY_WAIT = 2.0  # s a load's replayed history may go on arriving after its reply
+CANCELLED = {"outcome": {"outcome": "cancelled"}}
+
+Sink = Callable[[tuple[Any, ...]], None]  # ("update", update) | ("permission", request id, params)
+
+
+@dataclass(frozen=True)
+class CliCommand:
+    """How to start the CLI: what the bridge knows at the time of each (re)start."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    limits: ProcessLimits = field(default_factory=ProcessLimits)
+
+
+@dataclass
+class AcpSession:
+    id: str
+    mode: str | None = None
+    model: str | None = None
+
+
+class LiveGemini:
+    def __init__(self, command: Callable[[], CliCommand]) -> None:
+        self._command = command
+        self._connection: AcpConnection | None = None
+        self._lock = asyncio.Lock()
+        self.sessions: dict[str, AcpSession] = {}  # what the live process holds
+        self._sinks: dict[str, Sink] = {}
+        self.stderr_tail = StderrTail()
+        self.tools: GroupTracker | None = None  # the shell tools' process groups (the CLI starts them)
+        self.started_at: float | None = None
+        self.initialize_seconds: float | None = None
+        self.agent_info: dict[str, Any] = {}
+
+    # ----- the process -----------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self._connection is not None and self._connection.alive
+
+    @property
+    def pgid(self) -> int | None:
+        return self._connection.process.pgid if self.alive and self._connection is not None else None
+
+    async def connection(self) -> AcpConnection:
+        """The live process's channel, started (and initialized) when there is none or it died."""
+        async with self._lock:
+            if self._connection is not None and self._connection.alive:
+                return self._connection
+            await self._discard()
+            self._connection = await self._start()
+            return self._connection
+
+    async def _start(self) -> AcpConnection:
+        command = self._command()
+        started = time.monotonic()
+        process = await SupervisedProcess.start(command.argv, cwd=command.cwd, env=command.env, stdin_pipe=True,
+                                                stderr_tail=self.stderr_tail, limits=command.limits)
+        process.enlarge_stdout_pipe()
+        connection = AcpConnection(process, self._on_notification, self._on_request)
+        try:
+            reply = await connection.request("initialize", {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}},
+                within=INITIALIZE_TIMEOUT)
+        except TimeoutError:
+            await connection.close()
+            raise AcpClosed(f"The Gemini CLI did not answer ACP initialize within {INITIALIZE_TIMEOUT:.0f} s.",
+                            "CLI_START_TIMEOUT") from None
+        except BaseException:
+            await connection.close()
+            raise
+        self.tools = GroupTracker(process.pid).start()
+        self.started_at = started
+        self.initialize_seconds = time.monotonic() - started
+        self.agent_info = dict(reply.get("agentInfo") or {})
+        log.info("gemini --acp (pid %s) initialized in %.2f s", process.pid, self.initialize_seconds)
+        return connection
+
+    async def _discard(self) -> None:
+        """Forget a dead process: its sessions, and the tool processes it left behind."""
+        connection, self._connection = self._connection, None
+        self.sessions.clear()
+        if connection is not None:
+            await connection.close()
+        tools, self.tools = self.tools, None
+        if tools is not None:
+            await asyncio.shield(tools.kill())
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._discard()
+
+    async def died(self) -> AcpClosed | None:
+        """How the live process ended (None while it lives)."""
+        if self._connection is None or self._connection.alive:
+            return None
+        return await self._connection.closed()
+
+    # ----- sessions ----------------------------------------------------------------------------------------
+    async def new_session(self, cwd: Path) -> AcpSession:
+        connection = await self.connection()
+        reply = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []},
+                                         within=SESSION_TIMEOUT)
+        session = _session(str(reply["sessionId"]), reply)
+        self.sessions[session.id] = session
+        return session
+
+    async def load_session(self, session_id: str, cwd: Path) -> AcpSession:
+        """``session/load``: the CLI replays the history as updates, some after its reply; they are not this
+        run's, so they are dropped until the replay's closing commands list (bounded)."""
+        connection = await self.connection()
+        replayed = asyncio.Event()
+        self._sinks[session_id] = lambda item: replayed.set() if _is_commands(item) else None
+        try:
+            reply = await connection.request("session/load", {"sessionId": session_id, "cwd": str(cwd),
+                                                              "mcpServers": []}, within=SESSION_TIMEOUT)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(replayed.wait(), timeout=REPLAY_WAIT)
+        finally:
+            self._sinks.pop(session_id, None)
+        session = _session(session_id, reply)
+        self.sessions[session_id] = session
+        return session
+
+    async def set_mode(self, session: AcpSession, mode: str) -> None:
+        if session.mode != mode:
+            await (await self.connection()).request("session/set_mode", {"sessionId": session.id, "modeId": mode})
+            session.mode = mode
+
+    async def set_model(self, session: AcpSession, model: str) -> None:
+        if session.model != model:
+            await (await self.connection()).request("session/set_model",
+                                                    {"sessionId": session.id, "modelId": model})
+            session.model = model
+
+    def route(self, session_id: str, sink: Sink) -> None:
+        self._sinks[session_id] = sink
+
+    def unroute(self, session_id: str, sink: Sink) -> None:
+        if self._sinks.get(session_id) is sink:
+            del self._sinks[session_id]
+
+    # ----- what the CLI sends ------------------------------------------------------------------------------
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method != "session/update":
+            return
+        sink = self._sinks.get(str(params.get("sessionId")))
+        if sink is not None and isinstance(params.get("update"), dict):
+            sink(("update", params["update"]))
+
+    def _on_request(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+        sink = self._sinks.get(str(params.get("sessionId")))
+        if method == "session/request_permission" and sink is not None:
+            sink(("permission", request_id, params))
+            return
+        asyncio.create_task(self.respond(request_id, CANCELLED if method == "session/request_permission" else {}))
+
+    async def respond(self, request_id: Any, result: dict[str, Any]) -> None:
+        if self._connection is not None:
+            await self._connection.respond(request_id, result)
+
+
+def _session(session_id: str, reply: dict[str, Any]) -> AcpSession:
+    modes = reply.get("modes") if isinstance(reply.get("modes"), dict) else {}
+    models = reply.get("models") if isinstance(reply.get("models"), dict) else {}
+    return AcpSession(session_id, mode=modes.get("currentModeId"), model=models.get("currentModelId"))
+
+
+def _is_commands(item: tuple[Any, ...]) -> bool:
+    return item[0] == "update" and item[1].get("sessionUpdate") == "available_commands_update"

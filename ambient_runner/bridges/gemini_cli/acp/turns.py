@@ -1,0 +1,271 @@
+"""Gemini turns on the live ``gemini --acp``: one ACP session per AG-UI thread, one ``session/prompt`` per turn.
+
+* The thread's session: created on its first turn, persisted in the session map once a turn has answered (the CLI
+  keeps no history for a session whose first prompt failed); after a restart of the CLI or of the pod it is loaded
+  again, never in the minute it was created in (a load then wipes it: ``session_files``), and with a copy of its
+  files put back if the load fails. Meanwhile the turn runs through ``gemini -p --resume`` (``fallback``), which
+  reads the same session: a thread always answers.
+* Interrupt = ``session/cancel`` (an open permission request answered ``cancelled`` first): the process and the
+  session stay. A turn the core closes early is cancelled the same way; if the CLI does not end it in time, the
+  CLI is restarted.
+* Approvals: ``session/request_permission`` becomes an interrupt; the run ends, the turn is parked
+  (``bridge.pauses``) and the thread's next run, which brings the answer, streams the rest of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from ag_ui.core import BaseEvent, RunErrorEvent
+
+from ag_ui_gemini_cli import GeminiAcpAdapter
+from ambient_runner.bridge.contract import BridgeError, Turn
+from ambient_runner.bridge.pauses import TERMINAL_EVENTS, Pauses, TurnEnd
+from ambient_runner.bridges.gemini_cli.acp.approvals import (
+    REFUSED_RESULT,
+    approval_request,
+    auto_reply,
+    reply,
+    session_mode,
+)
+from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
+from ambient_runner.bridges.gemini_cli.acp.feed import PromptFeed
+from ambient_runner.bridges.gemini_cli.acp.live import AcpSession, LiveGemini
+from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
+from ambient_runner.runs.interrupts import Answer, InterruptBook, PendingInterrupt, refusal_note
+from ambient_runner.state.session_map import SessionMap
+
+log = logging.getLogger(__name__)
+CANCEL_WAIT = 5.0  # s for the CLI to end a cancelled prompt before it is restarted
+STOPPED = "The run was stopped."
+
+Fallback = Callable[[Turn], AsyncIterator[BaseEvent]]
+
+
+def prompt_blocks(turn: Turn) -> list[dict[str, Any]]:
+    """The prompt's ACP content: the text, then the images as ``image`` blocks, or, when a document is among the
+    attachments, every attachment as a ``resource_link`` (with both kinds the CLI drops the images)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.prompt}]
+    if any(not a.mime_type.startswith("image/") for a in turn.attachments):
+        return blocks + [{"type": "resource_link", "uri": a.path.as_uri(), "name": a.path.name,
+                          "mimeType": a.mime_type} for a in turn.attachments]
+    return blocks + [{"type": "image", "mimeType": a.mime_type, "data": a.base64} for a in turn.attachments]
+
+
+class AcpTurns:
+    def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, pauses: Pauses,
+                 book: Callable[[], InterruptBook], workspace: Path, default_model: Callable[[str | None], str]
+                 ) -> None:
+        self.live = live
+        self.sessions = sessions
+        self.files = files
+        self.pauses = pauses
+        self._book = book  # the core's (lent to the bridge after construction)
+        self.workspace = workspace
+        self._model = default_model
+        self._threads: dict[str, str] = {}  # thread -> its session in this runner (persisted once it answered)
+        self._feeds: dict[str, PromptFeed] = {}  # thread -> its running prompt
+        self._notes: dict[str, list[str]] = {}  # thread -> the person's words with refusals, for the next prompt
+        # thread -> the text of a prompt that was cancelled: the CLI drops it from the history, so it goes with the
+        # next prompt (as the stream-json CLI does after an interrupt: the old and the new prompt in one message)
+        self._cancelled: dict[str, list[dict[str, Any]]] = {}
+
+    @property
+    def book(self) -> InterruptBook:
+        return self._book()
+
+    # ----- a run ---------------------------------------------------------------------------------------------
+    async def run(self, turn: Turn, fallback: Fallback) -> AsyncIterator[BaseEvent]:
+        """A turn; when the thread's last run paused on a person's answer, that turn goes on first and the run's
+        new message (with the person's words from refusals) follows as the next prompt."""
+        self.pauses.adopt_policy(turn.thread_id, turn.options)
+        parked = self.pauses.take(turn.thread_id)
+        if parked is not None:
+            end = TurnEnd()
+            follows = bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
+            async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not follows):
+                yield event
+            prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
+            if end.paused or not prompt:
+                return
+            turn = dataclasses.replace(turn, prompt=prompt)
+        if turn.interrupted.is_set():
+            return
+        try:
+            session = await self._session(turn)
+        except AcpClosed as exc:
+            raise self._error(exc, turn) from exc
+        if session is None:  # the session cannot be loaded now: this turn through ``gemini -p --resume``
+            async for event in fallback(turn):
+                yield event
+            return
+        model = self._model(turn.options.model)
+        try:
+            await self.live.set_mode(session, session_mode(self.pauses.policy(turn.thread_id),
+                                                           turn.options.mode == "plan"))
+            await self.live.set_model(session, model)
+            connection = await self.live.connection()
+        except AcpClosed as exc:
+            raise self._error(exc, turn) from exc
+        except AcpError as exc:
+            raise BridgeError(f"The Gemini CLI refused the session's settings: {exc}", code="SESSION_ERROR") from exc
+        if turn.interrupted.is_set():
+            return
+        feed = PromptFeed(self.live, session.id, stderr_mark=self.live.stderr_tail.count)
+        blocks = prompt_blocks(turn)
+        feed.texts = [b for b in blocks if b["type"] == "text"]
+        feed.start(connection, [*self._cancelled.pop(turn.thread_id, []), *blocks])
+        self._feeds[turn.thread_id] = feed
+        adapter = GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model)
+        async for event in self._stream(turn, feed, adapter, TurnEnd(), last=True):
+            yield event
+
+    async def _session(self, turn: Turn) -> AcpSession | None:
+        """The thread's session in the live CLI (created, or loaded); None when it must not be loaded now."""
+        thread = turn.thread_id
+        persisted = self.sessions.get(thread)
+        session_id = self._threads.get(thread) or persisted
+        if session_id is not None and session_id in self.live.sessions:
+            return self.live.sessions[session_id]
+        if session_id is None or persisted != session_id:  # new, or one that never answered (nothing to keep)
+            session = await self.live.new_session(self.workspace)
+            self._threads[thread] = session.id
+            return session
+        if not self.files.loadable_now(session_id):
+            log.info("thread %s: session %s was created this minute (or has no file): this turn runs through "
+                     "gemini -p --resume", thread, session_id)
+            return None
+        backup = self.files.backup(session_id)
+        try:
+            session = await self.live.load_session(session_id, self.workspace)
+        except (AcpError, TimeoutError) as exc:
+            backup.restore()
+            log.warning("thread %s: session/load of %s failed (%s); its files were put back and this turn runs "
+                        "through gemini -p --resume", thread, session_id, exc)
+            return None
+        except AcpClosed:
+            backup.restore()
+            raise
+        backup.discard()
+        self._threads[thread] = session.id
+        return session
+
+    # ----- the stream of one prompt ---------------------------------------------------------------------------
+    async def _stream(self, turn: Turn, feed: PromptFeed, adapter: GeminiAcpAdapter, end: TurnEnd, *,
+                      last: bool) -> AsyncIterator[BaseEvent]:
+        """The AG-UI events of one prompt, up to its result or a pause (the turn is then parked for the thread's
+        next run). ``last``: the prompt's end is the run's."""
+        try:
+            async for item in feed:
+                kind, paused = item[0], False
+                if kind == "update":
+                    events = adapter.update(item[1])
+                elif kind == "permission":
+                    events = adapter.permission(item[2].get("toolCall") or {})
+                    paused = self._permission(turn.thread_id, feed, item[1], item[2])
+                elif kind == "refused":
+                    events = adapter.refused(item[1], item[2])
+                elif kind == "end":
+                    events = adapter.finish(item[1])
+                    if item[1].get("stopReason") != "cancelled":
+                        self.sessions.set(turn.thread_id, feed.session_id)
+                    else:
+                        self._cancelled[turn.thread_id] = feed.texts
+                elif isinstance(item[1], AcpClosed):
+                    raise self._error(item[1], turn, feed.stderr_mark)
+                else:
+                    events = adapter.fail(item[1].error)
+                for event in events:
+                    if event.type in TERMINAL_EVENTS and not last:
+                        continue
+                    if isinstance(event, RunErrorEvent):
+                        self._take_stderr(turn, feed.stderr_mark)
+                        raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
+                                          stderr_tail=turn.stderr_tail.text())
+                    yield event
+                if paused:
+                    end.paused = True
+                    for event in self.pauses.ending(turn.thread_id, turn.run_id, started=adapter.has_started,
+                                                    note_started=adapter.note_started):
+                        yield event
+                    return
+                if kind in ("end", "error"):
+                    return
+        finally:
+            if end.paused:
+                self.pauses.park(turn.thread_id, feed, adapter)
+                self._feeds.pop(turn.thread_id, None)
+            else:
+                await self._end_prompt(turn.thread_id, feed)
+
+    def _permission(self, thread_id: str, feed: PromptFeed, request_id: Any, params: dict[str, Any]) -> bool:
+        """A permission request: allowed at once unless the thread asks; else an interrupt (True: the run ends)."""
+        if self.pauses.policy(thread_id) != "ask":
+            asyncio.ensure_future(self.live.respond(request_id, auto_reply(params)))
+            return False
+        pending = self.book.open(thread_id, approval_request(params))
+        task = asyncio.create_task(self._answer(thread_id, feed, pending, request_id, params))
+        feed.answers.add(task)
+        task.add_done_callback(feed.answers.discard)
+        return True
+
+    async def _answer(self, thread_id: str, feed: PromptFeed, pending: PendingInterrupt, request_id: Any,
+                      params: dict[str, Any]) -> None:
+        try:
+            answer = await pending.answer
+        except asyncio.CancelledError:  # the runner is stopping, or the turn was closed
+            answer = Answer(approved=False, stop_turn=True)
+        if not answer.approved:  # the CLI says nothing more about a refused call: it is closed in the stream
+            feed.put(("refused", pending.request.tool_call_id, answer.message or REFUSED_RESULT))
+        await self.live.respond(request_id, reply(answer, params))
+        if answer.stop_turn:
+            await self._cancel(feed)
+        note = refusal_note(answer)
+        if note:
+            self._notes.setdefault(thread_id, []).append(note)
+
+    # ----- stopping ---------------------------------------------------------------------------------------------
+    async def interrupt(self, thread_id: str) -> None:
+        feed = self._feeds.get(thread_id)
+        self.book.refuse_all(thread_id, STOPPED, stop_turn=True)  # their replies cancel the prompt too
+        if feed is not None and feed.running:
+            await self._cancel(feed)
+
+    async def _cancel(self, feed: PromptFeed) -> None:
+        if self.live.alive:
+            try:
+                await (await self.live.connection()).notify("session/cancel", {"sessionId": feed.session_id})
+            except AcpClosed:
+                pass
+
+    async def _end_prompt(self, thread_id: str, feed: PromptFeed) -> None:
+        """The prompt's stream is done with. One still running (the core closed the run: timeout, escalation) is
+        cancelled; a CLI that does not end it in time is restarted, so the session is never left mid-prompt."""
+        if self._feeds.get(thread_id) is feed:
+            del self._feeds[thread_id]
+        if feed.running:
+            for waiting in self.book.pending(thread_id):
+                self.book.resolve(thread_id, {waiting.id: Answer(approved=False, message=STOPPED, stop_turn=True)})
+            for request in list(feed.answers):
+                await asyncio.wait({request}, timeout=1.0)
+            await self._cancel(feed)
+            if not await feed.ended(CANCEL_WAIT):
+                log.warning("gemini --acp did not end a cancelled prompt within %.0f s: restarting it", CANCEL_WAIT)
+                await self.live.close()
+        await feed.aclose()
+
+    def _take_stderr(self, turn: Turn, mark: int | None) -> None:
+        """The live CLI's stderr lines of this turn (since ``mark``; the last ones when unknown) into the turn's."""
+        lines = self.live.stderr_tail.since(mark) if mark is not None else self.live.stderr_tail.text(20).splitlines()
+        for line in lines:
+            turn.stderr_tail.add(line)
+
+    def _error(self, closed: AcpClosed, turn: Turn, mark: int | None = None) -> BridgeError:
+        self._take_stderr(turn, mark)
+        return BridgeError(f"{closed.message} The next run starts it again and continues the thread.",
+                           code=closed.code, stderr_tail=turn.stderr_tail.text())
