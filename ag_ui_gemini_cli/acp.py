@@ -5,8 +5,8 @@ One transform loop (``update``), one handler per ``sessionUpdate`` kind, and the
 * ``agent_message_chunk`` -> text (a tool call closes the message; the next text opens a new one). The CLI's
   ``[MODE_UPDATE] <mode>`` chunk (an approval-mode change reported as assistant text) is not text: dropped.
 * ``agent_thought_chunk`` -> ``REASONING_*``: each chunk is a whole thought summary (``**subject**\\ndescription``),
-  so each is its own reasoning message; consecutive thoughts share one reasoning block. The empty subject the CLI
-  writes for a part without one (``****\\n``) is removed.
+  not a delta, so each is a reasoning block of its own. The empty subject the CLI writes for a part without one
+  (``****\\n``) is removed.
 * ``tool_call`` / ``tool_call_update`` / a permission request's ``toolCall`` (``permission``) -> ``TOOL_CALL_*``:
   a call starts from whichever comes first. ACP sends no tool name and no arguments: the name is the
   ``toolCallId``'s prefix before ``__`` (``run_shell_command__run_shell_command_17..._0``), the arguments are
@@ -135,7 +135,6 @@ class GeminiAcpAdapter:
         self._count = 0
         self._message_id: str | None = None
         self._last_message_id: str | None = None
-        self._reasoning_id: str | None = None
         self._started: set[str] = set()
         self._ended: set[str] = set()
         self._handlers: dict[str, Callable[[Mapping[str, Any]], list[BaseEvent]]] = {
@@ -187,9 +186,8 @@ class GeminiAcpAdapter:
         return [*events, RunErrorEvent(message=described.message, code=described.code)]
 
     def close_open_blocks(self) -> list[BaseEvent]:
-        """END events for what is open: the text message, the reasoning block, calls without their END."""
-        events = self._close_text() + self._close_reasoning()
-        return events
+        """END events for what is open (the text message; a tool call is whole once started)."""
+        return self._close_text()
 
     def has_started(self, tool_call_id: str) -> bool:
         return tool_call_id in self._started
@@ -209,19 +207,12 @@ class GeminiAcpAdapter:
         self._message_id = None
         return [event]
 
-    def _close_reasoning(self) -> list[BaseEvent]:
-        if self._reasoning_id is None:
-            return []
-        event = ReasoningEndEvent(message_id=self._reasoning_id)
-        self._reasoning_id = None
-        return [event]
-
     # ----- handlers --------------------------------------------------------------------------------------
     def _on_message(self, update: Mapping[str, Any]) -> list[BaseEvent]:
         text = _content_text(update)
         if not text or text.startswith(MODE_UPDATE):
             return []
-        events = self._close_reasoning()
+        events: list[BaseEvent] = []
         if self._message_id is None:
             self._message_id = self._last_message_id = self._next_id("msg")
             events.append(TextMessageStartEvent(message_id=self._message_id, role="assistant"))
@@ -233,14 +224,11 @@ class GeminiAcpAdapter:
         if not text:
             return []
         events = self._close_text()
-        if self._reasoning_id is None:
-            self._reasoning_id = self._next_id("reasoning")
-            events.append(ReasoningStartEvent(message_id=self._reasoning_id))
-        message_id = self._next_id("thought")
-        events += [ReasoningMessageStartEvent(message_id=message_id, role="reasoning"),
-                   ReasoningMessageContentEvent(message_id=message_id, delta=text),
-                   ReasoningMessageEndEvent(message_id=message_id)]
-        return events
+        reasoning_id = self._next_id("reasoning")
+        return [*events, ReasoningStartEvent(message_id=reasoning_id),
+                ReasoningMessageStartEvent(message_id=reasoning_id, role="reasoning"),
+                ReasoningMessageContentEvent(message_id=reasoning_id, delta=text),
+                ReasoningMessageEndEvent(message_id=reasoning_id), ReasoningEndEvent(message_id=reasoning_id)]
 
     def _on_tool(self, update: Mapping[str, Any]) -> list[BaseEvent]:
         tool_call_id = str(update.get("toolCallId") or "")
@@ -260,7 +248,7 @@ class GeminiAcpAdapter:
         if not tool_call_id or tool_call_id in self._started:
             return []
         self._started.add(tool_call_id)
-        events = self._close_text() + self._close_reasoning()
+        events = self._close_text()
         events += [ToolCallStartEvent(tool_call_id=tool_call_id, tool_call_name=tool_name(tool_call_id),
                                       parent_message_id=self._last_message_id),
                    ToolCallArgsEvent(tool_call_id=tool_call_id, delta=json.dumps(tool_arguments(call))),

@@ -72,6 +72,10 @@ class Pauses:
     def park(self, thread_id: str, stream: AsyncIterator[Any], adapter: Any) -> None:
         self._parked[thread_id] = ParkedTurn(stream, adapter)
 
+    def parked(self, thread_id: str) -> bool:
+        """A turn of the thread waits for the next run (which then needs no new message)."""
+        return thread_id in self._parked
+
     def take(self, thread_id: str) -> ParkedTurn | None:
         return self._parked.pop(thread_id, None)
 

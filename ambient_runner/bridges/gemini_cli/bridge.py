@@ -237,7 +237,7 @@ class GeminiCliBridge(Bridge):
         auth = self.auth
         if not auth.ok:
             raise BridgeError(auth.problem, code="AUTH_MISSING")
-        if not turn.prompt.strip():
+        if not turn.prompt.strip() and not self.pauses.parked(turn.thread_id):  # a resume needs no message
             raise BridgeError("The run has no user message to send to the Gemini CLI.", code="EMPTY_PROMPT")
         self._prepare()
         if find_cli() is None:

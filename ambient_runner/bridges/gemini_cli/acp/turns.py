@@ -128,6 +128,7 @@ class AcpTurns:
     async def _session(self, turn: Turn) -> AcpSession | None:
         """The thread's session in the live CLI (created, or loaded); None when it must not be loaded now."""
         thread = turn.thread_id
+        await self.live.connection()  # a CLI that died is started again first (and its sessions forgotten)
         persisted = self.sessions.get(thread)
         session_id = self._threads.get(thread) or persisted
         if session_id is not None and session_id in self.live.sessions:
