@@ -29,6 +29,7 @@ from pydantic.alias_generators import to_camel
 
 from ambient_runner.model_proxy import ModelProxy, Upstream
 from ambient_runner.model_proxy.gateway_headers import gateway_headers
+from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.runs.attachments import Attachment
 from ambient_runner.runs.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
@@ -44,6 +45,11 @@ class BridgeError(Exception):
         self.message = message
         self.code = code
         self.stderr_tail = stderr_tail
+
+    @classmethod
+    def of_start(cls, error: ProcessStartError) -> BridgeError:
+        """The supervisor's start error (a CLI not found or not executable), as the run's error."""
+        return cls(error.message, code=error.code)
 
 
 class OptionError(ValueError):

@@ -25,49 +25,72 @@ class OutputLine:
         return self.dropped_bytes > 0
 
 
-async def read_lines(stream: asyncio.StreamReader, max_line_bytes: int) -> AsyncIterator[OutputLine]:
-    """Yield the lines of ``stream`` until EOF, holding at most ``max_line_bytes + CHUNK_BYTES`` bytes.
+class LineSplitter:
+    """Cuts chunks of output into lines, holding at most ``max_line_bytes`` of an unfinished line.
 
-    Lines are split on ``\\n`` (a trailing ``\\r`` is removed) and decoded as UTF-8 with replacement, so
-    binary garbage or invalid UTF-8 never raises. A last line without a newline is yielded at EOF.
-    """
-    buffer = bytearray()
-    dropping = 0  # > 0 while discarding the tail of an oversized line
-    while True:
-        chunk = await stream.read(CHUNK_BYTES)
-        if not chunk:
-            break
+    Lines are split on ``\\n`` (a trailing ``\\r`` is removed) and decoded as UTF-8 with replacement, so binary
+    garbage or invalid UTF-8 never raises. ``flush()`` gives the unfinished last line (at EOF, or when reading is
+    cancelled)."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self.max_line_bytes = max_line_bytes
+        self._buffer = bytearray()
+        self._dropping = 0  # > 0 while discarding the tail of an oversized line
+
+    def feed(self, chunk: bytes) -> list[OutputLine]:
+        """The lines that ``chunk`` completes."""
+        lines: list[OutputLine] = []
+        buffer, limit = self._buffer, self.max_line_bytes
         start = 0
         while True:
             newline = chunk.find(b"\n", start)
             if newline < 0:
                 piece = chunk[start:]
-                if dropping:
-                    dropping += len(piece)
+                if self._dropping:
+                    self._dropping += len(piece)
                 else:
-                    room = max_line_bytes - len(buffer)
+                    room = limit - len(buffer)
                     if len(piece) > room:
                         buffer += piece[: max(room, 0)]
-                        dropping = len(piece) - max(room, 0)
+                        self._dropping = len(piece) - max(room, 0)
                     else:
                         buffer += piece
-                break
+                return lines
             piece = chunk[start:newline]
-            if dropping:
-                yield _line(buffer, dropping + len(piece))
-                dropping = 0
+            if self._dropping:
+                lines.append(_line(buffer, self._dropping + len(piece)))
+                self._dropping = 0
             else:
-                room = max_line_bytes - len(buffer)
+                room = limit - len(buffer)
                 if len(piece) > room:
                     buffer += piece[: max(room, 0)]
-                    yield _line(buffer, len(piece) - max(room, 0))
+                    lines.append(_line(buffer, len(piece) - max(room, 0)))
                 else:
                     buffer += piece
-                    yield _line(buffer, 0)
+                    lines.append(_line(buffer, 0))
             buffer.clear()
             start = newline + 1
-    if buffer or dropping:
-        yield _line(buffer, dropping)
+
+    def flush(self) -> OutputLine | None:
+        """The unfinished line held so far (``None`` if there is none); the splitter is empty after."""
+        if not (self._buffer or self._dropping):
+            return None
+        line = _line(self._buffer, self._dropping)
+        self._buffer.clear()
+        self._dropping = 0
+        return line
+
+
+async def read_lines(stream: asyncio.StreamReader, max_line_bytes: int) -> AsyncIterator[OutputLine]:
+    """Yield the lines of ``stream`` until EOF, holding at most ``max_line_bytes + CHUNK_BYTES`` bytes (see
+    ``LineSplitter``). A last line without a newline is yielded at EOF."""
+    splitter = LineSplitter(max_line_bytes)
+    while chunk := await stream.read(CHUNK_BYTES):
+        for line in splitter.feed(chunk):
+            yield line
+    last = splitter.flush()
+    if last is not None:
+        yield last
 
 
 def _line(buffer: bytearray, dropped: int) -> OutputLine:

@@ -2,9 +2,11 @@
 
 ``SupervisedProcess`` starts a CLI in its own process group (its own session), with stdin closed or fed once
 and then closed, reads stdout through the bounded line reader, keeps a stderr tail, and ends the *whole group*
-on ``stop()``: a polite signal, a bounded wait, then SIGKILL to the group, and the leader reaped. ``stop()`` is
-shielded from cancellation, so a cancelled run still cleans up. Idle and wall-clock timeouts are enforced by the
-core around every bridge (``ambient_runner.runs``), so they fire even when the CLI prints nothing.
+on ``stop()`` through its ``ProcessGroup`` (a polite signal, a bounded wait, then SIGKILL to the group, the leader
+and the group's orphans reaped); then its stdin feeder is cancelled and its stderr drained, a last line without
+a newline kept. ``stop()`` is shielded from cancellation, so a cancelled run still cleans up. A CLI that cannot
+be started raises ``ProcessStartError``. Idle and wall-clock timeouts are enforced by the core around every
+bridge (``ambient_runner.runs``), so they fire even when the CLI prints nothing.
 """
 
 from __future__ import annotations
@@ -18,13 +20,12 @@ import signal
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ambient_runner.bridge.contract import BridgeError
-from ambient_runner.process.line_reader import OutputLine, read_lines
+from ambient_runner.process.errors import ProcessStartError
+from ambient_runner.process.group import ProcessGroup, finish_shielded
+from ambient_runner.process.line_reader import CHUNK_BYTES, LineSplitter, OutputLine, read_lines
 from ambient_runner.process.stderr_tail import StderrTail
 
 log = logging.getLogger(__name__)
-
-
 
 @dataclass(frozen=True)
 class ProcessLimits:
@@ -32,6 +33,7 @@ class ProcessLimits:
     stderr_line_bytes: int = 64 * 1024
     kill_grace: float = 3.0  # seconds between the polite signal and SIGKILL
     reap_timeout: float = 5.0
+    stderr_settle: float = 0.5  # s the stderr reader gets, once the group is gone, to read what is left
 
 
 class SupervisedProcess:
@@ -44,8 +46,10 @@ class SupervisedProcess:
         self._limits = limits
         self.stderr_tail = stderr_tail
         self.pgid = proc.pid  # start_new_session: the leader's pid is the group id
+        self.group = ProcessGroup(self.pgid, proc, reap_timeout=limits.reap_timeout)
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{proc.pid}")
-        self._stopped = False
+        self._feed_stdin_task: asyncio.Task[None] | None = None
+        self._ending: asyncio.Future[int | None] | None = None
 
     @classmethod
     async def start(
@@ -74,15 +78,17 @@ class SupervisedProcess:
                 limit=limits.stderr_line_bytes,
             )
         except FileNotFoundError as exc:
-            raise BridgeError(
+            raise ProcessStartError(
                 f"The agent CLI '{argv[0]}' was not found. Install it (make install) or set its path.",
                 code="CLI_NOT_FOUND",
             ) from exc
         except PermissionError as exc:
-            raise BridgeError(f"The agent CLI '{argv[0]}' is not executable: {exc}", code="CLI_NOT_FOUND") from exc
+            raise ProcessStartError(f"The agent CLI '{argv[0]}' is not executable: {exc}",
+                                    code="CLI_NOT_FOUND") from exc
         supervised = cls(proc, str(argv[0]), stderr_tail if stderr_tail is not None else StderrTail(), limits)
         if stdin_data is not None:
-            supervised._feed_stdin_task = asyncio.create_task(supervised._feed_stdin(stdin_data))
+            supervised._feed_stdin_task = asyncio.create_task(supervised._feed_stdin(stdin_data),
+                                                              name=f"stdin-{proc.pid}")
         return supervised
 
     @property
@@ -130,17 +136,27 @@ class SupervisedProcess:
     async def _feed_stdin(self, data: bytes) -> None:
         stdin = self._proc.stdin
         assert stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            stdin.write(data)
-            await stdin.drain()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
-            stdin.close()
+        try:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                stdin.write(data)
+                await stdin.drain()
+        finally:  # also when ``stop()`` cancels a feed the CLI never read
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+                stdin.close()
 
     async def _drain_stderr(self) -> None:
-        assert self._proc.stderr is not None
-        with contextlib.suppress(Exception):
-            async for line in read_lines(self._proc.stderr, self._limits.stderr_line_bytes):
-                self.stderr_tail.add(line.text)
+        stderr = self._proc.stderr
+        assert stderr is not None
+        splitter = LineSplitter(self._limits.stderr_line_bytes)
+        try:
+            while chunk := await stderr.read(CHUNK_BYTES):
+                for line in splitter.feed(chunk):
+                    self.stderr_tail.add(line.text)
+        except Exception:  # noqa: BLE001 - a broken pipe ends the tail, never the run
+            pass
+        finally:  # at EOF, and when cancelled: a last line without a newline is kept too
+            if (last := splitter.flush()) is not None:
+                self.stderr_tail.add(last.text)
 
     async def lines(self) -> AsyncIterator[OutputLine]:
         """stdout, line by line, until EOF."""
@@ -157,44 +173,25 @@ class SupervisedProcess:
 
     def signal_group(self, sig: int) -> bool:
         """Send ``sig`` to every process of the group. False if the group is gone."""
-        try:
-            os.killpg(self.pgid, sig)
-            return True
-        except (ProcessLookupError, PermissionError):
-            return False
+        return self.group.signal(sig)
 
     async def stop(self, polite: int = signal.SIGTERM, grace: float | None = None) -> int | None:
-        """End the whole group: ``polite`` signal, wait up to ``grace`` s, then SIGKILL; reap. Idempotent."""
+        """End the whole group: ``polite`` signal, wait up to ``grace`` s, then SIGKILL; reap; then the stdin
+        feeder cancelled and stderr drained. Idempotent: a second call waits for the first one's end."""
         grace = self._limits.kill_grace if grace is None else grace
-        task = asyncio.ensure_future(self._stop(polite, grace))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            # Finish the cleanup even when the caller is cancelled, then propagate.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, timeout=grace + self._limits.reap_timeout + 1)
-            raise
+        if self._ending is None:
+            self._ending = asyncio.ensure_future(self._stop(polite, grace))
+        bound = grace + 2 * self._limits.reap_timeout + self._limits.stderr_settle + 1
+        return await finish_shielded(self._ending, bound)
 
     async def _stop(self, polite: int, grace: float) -> int | None:
-        if self._stopped:
-            return self._proc.returncode
-        self._stopped = True
-        if self._proc.returncode is None:
-            self.signal_group(polite)
-            try:
-                await asyncio.wait_for(self._proc.wait(), timeout=grace)
-            except TimeoutError:
-                log.warning("%s (pid %s) ignored signal %s for %.1fs; killing its group",
-                            self._argv0, self.pid, polite, grace)
-        # Always SIGKILL the group: grandchildren may outlive a leader that exited politely.
-        self.signal_group(signal.SIGKILL)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._proc.wait(), timeout=self._limits.reap_timeout)
-        if self._proc.returncode is not None:
-            await reap_group(self.pgid, self._limits.reap_timeout)
-        self._stderr_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._stderr_task
+        await self.group.stop(polite, grace)  # a leader that exited by itself: SIGKILL at once (grandchildren)
+        await _cancel(self._feed_stdin_task)
+        # Once the group is gone the pipe ends (EOF) unless a process outside it holds it: a moment for the reader
+        # to take what is left, then it is cancelled (and flushes a last line without a newline).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), timeout=self._limits.stderr_settle)
+        await _cancel(self._stderr_task)
         return self._proc.returncode
 
     async def __aenter__(self) -> SupervisedProcess:
@@ -204,22 +201,12 @@ class SupervisedProcess:
         await self.stop()
 
 
-async def reap_group(pgid: int, within: float) -> None:
-    """Reap the group's orphans that were re-parented to us (we are a child subreaper, or PID 1 in a pod).
-
-    Called once the leader is reaped, so only grandchildren can be collected here.
-    """
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        try:
-            reaped = os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG)  # noqa: ASYNC222 - WNOHANG
-        except ChildProcessError:
-            return  # none of the group's processes is our child (any more)
-        if reaped is None:  # children of ours remain in the group but are still dying
-            if asyncio.get_running_loop().time() > deadline:
-                log.warning("process group %s still has members after SIGKILL", pgid)
-                return
-            await asyncio.sleep(0.02)
+async def _cancel(task: asyncio.Task[None] | None) -> None:
+    if task is not None and not task.done():
+        task.cancel()
+    if task is not None:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
 
 
 def become_subreaper() -> bool:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Iterable
 from enum import Enum
 from json.encoder import encode_basestring
+from typing import Any
 
 from ag_ui.core import BaseEvent
 from pydantic import BaseModel
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 _string: Callable[[str], str] = encode_basestring  # a JSON string literal, as pydantic writes it (C when built)
 _MAX_DEPTH = 32
 _wire_keys: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
+_enum_json: dict[type, dict[Any, str]] = {}  # per enum class whose values are all strings: each member's JSON
 # Event classes whose direct JSON was compared with pydantic's on their first event: True, the same; False, not
 # (a dependency changed how it writes them): pydantic writes those from then on.
 _agrees: dict[type[BaseModel], bool] = {}
@@ -73,13 +75,20 @@ def _keys_of(kind: type[BaseModel]) -> tuple[tuple[str, str], ...]:
 
 def _model_json(model: BaseModel, depth: int) -> str:
     """A model as ``model_dump_json(by_alias=True, exclude_none=True)`` writes it."""
-    if model.__pydantic_extra__:
+    if model.model_extra:  # fields the model does not declare: pydantic's
         raise _NotPlain
-    values = model.__dict__
+    values = vars(model)  # the declared fields' values (pydantic keeps extras apart, in ``model_extra``)
     parts = []
-    for name, key in _keys_of(type(model)):
+    for name, key in _wire_keys.get(type(model)) or _keys_of(type(model)):
         value = values[name]
-        if value is not None:  # exclude_none: fields only (None inside lists and dicts stays null)
+        if value is None:  # exclude_none: fields only (None inside lists and dicts stays null)
+            continue
+        kind = type(value)
+        if kind is str:  # the common cases without a call
+            parts.append(key + _string(value))
+        elif kind in _enum_json:
+            parts.append(key + _enum_json[kind][value])
+        else:
             parts.append(key + _value_json(value, depth))
     return "{" + ",".join(parts) + "}"
 
@@ -106,6 +115,8 @@ def _value_json(value: object, depth: int) -> str:
             parts.append(_string(key) + ":" + _value_json(item, depth + 1))
         return "{" + ",".join(parts) + "}"
     if isinstance(value, Enum) and type(value.value) is str:
+        if all(type(member.value) is str for member in kind):  # type: ignore[attr-defined]
+            _enum_json[kind] = {member: _string(member.value) for member in kind}  # type: ignore[attr-defined]
         return _string(value.value)
     if isinstance(value, BaseModel):
         return _model_json(value, depth + 1)

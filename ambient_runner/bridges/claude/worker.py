@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
 import signal
 from collections.abc import AsyncIterator, Callable
@@ -23,6 +22,7 @@ from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.bridge.pauses import Paused
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.process.descendants import GroupTracker
+from ambient_runner.process.group import ProcessGroup
 from ambient_runner.process.stderr_tail import StderrTail
 
 log = logging.getLogger(__name__)
@@ -226,6 +226,7 @@ class ClaudeSession:
             died = await transport.exit_code() if isinstance(exc, Exception) else None
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
+            await _end_group(transport)
             if not isinstance(exc, Exception):
                 raise
             tail = self._stderr.text() if self._stderr else self.session_stderr.text()
@@ -307,17 +308,17 @@ class ClaudeSession:
                            code="CLI_EXITED", stderr_tail=tail.text() or self.session_stderr.text())
 
     async def close(self) -> None:
-        """Disconnect (stdin closed, then SIGTERM, then SIGKILL inside the SDK) and end the process group."""
-        client, reader, pid = self._client, self._reader, self._pid
+        """Disconnect (stdin closed, then SIGTERM, then SIGKILL inside the SDK) and end the process group: the tool
+        processes the CLI left in it killed, the CLI and they reaped."""
+        client, reader, transport = self._client, self._reader, self._transport
         self._client, self._reader, self._pid, self._transport = None, None, None, None
         if client is not None:
             try:
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
             except Exception as exc:  # noqa: BLE001
                 log.warning("claude disconnect failed for thread %s: %s", self.thread_id, exc)
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)  # tool processes the CLI left behind
+        if transport is not None:
+            await _end_group(transport)
         if reader is not None:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -327,6 +328,13 @@ class ClaudeSession:
     @property
     def pid(self) -> int | None:
         return self._pid
+
+
+async def _end_group(transport: WatchedTransport) -> None:
+    """SIGKILL to the CLI's process group (the launcher's ``setsid`` makes the CLI lead it: its id is the CLI's
+    pid), the CLI waited for, the tool processes it left there reaped."""
+    if transport.pid is not None:
+        await ProcessGroup(transport.pid, transport.process).kill_and_reap()
 
 
 class _Exited(Exception):

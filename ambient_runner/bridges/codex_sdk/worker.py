@@ -2,9 +2,10 @@
 
 * Started lazily on the first turn, restarted when it has died (the next turn gets a fresh one).
 * Launched through ``setsid`` (``CodexConfig.launch_args_override``) so the app-server and every command it
-  spawns live in their own process group; ``close()`` lets the SDK terminate it and then SIGKILLs the group,
-  so no codex process or tool child survives. (The SDK's own ``Popen`` does not start a new session, and its
-  ``close()`` only terminates the leader.)
+  spawns live in their own process group; ``close()`` lets the SDK terminate it and then ends the group
+  (``ProcessGroup.kill_and_reap``: SIGKILL, the app-server waited for, the tools it left reaped), so no codex
+  process or tool child survives. (The SDK's own ``Popen`` does not start a new session, and its ``close()``
+  only terminates the leader.)
 * Threads: ``thread_start`` for a new AG-UI thread, ``thread_resume`` (by the persisted Codex thread id)
   the first time a thread is used in this process, then the cached ``AsyncThread``.
 """
@@ -33,7 +34,7 @@ from openai_codex.api import (
 from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue
 
 from ambient_runner.bridges.codex_sdk.requests import AnsweringClient, OnRequest
-from ambient_runner.process.supervisor import reap_group
+from ambient_runner.process.group import PopenLeader, ProcessGroup
 
 log = logging.getLogger(__name__)
 
@@ -178,14 +179,8 @@ class AppServer:
         pgid = proc.pid if proc is not None else self._pgid
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(codex.close()), timeout=5)
-        if pgid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
-        if proc is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(proc.wait, 5)
-        if pgid is not None:  # the tools it ran were re-parented to us (subreaper): reap them too
-            await reap_group(pgid, 5)
+        if pgid is not None:  # the tools it ran were re-parented to us (subreaper): reaped too
+            await ProcessGroup(pgid, PopenLeader(proc) if proc is not None else None).kill_and_reap()
         self._pgid = None
 
     async def death(self) -> str:

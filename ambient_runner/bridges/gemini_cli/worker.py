@@ -22,6 +22,7 @@ from ag_ui.core import BaseEvent, RawEvent, RunErrorEvent, RunFinishedEvent
 from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
 from ambient_runner.bridge.contract import BridgeError, Turn
 from ambient_runner.process.descendants import GroupTracker
+from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
 from ambient_runner.state.session_map import SessionMap
 
@@ -78,9 +79,12 @@ class TurnRunner:
         if turn.interrupted.is_set():  # stopped before the CLI was started: nothing to run
             return
         adapter = GeminiCliAdapter(turn.thread_id, turn.run_id)
-        process = await SupervisedProcess.start(
-            spec.argv, cwd=spec.cwd, env=spec.env, stdin_data=(spec.prompt or turn.prompt).encode("utf-8"),
-            stderr_tail=turn.stderr_tail, limits=spec.limits)
+        try:
+            process = await SupervisedProcess.start(
+                spec.argv, cwd=spec.cwd, env=spec.env, stdin_data=(spec.prompt or turn.prompt).encode("utf-8"),
+                stderr_tail=turn.stderr_tail, limits=spec.limits)
+        except ProcessStartError as exc:
+            raise BridgeError.of_start(exc) from exc
         # The CLI echoes the prompt on stdout and calls process.exit() without waiting for queued output, so a
         # reader that is briefly behind a big line loses the end of the turn: a larger pipe holds it.
         process.enlarge_stdout_pipe()
