@@ -60,6 +60,20 @@ STOP_ERRORS = {
 }
 
 
+# The CLI ends a prompt whose model stream broke off (the connection closed mid-answer) as an ordinary end_turn;
+# only the missing usage (the stream's last chunk carries it) tells. Not a success: what arrived is incomplete.
+CUT_SHORT = ("The model API's stream ended before the answer was complete (the connection closed mid-stream); "
+             "what arrived is shown above. Try again.")
+
+
+def _no_model_usage(result: Mapping[str, Any]) -> bool:
+    quota = (result.get("_meta") or {}).get("quota") if isinstance(result.get("_meta"), Mapping) else None
+    if not isinstance(quota, Mapping):
+        return False
+    count = quota.get("token_count") if isinstance(quota.get("token_count"), Mapping) else {}
+    return not quota.get("model_usage") and not count.get("input_tokens") and not count.get("output_tokens")
+
+
 def tool_name(tool_call_id: str) -> str:
     """The tool's name, which ACP does not send: the ``toolCallId``'s prefix before ``__``."""
     name, separator, _ = tool_call_id.partition("__")
@@ -127,10 +141,12 @@ def usage_entries(result: Mapping[str, Any], model: str | None) -> list[TokenUsa
 class GeminiAcpAdapter:
     """Translates the updates of one ACP prompt (one AG-UI run of a thread)."""
 
-    def __init__(self, thread_id: str, run_id: str, model: str | None = None) -> None:
+    def __init__(self, thread_id: str, run_id: str, model: str | None = None, expects_usage: bool = True) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         self.model = model
+        self.expects_usage = expects_usage  # False for a slash command (the CLI answers it with no model call)
+        self._answered = False  # the model streamed something
         self.finished = False
         self._count = 0
         self._message_id: str | None = None
@@ -148,7 +164,9 @@ class GeminiAcpAdapter:
         kind = str(update.get("sessionUpdate", ""))
         handler = self._handlers.get(kind)
         if handler is not None:
-            return handler(update)
+            events = handler(update)
+            self._answered = self._answered or bool(events)
+            return events
         if kind in QUIET_UPDATES:
             return []
         return [RawEvent(event=dict(update), source=SOURCE, metadata={"reason": "unknown_update"})]
@@ -172,6 +190,8 @@ class GeminiAcpAdapter:
             code, message = STOP_ERRORS[stop]
             return [*events, RunErrorEvent(message=message, code=code)]
         usage = usage_entries(result, self.model)
+        if self._answered and self.expects_usage and _no_model_usage(result):
+            return [*events, RunErrorEvent(message=CUT_SHORT, code="PROVIDER_ERROR")]
         return [*events, RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage or None)]
 
     def fail(self, error: Mapping[str, Any]) -> list[BaseEvent]:

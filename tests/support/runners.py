@@ -89,13 +89,16 @@ class ScriptedRunner:
         return len(self.server.requests)
 
     def persistent_leaders(self) -> set[int]:
-        """CLI processes the bridge keeps between runs (Codex's app-server, Claude's per-thread CLI)."""
+        """CLI processes the bridge keeps between runs (Codex's app-server, Claude's per-thread CLI, Gemini's live
+        ACP process)."""
         bridge = self.bridge
         if isinstance(bridge, CodexBridge):
             app = bridge._app  # noqa: SLF001 - the test checks the process table
             return {app.pgid} if app is not None and app.alive and app.pgid else set()
         if isinstance(bridge, ClaudeBridge):
             return {s.pid for s in bridge._sessions.values() if s.pid}  # noqa: SLF001
+        if isinstance(bridge, GeminiCliBridge) and bridge.live.pgid:  # the live gemini --acp
+            return {bridge.live.pgid}
         return set()
 
     def strays(self, groups: set[int]) -> list[tuple[int, str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
-from ambient_runner.process.descendants import GroupTracker
+from ambient_runner.process.descendants import GroupTracker, reap_in_background
+from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
 
@@ -56,6 +58,8 @@ class LiveGemini:
         self.started_at: float | None = None
         self.initialize_seconds: float | None = None
         self.agent_info: dict[str, Any] = {}
+        self._watcher: asyncio.Task[None] | None = None
+        self.restarts = 0  # started again after dying by itself
 
     # ----- the process -----------------------------------------------------------------------------------
     @property
@@ -78,8 +82,12 @@ class LiveGemini:
     async def _start(self) -> AcpConnection:
         command = self._command()
         started = time.monotonic()
-        process = await SupervisedProcess.start(command.argv, cwd=command.cwd, env=command.env, stdin_pipe=True,
-                                                stderr_tail=self.stderr_tail, limits=command.limits)
+        try:
+            process = await SupervisedProcess.start(command.argv, cwd=command.cwd, env=command.env,
+                                                    stdin_pipe=True, stderr_tail=self.stderr_tail,
+                                                    limits=command.limits)
+        except ProcessStartError as exc:
+            raise AcpClosed(exc.message, exc.code) from exc
         process.enlarge_stdout_pipe()
         connection = AcpConnection(process, self._on_notification, self._on_request)
         try:
@@ -95,16 +103,43 @@ class LiveGemini:
             await connection.close()
             raise
         self.tools = GroupTracker(process.pid).start()
+        self._watcher = asyncio.create_task(self._watch(connection), name=f"acp-watch-{process.pid}")
         self.started_at = started
         self.initialize_seconds = time.monotonic() - started
         self.agent_info = dict(reply.get("agentInfo") or {})
         log.info("gemini --acp (pid %s) initialized in %.2f s", process.pid, self.initialize_seconds)
         return connection
 
+    async def _watch(self, connection: AcpConnection) -> None:
+        """A CLI that dies by itself: what it left (its tools' processes) is ended at once, and a new one started
+        (once: a CLI that cannot start is reported by the next run, not retried in a loop)."""
+        ending = await connection.closed()
+        async with self._lock:
+            if self._connection is not connection:
+                return  # closed by the runner, or already replaced
+            log.warning("gemini --acp (pid %s) died: %s; starting it again", connection.process.pid, ending.message)
+            await self._discard()
+        self.restarts += 1
+        try:
+            await self.connection()
+        except Exception as exc:  # noqa: BLE001 - the next run reports it with its own error
+            log.error("gemini --acp could not be started again: %s", exc)
+
+    def reap_tools(self) -> None:
+        """A prompt ended: reap, in the background, its tools' processes that were re-parented to the runner (the
+        CLI kills a cancelled command's group; its orphans are ours to collect). Groups that are gone are
+        forgotten."""
+        if self.tools is not None:
+            reap_in_background(set(self.tools.groups))
+            self.tools.groups = {g for g in self.tools.groups if _group_alive(g)}
+
     async def _discard(self) -> None:
         """Forget a dead process: its sessions, and the tool processes it left behind."""
         connection, self._connection = self._connection, None
         self.sessions.clear()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None and watcher is not asyncio.current_task():
+            watcher.cancel()
         if connection is not None:
             await connection.close()
         tools, self.tools = self.tools, None
@@ -189,6 +224,14 @@ def _session(session_id: str, reply: dict[str, Any]) -> AcpSession:
     modes = reply.get("modes") if isinstance(reply.get("modes"), dict) else {}
     models = reply.get("models") if isinstance(reply.get("models"), dict) else {}
     return AcpSession(session_id, mode=modes.get("currentModeId"), model=models.get("currentModelId"))
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
 
 
 def _is_commands(item: tuple[Any, ...]) -> bool:

@@ -121,7 +121,8 @@ class AcpTurns:
         feed.texts = [b for b in blocks if b["type"] == "text"]
         feed.start(connection, [*self._cancelled.pop(turn.thread_id, []), *blocks])
         self._feeds[turn.thread_id] = feed
-        adapter = GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model)
+        adapter = GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
+                                   expects_usage=not turn.prompt.lstrip().startswith("/"))
         async for event in self._stream(turn, feed, adapter, TurnEnd(), last=True):
             yield event
 
@@ -259,6 +260,7 @@ class AcpTurns:
                 log.warning("gemini --acp did not end a cancelled prompt within %.0f s: restarting it", CANCEL_WAIT)
                 await self.live.close()
         await feed.aclose()
+        self.live.reap_tools()
 
     def _take_stderr(self, turn: Turn, mark: int | None) -> None:
         """The live CLI's stderr lines of this turn (since ``mark``; the last ones when unknown) into the turn's."""
