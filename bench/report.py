@@ -141,6 +141,14 @@ def table(r: dict[str, Any]) -> str:
     rows.append(("Runner RSS after 100,000 events", f"{mem['after_rss']['p50'] / 1024:.1f} MiB "
                  f"(peak {mem['after_peak']['p50'] / 1024:.1f})", "", None))
     for kind, sides in r["turns"].items():
+        held = sides.get("memory_kib")
+        if held:
+            rows.append((f"Turn {kind}: RSS after the turns", f"runner {held['runner'] / 1024:.0f} MiB + CLI kept "
+                         f"{held['cli'] / 1024:.0f} MiB", "", None))
+        if kind == "gemini-cli":  # ACP: a later turn on the live CLI vs a new `gemini -p --resume` process
+            run, bare = sides["runner"]["later_done_s"]["p50"], sides["bare"]["later_done_s"]["p50"]
+            rows.append(("Turn gemini-cli: later turn, runner (ACP) / bare -p --resume", f"{run / bare * 100:.1f}%",
+                         "< 10%", run / bare < 0.10))
         for key, label in (("first_text_s", "first turn, first text"), ("first_done_s", "first turn, done"),
                            ("later_text_s", "later turn, first text"), ("later_done_s", "later turn, done")):
             run, bare = sides["runner"][key], sides["bare"][key]

@@ -1,7 +1,8 @@
 """Turn latency per runner with its real CLI on the scripted model, next to the bare CLI run by hand.
 
 Runner: ``python main.py`` (RUNNER_TYPE=each, RUNNER_SCRIPTED_MODEL=true); POST /run -> first TEXT_MESSAGE_CONTENT
-and -> terminal event, for the first turn of a new thread and a second turn on the same thread.
+and -> terminal event, for the first turn of a new thread and a second turn on the same thread; then the RSS of
+the runner and of the CLI processes it keeps (Gemini's live ``gemini --acp``, Codex's app-server, Claude's CLI).
 Bare: the same CLI binary with the same home/config/env the bridge prepares (``bridge.startup()`` in this
 process starts the same scripted server), on the same prompt, spawn -> first text line and -> process exit:
   gemini-cli: ``gemini --prompt= --model M --output-format stream-json --approval-mode yolo`` (prompt on stdin),
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import PYTHON, REPO, RunnerProcess, summary, wait_status
+from common import PYTHON, REPO, RunnerProcess, rss_kib, summary, wait_status
 
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.settings import RunnerSettings
@@ -152,9 +153,34 @@ def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
                 for rep in range(runs):
                     for step in ((through_runner, by_hand) if rep % 2 == 0 else (by_hand, through_runner)):
                         step()
+                memory = tree_rss_kib(runner.proc.pid)  # idle, after the turns: the runner and the CLI it keeps
             finally:
                 cli.close()
-    return {side: _pack(first, later) for side, (first, later) in sides.items()}
+    return {**{side: _pack(first, later) for side, (first, later) in sides.items()}, "memory_kib": memory}
+
+
+def tree_rss_kib(pid: int) -> dict[str, int]:
+    """VmRSS of the runner process and, summed, of every process below it (a CLI kept between turns)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    below, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        below.append(child)
+        todo += children.get(child, [])
+    cli = 0
+    for child in below:
+        try:
+            cli += rss_kib(child).get("VmRSS", 0)
+        except OSError:
+            continue
+    return {"runner": rss_kib(pid)["VmRSS"], "cli": cli}
 
 
 def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) -> dict[str, Any]:
