@@ -97,7 +97,8 @@ def test_api_key_is_a_secret_and_settings_keep_other_keys(tmp_path: Path, monkey
     written = json.loads((settings.state_dir / "settings.json").read_text())
     assert written["mcpServers"] == {"x": {"command": "y"}}
     assert written["general"] == {"maxAttempts": 3, "vimMode": True, "enableAutoUpdate": False,
-                                  "enableAutoUpdateNotification": False}
+                                  "enableAutoUpdateNotification": False,
+                                  "sessionRetention": {"enabled": False}}  # the CLI deletes no session
     assert written["privacy"] == {"usageStatisticsEnabled": False} and written["ide"] == {"enabled": False}
 
 
@@ -113,3 +114,35 @@ def test_command_line() -> None:
         "gemini", "--prompt=", "--model", "gemini-2.5-pro", "--output-format", "stream-json",
         "--approval-mode", "yolo"]
     assert turn_argv("gemini", "m", "sid")[-2:] == ["--resume", "sid"]
+
+
+@pytest.mark.parametrize("content", ["", "not json", '{"access_token": "ya29.only-an-access-token"}',
+                                     '{"refresh_token": ""}', "[1, 2]"])
+def test_a_login_file_that_is_no_google_login_is_refused_before_the_cli_starts(
+        content: str, tmp_path: Path) -> None:
+    """A bad oauth_creds.json would make ``gemini --acp`` start an interactive login on its protocol channel."""
+    mounted = tmp_path / "oauth_creds.json"
+    mounted.write_text(content)
+    auth = resolve_auth({"GEMINI_OAUTH_CREDS_FILE": str(mounted)})
+    assert not auth.ok and auth.missing == ("GEMINI_OAUTH_CREDS_FILE",)
+    assert "refresh_token" in auth.problem and str(mounted) in auth.problem
+
+
+async def test_a_cli_printing_anything_but_acp_is_stopped_with_a_named_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the CLI prints for a login it cannot do without a person (its code flow), on the JSON-RPC channel."""
+    fake = tmp_path / "gemini"
+    fake.write_text("#!/bin/sh\necho 'Please visit the following URL to authorize the application:'\n"
+                    "echo 'https://accounts.google.com/o/oauth2/v2/auth?...'\nexec cat\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("GEMINI_CLI_PATH", str(fake))
+    monkeypatch.setenv("GEMINI_TRANSPORT", "acp")
+    bridge = GeminiCliBridge(make_settings(tmp_path))
+    await bridge.startup()
+    try:
+        ready = bridge.readiness()
+        assert not ready.ready
+        assert "not ACP (JSON-RPC)" in ready.detail and "Please visit the following URL" in ready.detail
+        assert bridge.live.pgid is None  # stopped, not left reading the login code from its stdin
+    finally:
+        await bridge.shutdown()
