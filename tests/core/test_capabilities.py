@@ -59,8 +59,7 @@ def test_each_runners_capabilities_are_agent_capabilities(runner_type: str, tmp_
     assert {k: multimodal[k] for k in ("image", "pdf")} == EXPECTED_INPUT[runner_type]
     assert body["custom"]["attachments"]["maxBytes"] == 20 * 1024 * 1024
     assert "image/png" in body["custom"]["attachments"]["mimeTypes"]
-    assert body["reasoning"] == {"supported": True, "streaming": True} if runner_type != "gemini-cli" else (
-        body["reasoning"] == {"supported": False, "streaming": False})
+    assert body["reasoning"] == {"supported": True, "streaming": True}  # Gemini: its ACP transport (the default)
     assert body["multiAgent"]["supported"] is (runner_type == "claude")
     assert body["state"]["snapshots"] is (runner_type == "codex-sdk")
     assert body["session_id"] == "session-1" and body["mcp"] is True
