@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -26,8 +27,8 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from ambient_runner.bridge.contract import RunOptions
-from ambient_runner.runs.interrupts import InterruptBook
+from ambient_runner.bridge.contract import RunOptions, Turn
+from ambient_runner.runs.interrupts import Answer, InterruptBook, refusal_note
 
 # A turn's end when it is not the run's end (a paused turn finishing before the run's new message): dropped.
 TERMINAL_EVENTS = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
@@ -53,11 +54,24 @@ class ParkedTurn:
     adapter: Any  # the turn's event adapter, with what it has opened and streamed
 
 
+@dataclass
+class Following:
+    """What a run does once its thread's parked turn has gone on: ``turn``, the next CLI turn (the person's words
+    with refusals, then the run's new message), or None when nothing follows (the turn paused again, no message)."""
+
+    turn: Turn | None = None
+
+
+# A bridge's stream of one CLI turn: (the run's turn, the parked turn, how it ended, whether its end is the run's).
+StreamParked = Callable[[Turn, ParkedTurn, TurnEnd, bool], AsyncIterator[BaseEvent]]
+
+
 class Pauses:
     def __init__(self, book: Callable[[], InterruptBook]) -> None:
         self._book = book  # the core's book (the bridge is lent it after construction)
         self._parked: dict[str, ParkedTurn] = {}
         self._policies: dict[str, str] = {}  # thread -> the approval policy its turns run under
+        self._notes: dict[str, list[str]] = {}  # thread -> the person's words with refusals, for the next prompt
 
     def adopt_policy(self, thread_id: str, options: RunOptions) -> str:
         """The approval policy of the thread's turns from this run on: the run's own when it names one; a run
@@ -68,6 +82,28 @@ class Pauses:
 
     def policy(self, thread_id: str) -> str:
         return self._policies.get(thread_id, "auto")
+
+    def note_refusal(self, thread_id: str, answer: Answer) -> None:
+        """Keep a refusal's words for the thread's next prompt (for a CLI whose refusal cannot carry them)."""
+        note = refusal_note(answer)
+        if note:
+            self._notes.setdefault(thread_id, []).append(note)
+
+    async def go_on(self, turn: Turn, stream: StreamParked, following: Following) -> AsyncIterator[BaseEvent]:
+        """The run's start, written once for every bridge: the policy adopted, then, when the thread's last run
+        paused, that CLI turn streamed on (its end is the run's only when nothing follows it). ``following.turn``
+        is then what the bridge runs next: the run's turn, with the person's words first, or None."""
+        self.adopt_policy(turn.thread_id, turn.options)
+        following.turn = turn
+        parked = self.take(turn.thread_id)
+        if parked is None:
+            return
+        end = TurnEnd()
+        follows = bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
+        async for event in stream(turn, parked, end, not follows):
+            yield event
+        prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
+        following.turn = None if end.paused or not prompt else dataclasses.replace(turn, prompt=prompt)
 
     def park(self, thread_id: str, stream: AsyncIterator[Any], adapter: Any) -> None:
         self._parked[thread_id] = ParkedTurn(stream, adapter)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
@@ -32,7 +31,15 @@ from ambient_runner.bridge.contract import (
     Turn,
 )
 from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridge.pauses import TERMINAL_EVENTS, PausableFeed, Paused, Pauses, TurnEnd
+from ambient_runner.bridge.pauses import (
+    TERMINAL_EVENTS,
+    Following,
+    ParkedTurn,
+    PausableFeed,
+    Paused,
+    Pauses,
+    TurnEnd,
+)
 from ambient_runner.bridges.codex_sdk.approvals import (
     auto_answer,
     bind_mcp_calls,
@@ -61,7 +68,7 @@ from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.process.descendants import GroupTracker, descendant_groups
 from ambient_runner.process.environment import cli_environment
-from ambient_runner.runs.interrupts import Answer, refusal_note
+from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
@@ -101,7 +108,6 @@ class CodexBridge(Bridge):
         self.pauses = Pauses(lambda: self.host.interrupts)  # turns waiting for a person's answer
         self._feeds: dict[str, PausableFeed] = {}  # AG-UI thread -> its running turn's stream
         self._agui_threads: dict[str, str] = {}  # Codex thread id -> AG-UI thread id
-        self._notes: dict[str, list[str]] = {}  # AG-UI thread -> the person's words with refusals, for Codex
         self._requests: set[asyncio.Task[None]] = set()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
@@ -215,17 +221,12 @@ class CodexBridge(Bridge):
         follows it (the person's words with a refusal, the run's new message) is the next turn."""
         if not self.settings.runner_scripted_model and not self.auth.ok:
             raise BridgeError(MISSING_MESSAGE, code="AUTH_MISSING")
-        self.pauses.adopt_policy(turn.thread_id, turn.options)
-        parked = self.pauses.take(turn.thread_id)
-        if parked is not None:
-            end = TurnEnd()
-            follows = bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
-            async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not follows):
-                yield event
-            prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
-            if end.paused or not prompt:
-                return
-            turn = dataclasses.replace(turn, prompt=prompt)
+        following = Following()
+        async for event in self.pauses.go_on(turn, self._stream_parked, following):
+            yield event
+        if following.turn is None:
+            return
+        turn = following.turn
         app = await self._prepare()
         if turn.interrupted.is_set():  # asked while the app-server was starting: no turn is started
             return
@@ -238,6 +239,9 @@ class CodexBridge(Bridge):
         self._feeds[turn.thread_id] = feed
         async for event in self._stream(turn, feed, adapter, TurnEnd(), last=True):
             yield event
+
+    def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
+        return self._stream(turn, parked.stream, parked.adapter, end, last=last)
 
     async def _stream(self, turn: Turn, feed: PausableFeed, adapter: CodexEventAdapter, end: TurnEnd, *,
                       last: bool) -> AsyncIterator[BaseEvent]:
@@ -332,9 +336,7 @@ class CodexBridge(Bridge):
         except asyncio.CancelledError:  # the runner is stopping
             answer = Answer(approved=False, stop_turn=True)
         app.respond(request_id, decision(answer, method, request.arguments.get("questions") or ()))
-        note = refusal_note(answer)
-        if note:
-            self._notes.setdefault(thread_id, []).append(note)
+        self.pauses.note_refusal(thread_id, answer)
 
     async def _start_turn(self, app: AppServer, turn: Turn, model: str) -> Any:
         codex_thread_id = self.sessions.get(turn.thread_id)

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ from ag_ui.core import BaseEvent, RunErrorEvent
 
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ambient_runner.bridge.contract import BridgeError, Turn
-from ambient_runner.bridge.pauses import TERMINAL_EVENTS, Pauses, TurnEnd
+from ambient_runner.bridge.pauses import TERMINAL_EVENTS, Following, ParkedTurn, Pauses, TurnEnd
 from ambient_runner.bridges.gemini_cli.acp.approvals import (
     REFUSED_RESULT,
     approval_request,
@@ -37,7 +36,7 @@ from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
 from ambient_runner.bridges.gemini_cli.acp.feed import PromptFeed
 from ambient_runner.bridges.gemini_cli.acp.live import AcpSession, LiveGemini
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
-from ambient_runner.runs.interrupts import Answer, InterruptBook, PendingInterrupt, refusal_note
+from ambient_runner.runs.interrupts import Answer, InterruptBook, PendingInterrupt
 from ambient_runner.state.session_map import SessionMap
 
 log = logging.getLogger(__name__)
@@ -70,7 +69,6 @@ class AcpTurns:
         self._model = default_model
         self._threads: dict[str, str] = {}  # thread -> its session in this runner (persisted once it answered)
         self._feeds: dict[str, PromptFeed] = {}  # thread -> its running prompt
-        self._notes: dict[str, list[str]] = {}  # thread -> the person's words with refusals, for the next prompt
         # thread -> the text of a prompt that was cancelled: the CLI drops it from the history, so it goes with the
         # next prompt (as the stream-json CLI does after an interrupt: the old and the new prompt in one message)
         self._cancelled: dict[str, list[dict[str, Any]]] = {}
@@ -83,17 +81,12 @@ class AcpTurns:
     async def run(self, turn: Turn, fallback: Fallback) -> AsyncIterator[BaseEvent]:
         """A turn; when the thread's last run paused on a person's answer, that turn goes on first and the run's
         new message (with the person's words from refusals) follows as the next prompt."""
-        self.pauses.adopt_policy(turn.thread_id, turn.options)
-        parked = self.pauses.take(turn.thread_id)
-        if parked is not None:
-            end = TurnEnd()
-            follows = bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
-            async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not follows):
-                yield event
-            prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
-            if end.paused or not prompt:
-                return
-            turn = dataclasses.replace(turn, prompt=prompt)
+        following = Following()
+        async for event in self.pauses.go_on(turn, self._stream_parked, following):
+            yield event
+        if following.turn is None:
+            return
+        turn = following.turn
         if turn.interrupted.is_set():
             return
         try:
@@ -158,6 +151,9 @@ class AcpTurns:
         return session
 
     # ----- the stream of one prompt ---------------------------------------------------------------------------
+    def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
+        return self._stream(turn, parked.stream, parked.adapter, end, last=last)
+
     async def _stream(self, turn: Turn, feed: PromptFeed, adapter: GeminiAcpAdapter, end: TurnEnd, *,
                       last: bool) -> AsyncIterator[BaseEvent]:
         """The AG-UI events of one prompt, up to its result or a pause (the turn is then parked for the thread's
@@ -227,9 +223,7 @@ class AcpTurns:
         await self.live.respond(request_id, reply(answer, params))
         if answer.stop_turn:
             await self._cancel(feed)
-        note = refusal_note(answer)
-        if note:
-            self._notes.setdefault(thread_id, []).append(note)
+        self.pauses.note_refusal(thread_id, answer)
 
     # ----- stopping ---------------------------------------------------------------------------------------------
     async def interrupt(self, thread_id: str) -> None:
