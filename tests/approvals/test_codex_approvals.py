@@ -76,16 +76,6 @@ async def test_two_threads_paused_at_once_go_on_independently(kit: RunnerKit) ->
     assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
 
 
-async def test_interrupt_while_paused_cancels_the_request(kit: RunnerKit) -> None:
-    events = await kit.runner.run("t-stop", WRITE, ASK)
-    (interrupt,) = interrupts_of(events)
-    response = await kit.runner.interrupt("t-stop")
-    assert response.status_code == 200 and response.json()["refusedInterrupts"] == [interrupt["id"]]
-    after = await kit.runner.run("t-stop", "NOTOOL hello again")
-    assert after[-1]["type"] == "RUN_FINISHED"
-    assert not (kit.settings.workspace_path / "out.txt").exists()
-
-
 
 async def test_a_question_in_plan_mode_is_asked_and_its_answer_reaches_the_model(kit: RunnerKit) -> None:
     events = await kit.runner.run("t-question", "QUESTION about the file", {"mode": "plan"})
@@ -96,30 +86,6 @@ async def test_a_question_in_plan_mode_is_asked_and_its_answer_reaches_the_model
     resumed = await kit.runner.post(answer("t-question", interrupt, "Blue"))  # one question: a bare answer
     assert resumed[-1]["type"] == "RUN_FINISHED"
     assert any("Blue" in output for output in tool_outputs(kit.bridge.scripted.bodies()))
-
-
-async def test_a_new_message_while_paused_cancels_the_request_then_runs(kit: RunnerKit) -> None:
-    events = await kit.runner.run("t-new", WRITE, ASK)
-    (interrupt,) = interrupts_of(events)
-    after = await kit.runner.run("t-new", "NOTOOL never mind, just say hello")
-    assert after[-1]["type"] == "RUN_FINISHED" and not after[-1].get("outcome")
-    assert not (kit.settings.workspace_path / "out.txt").exists()
-    assert "never mind, just say hello" in json.dumps(kit.bridge.scripted.bodies()[-1])
-    response = await kit.runner.client.post("/run", json=answer("t-new", interrupt, True))
-    assert response.status_code == 422 and response.json()["error"]["code"] == "UNKNOWN_INTERRUPT"
-
-
-async def test_a_pod_replaced_while_paused_says_the_interrupt_is_lost(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    async with offline_kit("codex-sdk", tmp_path, monkeypatch) as kit:
-        (interrupt,) = interrupts_of(await kit.runner.run("t-lost", WRITE, ASK))
-    async with offline_kit("codex-sdk", tmp_path, monkeypatch) as kit:
-        events = await kit.runner.post(answer("t-lost", interrupt, True))
-        assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "INTERRUPT_LOST", events[-1]
-        after = await kit.runner.run("t-lost", "NOTOOL hello again")
-        assert after[-1]["type"] == "RUN_FINISHED"
-        assert WRITE in json.dumps(kit.bridge.scripted.bodies()[-1])  # the Codex thread was resumed
-    assert not (tmp_path / "workspace" / "out.txt").exists()
 
 
 async def test_an_unanswered_request_expires_and_the_thread_goes_on(tmp_path: Path,

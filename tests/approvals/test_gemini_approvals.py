@@ -67,27 +67,6 @@ async def test_a_refusal_is_a_closed_call_and_the_persons_words_follow(kit: Runn
     assert why in json.dumps(bodies[-1])  # the next prompt told the model why
 
 
-async def test_interrupt_while_paused_cancels_the_request(kit: RunnerKit) -> None:
-    events = await kit.runner.run("t-stop", WRITE, ASK)
-    (interrupt,) = interrupts_of(events)
-    response = await kit.runner.interrupt("t-stop")
-    assert response.status_code == 200 and response.json()["refusedInterrupts"] == [interrupt["id"]]
-    after = await kit.runner.run("t-stop", "NOTOOL hello again")
-    assert after[-1]["type"] == "RUN_FINISHED"
-    assert not (kit.settings.workspace_path / "out.txt").exists()
-
-
-async def test_a_new_message_while_paused_cancels_the_request_then_runs(kit: RunnerKit) -> None:
-    events = await kit.runner.run("t-new", WRITE, ASK)
-    (interrupt,) = interrupts_of(events)
-    after = await kit.runner.run("t-new", "NOTOOL never mind, just say hello")
-    assert after[-1]["type"] == "RUN_FINISHED" and not after[-1].get("outcome")
-    assert not (kit.settings.workspace_path / "out.txt").exists()
-    assert "never mind, just say hello" in json.dumps(model_bodies(kit)[-1])
-    response = await kit.runner.client.post("/run", json=answer("t-new", interrupt, True))
-    assert response.status_code == 422 and response.json()["error"]["code"] == "UNKNOWN_INTERRUPT"
-
-
 async def test_plan_mode_offers_no_shell_and_auto_runs_without_asking(kit: RunnerKit) -> None:
     out = kit.settings.workspace_path / "out.txt"
     planned = await kit.runner.run("t-plan", WRITE, {"mode": "plan", **ASK})

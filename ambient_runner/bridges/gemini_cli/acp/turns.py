@@ -1,7 +1,7 @@
 """Gemini turns on the live ``gemini --acp``: one ACP session per AG-UI thread, one ``session/prompt`` per turn.
 
-* The thread's session: created on its first turn, persisted in the session map once a turn has answered (the CLI
-  keeps no history for a session whose first prompt failed); after a restart of the CLI or of the pod it is loaded
+* The thread's session: created on its first turn, persisted in the session map once the model has answered in it
+  (the CLI keeps no history for a session whose first prompt failed at once); after a restart of the CLI or of the pod it is loaded
   again, never in the minute it was created in (a load then wipes it: ``session_files``), and with a copy of its
   files put back if the load fails. Meanwhile the turn runs through ``gemini -p --resume`` (``fallback``), which
   reads the same session: a thread always answers.
@@ -170,14 +170,14 @@ class AcpTurns:
                     events = adapter.refused(item[1], item[2])
                 elif kind == "end":
                     events = adapter.finish(item[1])
-                    if item[1].get("stopReason") != "cancelled":
-                        self.sessions.set(turn.thread_id, feed.session_id)
-                    else:
+                    if item[1].get("stopReason") == "cancelled":
                         self._cancelled[turn.thread_id] = feed.texts
                 elif isinstance(item[1], AcpClosed):
                     raise self._error(item[1], turn, feed.stderr_mark)
                 else:
                     events = adapter.fail(item[1].error)
+                if events and kind != "error":  # the model answered: the CLI keeps this turn in the session
+                    self.sessions.set(turn.thread_id, feed.session_id)
                 for event in events:
                     if event.type in TERMINAL_EVENTS and not last:
                         continue
