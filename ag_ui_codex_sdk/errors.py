@@ -9,19 +9,12 @@ Codex reports provider failures as ``error`` notifications and as ``turn.error``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from ag_ui_cli_common import ErrorCode, code_for_status
+from ag_ui_cli_common import ErrorCode, Failure, code_for_status
 
 STATUS_IN_MESSAGE = re.compile(r"\b(?:status|HTTP)\s*:?\s*(\d{3})\b", re.IGNORECASE)
 URL_SUFFIX = re.compile(r",?\s*url:\s*\S+\s*$")
-
-
-@dataclass(frozen=True)
-class TurnFailure:
-    message: str  # for the user
-    code: str  # RUN_ERROR code
 
 
 def http_status(error: dict[str, Any]) -> int | None:
@@ -44,8 +37,8 @@ def error_kind(error: dict[str, Any]) -> str:
     return "other"
 
 
-def describe_failure(error: dict[str, Any] | None) -> TurnFailure:
-    """Map a Codex turn error to a ``TurnFailure`` (message + code)."""
+def describe_failure(error: dict[str, Any] | None) -> Failure:
+    """Map a Codex turn error to a ``Failure`` (message + code)."""
     error = error or {}
     detail = URL_SUFFIX.sub("", str(error.get("message") or "").strip())
     extra = str(error.get("additionalDetails") or "").strip()
@@ -56,24 +49,23 @@ def describe_failure(error: dict[str, Any] | None) -> TurnFailure:
     code = code_for_status(status)
     if code is ErrorCode.AUTH_FAILED or kind == "unauthorized":
         shown = status or 401
-        return TurnFailure(f"OpenAI rejected the API key (HTTP {shown}). Check OPENAI_API_KEY / CODEX_API_KEY "
-                           f"(or the mounted auth.json).{suffix}", "AUTH_FAILED")
+        return Failure(f"OpenAI rejected the API key (HTTP {shown}). Check OPENAI_API_KEY / CODEX_API_KEY "
+                       f"(or the mounted auth.json).{suffix}", ErrorCode.AUTH_FAILED, status)
     if code is ErrorCode.RATE_LIMITED or kind in ("rateLimitExceeded", "usageLimitExceeded", "sessionBudgetExceeded"):
-        return TurnFailure("OpenAI rate limit or quota reached (HTTP 429). Wait and retry, or check the plan and "
-                           f"billing of the OpenAI account.{suffix}", "RATE_LIMITED")
+        return Failure("OpenAI rate limit or quota reached (HTTP 429). Wait and retry, or check the plan and "
+                       f"billing of the OpenAI account.{suffix}", ErrorCode.RATE_LIMITED, status)
     if code in (ErrorCode.PROVIDER_ERROR, ErrorCode.PROVIDER_OVERLOADED) or kind in ("internalServerError",
                                                                                       "serverOverloaded"):
-        shown = status if status else "5xx"
-        return TurnFailure(f"The OpenAI API returned a server error (HTTP {shown}). Retry in a moment.{suffix}",
-                           code or ErrorCode.PROVIDER_ERROR)
+        return Failure(f"The OpenAI API returned a server error (HTTP {status or '5xx'}). Retry in a moment.{suffix}",
+                       code or ErrorCode.PROVIDER_ERROR, status)
     if kind == "contextWindowExceeded":
-        return TurnFailure("The conversation no longer fits the model's context window. Start a new thread."
-                           f"{suffix}", "CONTEXT_WINDOW_EXCEEDED")
+        return Failure("The conversation no longer fits the model's context window. Start a new thread."
+                       f"{suffix}", ErrorCode.CONTEXT_WINDOW_EXCEEDED, status)
     if status is None and kind in ("responseStreamConnectionFailed", "responseStreamDisconnected",
                                    "httpConnectionFailed", "responseTooManyFailedAttempts"):  # no answer at all
-        return TurnFailure(f"Codex could not reach the model API (connection failed). Check the network and "
-                           f"OPENAI_BASE_URL.{suffix}", "PROVIDER_UNREACHABLE")
+        return Failure(f"Codex could not reach the model API (connection failed). Check the network and "
+                       f"OPENAI_BASE_URL.{suffix}", ErrorCode.PROVIDER_UNREACHABLE, status)
     if code is not None or kind == "badRequest":
-        return TurnFailure(f"The model API rejected the request (HTTP {status or 400}).{suffix}",
-                           code or ErrorCode.BAD_REQUEST)
-    return TurnFailure(f"The Codex turn failed.{suffix}", "AGENT_ERROR")
+        return Failure(f"The model API rejected the request (HTTP {status or 400}).{suffix}",
+                       code or ErrorCode.BAD_REQUEST, status)
+    return Failure(f"The Codex turn failed.{suffix}", ErrorCode.AGENT_ERROR, status)

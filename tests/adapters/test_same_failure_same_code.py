@@ -14,7 +14,7 @@ from openai_codex.generated.notification_registry import NOTIFICATION_MODELS
 from openai_codex.models import Notification, UnknownNotification
 
 from ag_ui_claude import translate as claude_translate
-from ag_ui_cli_common import ErrorCode, code_for_status
+from ag_ui_cli_common import ErrorCode, Exit, code_for_status
 from ag_ui_codex_sdk import CodexEventAdapter
 from ag_ui_gemini_cli import GeminiCliAdapter
 
@@ -52,8 +52,8 @@ def gemini_code(status: int) -> str | None:
     adapter = GeminiCliAdapter("thread-1", "run-1")
     events: list[Any] = []
     for line in text.splitlines():
-        events += adapter.translate_line(line)
-    events += adapter.finish(meta["exit_code"])
+        events += adapter.feed(line)
+    events += adapter.finish(Exit(meta["exit_code"]))
     return next(e.code for e in events if e.type == "RUN_ERROR")
 
 
