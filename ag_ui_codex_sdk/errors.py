@@ -3,11 +3,14 @@
 Codex reports provider failures as ``error`` notifications and as ``turn.error`` of a failed
 ``turn/completed``: ``{"message": "unexpected status 401 Unauthorized: ...", "codexErrorInfo": ...}`` where
 ``codexErrorInfo`` is a camelCase code (``"unauthorized"``, ``"usageLimitExceeded"``...) or an object such as
-``{"httpConnectionFailed": {"httpStatusCode": 401}}``.
+``{"httpConnectionFailed": {"httpStatusCode": 401}}``. A request the API refused (HTTP 400, codex 0.163) comes as
+``codexErrorInfo`` ``"other"`` with the API's error body as the message (``{"error": {"type":
+"invalid_request_error", "message": ...}}``): its ``type`` says the status.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -15,6 +18,10 @@ from ag_ui_cli_common import ErrorCode, Failure, code_for_status
 
 STATUS_IN_MESSAGE = re.compile(r"\b(?:status|HTTP)\s*:?\s*(\d{3})\b", re.IGNORECASE)
 URL_SUFFIX = re.compile(r",?\s*url:\s*\S+\s*$")
+API_ERROR_TYPES = {  # OpenAI's error body "type" -> the HTTP status it comes with
+    "invalid_request_error": 400, "authentication_error": 401, "permission_error": 403, "not_found_error": 404,
+    "rate_limit_error": 429, "insufficient_quota": 429, "server_error": 500,
+}
 
 
 def http_status(error: dict[str, Any]) -> int | None:
@@ -25,7 +32,23 @@ def http_status(error: dict[str, Any]) -> int | None:
             if isinstance(value, dict) and isinstance(value.get("httpStatusCode"), int):
                 return int(value["httpStatusCode"])
     match = STATUS_IN_MESSAGE.search(str(error.get("message", "")))
-    return int(match.group(1)) if match else None
+    if match:
+        return int(match.group(1))
+    body = api_error_body(str(error.get("message", "")))
+    return API_ERROR_TYPES.get(str(body.get("type"))) if body else None
+
+
+def api_error_body(message: str) -> dict[str, Any] | None:
+    """The ``error`` object of an API error body given as the message, if it is one."""
+    text = message.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else None
 
 
 def error_kind(error: dict[str, Any]) -> str:
@@ -41,6 +64,9 @@ def describe_failure(error: dict[str, Any] | None) -> Failure:
     """Map a Codex turn error to a ``Failure`` (message + code)."""
     error = error or {}
     detail = URL_SUFFIX.sub("", str(error.get("message") or "").strip())
+    body = api_error_body(detail)
+    if body and body.get("message"):  # the API's own words, not its JSON
+        detail = str(body["message"])
     extra = str(error.get("additionalDetails") or "").strip()
     if extra:
         detail = f"{detail} ({extra})" if detail else extra
