@@ -6,9 +6,11 @@ import json
 import re
 from typing import Any
 
+from events import finished, text, tool, wire
+
 from ag_ui_cli_common import Exit
 from ag_ui_gemini_cli import GeminiCliAdapter
-from tests.gemini.helpers import FIXTURES, wire
+from tests.gemini.helpers import FIXTURES
 
 TOOL_ID = re.compile(r"(run_shell_command|read_file)__\1_\d+_\d+")
 TMP_DIR = re.compile(r"/tmp/record-gemini-[\w]+")
@@ -35,12 +37,6 @@ def replay(name: str, *, finish: bool = True) -> list[dict[str, Any]]:
     return normalise([wire(e) for e in events])
 
 
-def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
-    return [{"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant"},
-            *({"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": d} for d in deltas),
-            {"type": "TEXT_MESSAGE_END", "messageId": message_id}]
-
-
 def usage(input_tokens: int, output_tokens: int) -> list[dict[str, Any]]:
     return [{"provider": "google", "model": "gemini-2.5-flash", "inputTokens": input_tokens,
              "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens, "cachedInputTokens": 0}]
@@ -53,22 +49,18 @@ PLAIN = ("Hello from the scripted model.", " No tools were needed.")
 def test_tool_call_then_answer() -> None:
     assert replay("basic_tool") == [
         *text("msg-run-1-1", "I will run a shell command."),
-        {"type": "TOOL_CALL_START", "toolCallId": "run_shell_command-1", "toolCallName": "run_shell_command",
-         "parentMessageId": "msg-run-1-1"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "run_shell_command-1",
-         "delta": json.dumps({"command": "echo hello > out.txt", "description": "scripted shell command"})},
-        {"type": "TOOL_CALL_END", "toolCallId": "run_shell_command-1"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "run_shell_command-1-result", "toolCallId": "run_shell_command-1",
-         "content": "", "role": "tool"},
+        *tool("run_shell_command-1", "run_shell_command",
+              {"command": "echo hello > out.txt", "description": "scripted shell command"}, "",
+              parentMessageId="msg-run-1-1"),
         *text("msg-run-1-2", *FINAL),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(200, 25)},
+        finished(*usage(200, 25)),
     ]
 
 
 def test_plain_answer() -> None:
     assert replay("plain") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(100, 10)},
+        finished(*usage(100, 10)),
     ]
 
 
@@ -80,7 +72,7 @@ def test_resumed_turn_keeps_the_session_id() -> None:
     assert adapter.session_id == json.loads(lines[0])["session_id"]
     assert replay("resume") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(100, 10)},
+        finished(*usage(100, 10)),
     ]
 
 
@@ -90,15 +82,10 @@ def test_failed_tool_is_visible_as_failed() -> None:
               "<tmp>/state/.gemini/tmp/workspace")
     assert replay("tool_failed") == [
         *text("msg-run-1-1", "I will run a shell command."),
-        {"type": "TOOL_CALL_START", "toolCallId": "read_file-1", "toolCallName": "read_file",
-         "parentMessageId": "msg-run-1-1"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "read_file-1",
-         "delta": json.dumps({"file_path": "/nonexistent/ambient-runner-toolfail.txt"})},
-        {"type": "TOOL_CALL_END", "toolCallId": "read_file-1"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "read_file-1-result", "toolCallId": "read_file-1",
-         "content": f"Error: {reason}", "role": "tool"},
+        *tool("read_file-1", "read_file", {"file_path": "/nonexistent/ambient-runner-toolfail.txt"},
+              f"Error: {reason}", parentMessageId="msg-run-1-1"),
         *text("msg-run-1-2", *FINAL),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(200, 25)},
+        finished(*usage(200, 25)),
     ]
 
 
@@ -106,15 +93,14 @@ def test_zero_output_tokens_are_estimated_and_marked() -> None:
     answer_chars = len("".join(PLAIN))
     assert replay("zero_usage") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "result": {"usageEstimated": True},
-         "usage": usage(100, -(-answer_chars // 4))},
+        finished(*usage(100, -(-answer_chars // 4)), result={"usageEstimated": True}),
     ]
 
 
 def test_thoughts_are_not_in_stream_json() -> None:
     assert replay("think_dropped") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(100, 15)},
+        finished(*usage(100, 15)),
     ]
 
 
