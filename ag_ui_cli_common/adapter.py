@@ -4,6 +4,7 @@ A CLI adapter turns one turn of a CLI's native events (a stream-json line, an ap
 message) into AG-UI events. Every adapter answers the same three verbs:
 
 * ``feed(native)``   -> the AG-UI events for one native event (nothing once the terminal event is out);
+  ``feed(line, dropped_bytes)`` for a line the runner's reader cut at its size limit;
 * ``finish(exit)``   -> the native stream ended: what is still open, closed; with ``exit`` (how the CLI process
   ended) and no terminal event yet, also the ``RUN_ERROR`` saying so (``Failure`` of ``exit_failure``);
 * ``terminal``       -> the terminal event (``RUN_FINISHED`` / ``RUN_ERROR``) once there is one, else ``None``.
@@ -30,7 +31,9 @@ and one handler per native event kind::
             return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id))
 
 A kind without a handler goes to ``on_unknown``; a handler that raises (a payload shape the adapter did not
-expect) to ``on_malformed``: both keep the native event as a ``RAW`` event by default. Nothing raises on odd input.
+expect) to ``on_malformed``; a cut line to ``on_truncated``: each keeps the native event as a ``RAW`` event by
+default. A pydantic payload's fields the adapter does not know (``model_extra``) are kept on its first event as
+``rawEvent.unknownFields``. Nothing raises on odd input.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ log = logging.getLogger(__name__)
 NativeT = TypeVar("NativeT")
 NativeT_contra = TypeVar("NativeT_contra", contravariant=True)
 Handler = Callable[[Any], list[BaseEvent]]
+RAW_PREVIEW_CHARS = 2000  # how much of a line a RAW event keeps when the line is cut or not understood
 
 
 @dataclass(frozen=True)
@@ -89,10 +93,13 @@ class CliAdapter(Generic[NativeT]):
     def terminal(self) -> BaseEvent | None:
         return self.blocks.terminal
 
-    def feed(self, native: NativeT) -> list[BaseEvent]:
-        """The AG-UI events for one native event; nothing after the terminal event."""
+    def feed(self, native: NativeT, dropped_bytes: int = 0) -> list[BaseEvent]:
+        """The AG-UI events for one native event; nothing after the terminal event. ``dropped_bytes`` > 0: the
+        native event is a line the runner's reader cut at its size limit (``on_truncated``)."""
         if self.blocks.terminal is not None:
             return []
+        if dropped_bytes:
+            return self.on_truncated(native, dropped_bytes)
         parsed = self.parse(native)
         if parsed is None:
             return []
@@ -101,10 +108,14 @@ class CliAdapter(Generic[NativeT]):
         if handler is None:
             return self.on_unknown(kind, payload)
         try:
-            return handler(payload)
+            events = handler(payload)
         except Exception:  # a payload shape the adapter did not expect: keep it, never crash the run
             log.warning("%s: a %r event was not understood; kept as RAW", self.source, kind, exc_info=True)
             return self.on_malformed(kind, payload)
+        extra = getattr(payload, "model_extra", None)
+        if extra and events:  # a typed event's fields the adapter does not know: kept on its first event
+            events[0].raw_event = {"unknownFields": extra}
+        return events
 
     def finish(self, exit: Exit | None = None) -> list[BaseEvent]:
         """The native stream ended: close what is open; with ``exit`` and no terminal event yet, fail the run
@@ -155,6 +166,11 @@ class CliAdapter(Generic[NativeT]):
     def on_malformed(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
         """A payload its handler could not read: kept as RAW."""
         return [self.raw(payload)]
+
+    def on_truncated(self, head: Any, dropped_bytes: int) -> list[BaseEvent]:
+        """A line cut at the reader's size limit (``head``: what was kept): kept as RAW."""
+        return [self.raw(head[:RAW_PREVIEW_CHARS] if isinstance(head, str) else head, reason="line_too_long",
+                         droppedBytes=dropped_bytes)]
 
     def exit_failure(self, exit_code: int | None) -> Failure:
         """The failure of a CLI that ended before its turn did (a subclass adds what its exit codes mean)."""

@@ -182,9 +182,15 @@ class BlockTracker:
     def tool_call(self, call_id: str, name: str, args: str, *, parent_message_id: str | None = None,
                   timestamp: int | None = None, marks: Marks | None = None) -> list[BaseEvent]:
         """A whole tool call at once: START, ARGS, END (nothing when it has started already)."""
-        events = self.start_tool(call_id, name, parent_message_id=parent_message_id, timestamp=timestamp,
-                                 marks=marks)
-        return events + self.end_tool(call_id, args, timestamp=timestamp) if events else events
+        if call_id in self._started:
+            return []
+        marks = marks or _NO_MARKS
+        self._started.add(call_id)
+        self._names[call_id] = name
+        return [ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name, parent_message_id=parent_message_id,
+                                   timestamp=timestamp, **marks),
+                ToolCallArgsEvent(tool_call_id=call_id, delta=args, timestamp=timestamp, **marks),
+                ToolCallEndEvent(tool_call_id=call_id, timestamp=timestamp, **marks)]
 
     def tool_result(self, call_id: str, content: str, *, timestamp: int | None = None,
                     marks: Marks | None = None) -> list[BaseEvent]:

@@ -23,7 +23,8 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, RawEvent, RunFinishedEvent
 
-from ag_ui_cli_common import CliAdapter, Failure
+from ag_ui_cli_common.adapter import RAW_PREVIEW_CHARS, CliAdapter
+from ag_ui_cli_common.errors import Failure
 from ag_ui_gemini_cli.errors import AGENT, describe_error, describe_exit
 from ag_ui_gemini_cli.events import (
     ErrorLine,
@@ -39,7 +40,6 @@ from ag_ui_gemini_cli.usage import usage_from_stats
 
 SOURCE = "gemini-cli"
 WARNING_EVENT = "gemini-cli/warning"
-RAW_PREVIEW_CHARS = 2000
 _TRUNCATED_TOOL_ID = re.compile(r'"type"\s*:\s*"tool_result".*?"tool_id"\s*:\s*"([^"]+)"')
 
 
@@ -66,7 +66,6 @@ class GeminiCliAdapter(CliAdapter[str]):
         self._last_text_id: str | None = None  # the parent of the next tool call
         self._answer_chars: list[str] = []  # assistant text, for the output-token estimate
         self._last_error: str | None = None
-        self._extra: dict[str, Any] | None = None  # fields of the line being translated this adapter does not know
         self.handlers = {
             InitLine: self._on_init, MessageLine: self._on_message, ToolUseLine: self._on_tool_use,
             ToolResultLine: self._on_tool_result, ErrorLine: self._on_error, ResultLine: self._on_result,
@@ -74,21 +73,9 @@ class GeminiCliAdapter(CliAdapter[str]):
         }
 
     # ----- the transform loop's Gemini parts -------------------------------------------------------------
-    def feed(self, line: str, dropped_bytes: int = 0) -> list[BaseEvent]:
-        """Events for one stdout line. ``dropped_bytes`` > 0: the reader cut the line at its size limit."""
-        if dropped_bytes:
-            return [] if self.terminal is not None else self._on_truncated(line, dropped_bytes)
-        events = super().feed(line)
-        if self._extra and events:  # keep fields this adapter does not know on the first event of the line
-            events[0].raw_event = {"unknownFields": self._extra}
-        return events
-
     def parse(self, native: str) -> tuple[type, Any] | None:
         parsed = parse_line(native)
-        if parsed is None:
-            return None
-        self._extra = getattr(parsed, "model_extra", None)
-        return type(parsed), parsed
+        return None if parsed is None else (type(parsed), parsed)
 
     def on_malformed(self, kind: Any, payload: Any) -> list[BaseEvent]:
         return [self.raw(payload.model_dump(mode="json"), reason="invalid")]
@@ -156,10 +143,9 @@ class GeminiCliAdapter(CliAdapter[str]):
         metadata = {"reason": line.reason} | ({"detail": line.detail} if line.detail else {})
         return [RawEvent(event=raw, source=SOURCE, metadata=metadata)]
 
-    def _on_truncated(self, head: str, dropped_bytes: int) -> list[BaseEvent]:
+    def on_truncated(self, head: str, dropped_bytes: int) -> list[BaseEvent]:
         """A line longer than the reader's limit: its JSON is cut, so only what is certain is used."""
-        events: list[BaseEvent] = [self.raw(head[:RAW_PREVIEW_CHARS], reason="line_too_long",
-                                            droppedBytes=dropped_bytes)]
+        events = super().on_truncated(head, dropped_bytes)
         match = _TRUNCATED_TOOL_ID.search(head[:RAW_PREVIEW_CHARS])
         if match and self.blocks.awaiting_result(match.group(1)):
             events += self.blocks.tool_result(
