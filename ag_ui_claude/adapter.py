@@ -1,4 +1,5 @@
-"""claude-agent-sdk messages -> AG-UI events: one transform loop, one handler per message kind.
+"""claude-agent-sdk messages -> AG-UI events: the shared transform loop (``ag_ui_cli_common.CliAdapter``), one
+handler per message kind.
 
 Text, reasoning and tool-call arguments come from the partial ``StreamEvent``s (``include_partial_messages``)
 when there are any; the complete ``AssistantMessage`` that repeats them is then skipped, so nothing is emitted
@@ -19,30 +20,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ag_ui.core import (
-    BaseEvent,
-    CustomEvent,
-    RawEvent,
-    ReasoningEncryptedValueEvent,
-    ReasoningEndEvent,
-    ReasoningMessageContentEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    ReasoningStartEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from ag_ui.core import BaseEvent, CustomEvent, RawEvent, RunFinishedEvent
 from claude_agent_sdk import (
     AssistantMessage,
     ResultMessage,
@@ -60,43 +42,45 @@ from ag_ui_claude.inputs import Unparsed, coerce
 from ag_ui_claude.results import result_summary, token_usage, tool_result_text
 from ag_ui_claude.subagents import SubagentTracker
 from ag_ui_claude.tasks import TASK_SUBTYPES
+from ag_ui_cli_common import CliAdapter, Exit
 
 SOURCE = "claude"
 TOOL_BLOCKS = {"tool_use", "server_tool_use", "mcp_tool_use"}
 INTERRUPT_MARKER = "[Request interrupted by user"
 # Background tasks' messages are the runner's task registry's (ag_ui_claude.tasks), not raw events.
 QUIET_SYSTEM_SUBTYPES = {"init", "status", "session_state_changed", "thinking_tokens", *TASK_SUBTYPES}
+PARTIAL = "stream_event"  # the kind of a raw stream-json partial message (read as a dict, see parse)
+BlockKey = tuple[str | None, int]  # (parent tool call, content block index) of a streamed API message
 
 
-@dataclass
+@dataclass(slots=True)
 class _Block:
-    """One open content block of a streamed API message."""
+    """One content block of a streamed API message (the block tracker has its AG-UI side)."""
 
     kind: str  # "text" | "thinking" | "tool"
     id: str
-    started: bool = False
-    args_seen: bool = False
     signature: str = ""
 
 
-class ClaudeEventAdapter:
+class ClaudeEventAdapter(CliAdapter[Any]):
     """Translates one turn's messages into AG-UI events (``feed`` per message, ``finish`` at the end)."""
+
+    agent = "Claude Code"
+    source = SOURCE
 
     def __init__(self, thread_id: str, run_id: str, *,
                  on_session_id: Callable[[str], None] | None = None) -> None:
-        self.thread_id = thread_id
-        self.run_id = run_id
+        super().__init__(thread_id, run_id)
         self.session_id: str | None = None
         self.interrupted = False  # the turn ended because of an interrupt
-        self.terminal: BaseEvent | None = None
         self._on_session_id = on_session_id
-        self._blocks: dict[tuple[str | None, int], _Block] = {}
+        self._blocks: dict[BlockKey, _Block] = {}
         self._streamed_messages: set[str] = set()
-        self._started_tools: set[str] = set()
         self._saw_interrupt_marker = False
         self._cli_error_text = ""
         self.subagents = SubagentTracker()
-        self._handlers: dict[type, Callable[[Any], Iterable[BaseEvent]]] = {
+        self.handlers = {
+            PARTIAL: self._on_raw_partial,
             StreamEvent: self._on_stream_event,
             AssistantMessage: self._on_assistant,
             UserMessage: self._on_user,
@@ -105,113 +89,94 @@ class ClaudeEventAdapter:
             Unparsed: self._on_unparsed,
         }
 
-    # ----- the transform loop ----------------------------------------------------------------------------
-    def feed(self, item: Any) -> list[BaseEvent]:
-        """Events for one SDK message or raw stream-json dict; nothing after the terminal event."""
-        if self.terminal is not None:
-            return []
-        if (type(item) is dict and item.get("type") == "stream_event" and type(item.get("event")) is dict
-                and type(item.get("uuid")) is str):
+    # ----- the transform loop's Claude parts -------------------------------------------------------------
+    def parse(self, native: Any) -> tuple[Hashable, Any] | None:
+        if (type(native) is dict and native.get("type") == "stream_event" and type(native.get("event")) is dict
+                and type(native.get("uuid")) is str):
             # Most lines of a turn: read from the raw dict (the fields the SDK's StreamEvent would carry); a
             # malformed one goes through the SDK's parser below and is kept as RAW.
-            return list(self._on_partial(item["event"], item.get("parent_tool_use_id"), item["uuid"]))
-        message = coerce(item)
+            return PARTIAL, native
+        message = coerce(native)
         if message is None:
+            return None
+        kind: type = type(message)
+        return kind, message
+
+    def on_unknown(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+        """A subclass of a message kind goes to that kind's handler; anything else is kept as RAW."""
+        handler = next((self.handlers[t] for t in type(payload).__mro__ if t in self.handlers), None)
+        return handler(payload) if handler is not None else [self.raw(_as_dict(payload))]
+
+    def on_malformed(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+        return [self.raw(payload if isinstance(payload, dict) else _as_dict(payload))]
+
+    def finish(self, exit: Exit | None = None) -> list[BaseEvent]:
+        if self.terminal is not None:
             return []
-        handler = self._handlers.get(type(message)) or next(
-            (self._handlers[t] for t in type(message).__mro__ if t in self._handlers), self._on_other)
-        return list(handler(message))
-
-    def has_started(self, tool_call_id: str) -> bool:
-        return tool_call_id in self._started_tools
-
-    def note_started(self, tool_call_id: str) -> None:
-        """A tool call streamed by someone else (the runner, for a request the CLI had not streamed)."""
-        self._started_tools.add(tool_call_id)
-
-    def finish(self) -> list[BaseEvent]:
-        """Close whatever is still open (the stream ended without a result)."""
-        return list(self._close_blocks(lambda key: True))
-
-    async def stream(self, items: AsyncIterable[Any]) -> AsyncIterator[BaseEvent]:
-        async for item in items:
-            for event in self.feed(item):
-                yield event
-        for event in self.finish():
-            yield event
+        return self._close_where(lambda key: True) + super().finish(exit)
 
     # ----- partial stream events -------------------------------------------------------------------------
-    def _on_stream_event(self, message: StreamEvent) -> Iterable[BaseEvent]:
+    def _on_raw_partial(self, item: dict[str, Any]) -> list[BaseEvent]:
+        return self._on_partial(item["event"], item.get("parent_tool_use_id"), item["uuid"])
+
+    def _on_stream_event(self, message: StreamEvent) -> list[BaseEvent]:
         event = message.event if isinstance(message.event, dict) else {}
         return self._on_partial(event, message.parent_tool_use_id, message.uuid)
 
-    def _on_partial(self, event: dict[str, Any], parent: str | None, line_id: str) -> Iterable[BaseEvent]:
+    def _on_partial(self, event: dict[str, Any], parent: str | None, line_id: str) -> list[BaseEvent]:
         """One partial API stream event (``include_partial_messages``) of the message ``line_id`` belongs to."""
         kind = event.get("type")
         key = (parent, int(event.get("index") or 0))
-        meta = self._attribution(parent)
+        if kind == "content_block_delta":
+            block = self._blocks.get(key)
+            return [] if block is None else self._delta(block, event.get("delta") or {}, parent)
         if kind == "message_start":
             api_id = (event.get("message") or {}).get("id")
             if api_id:
                 self._streamed_messages.add(str(api_id))
         elif kind == "content_block_start":
-            yield from self._close_blocks(lambda k: k == key)
-            yield from self._start_block(key, event.get("content_block") or {}, line_id, meta)
-        elif kind == "content_block_delta":
-            block = self._blocks.get(key)
-            if block is not None:
-                yield from self._delta(block, event.get("delta") or {}, meta)
+            return self._close_where(lambda k: k == key) + self._start_block(
+                key, event.get("content_block") or {}, line_id, parent)
         elif kind == "content_block_stop":
-            yield from self._close_blocks(lambda k: k == key)
+            return self._close_where(lambda k: k == key)
         elif kind == "message_stop":
-            yield from self._close_blocks(lambda k: k[0] == parent)
+            return self._close_where(lambda k: k[0] == parent)
+        return []
 
-    def _start_block(self, key: tuple[str | None, int], block: dict[str, Any], line_id: str,
-                     meta: dict[str, Any]) -> Iterable[BaseEvent]:
+    def _start_block(self, key: BlockKey, block: dict[str, Any], line_id: str,
+                     parent: str | None) -> list[BaseEvent]:
         kind = block.get("type")
-        if kind == "text":
-            self._blocks[key] = _Block("text", f"{line_id}")
-        elif kind == "thinking":
-            self._blocks[key] = _Block("thinking", f"{line_id}")
-        elif kind in TOOL_BLOCKS and block.get("id"):
+        if kind == "text" or kind == "thinking":  # opened on its first delta
+            self._blocks[key] = _Block(kind, line_id)
+            return []
+        if kind in TOOL_BLOCKS and block.get("id"):
             tool_id = str(block["id"])
-            self._blocks[key] = _Block("tool", tool_id, started=True)
-            self._started_tools.add(tool_id)
-            yield ToolCallStartEvent(tool_call_id=tool_id, tool_call_name=str(block.get("name") or "tool"),
-                                     **meta)
-        else:
-            yield RawEvent(event={"type": "content_block_start", "content_block": block}, source=SOURCE)
+            self._blocks[key] = _Block("tool", tool_id)
+            return self.blocks.start_tool(tool_id, str(block.get("name") or "tool"), marks=self._attribution(parent))
+        return [RawEvent(event={"type": "content_block_start", "content_block": block}, source=SOURCE)]
 
-    def _delta(self, block: _Block, delta: dict[str, Any], meta: dict[str, Any]) -> Iterable[BaseEvent]:
+    def _delta(self, block: _Block, delta: dict[str, Any], parent: str | None) -> list[BaseEvent]:
         kind = delta.get("type")
         if kind == "text_delta" and block.kind == "text" and delta.get("text"):
-            if not block.started:
-                block.started = True
-                yield TextMessageStartEvent(message_id=block.id, role="assistant", **meta)
-            yield TextMessageContentEvent(message_id=block.id, delta=delta["text"], **meta)
-        elif kind == "thinking_delta" and block.kind == "thinking" and delta.get("thinking"):
-            if not block.started:
-                block.started = True
-                yield from _reasoning_start(block.id, meta)
-            yield ReasoningMessageContentEvent(message_id=block.id, delta=delta["thinking"], **meta)
-        elif kind == "signature_delta" and block.kind == "thinking":
+            return self.blocks.text(block.id, delta["text"], marks=self._attribution(parent))
+        if kind == "thinking_delta" and block.kind == "thinking" and delta.get("thinking"):
+            return self.blocks.reasoning(block.id, delta["thinking"], marks=self._attribution(parent))
+        if kind == "signature_delta" and block.kind == "thinking":
             block.signature += str(delta.get("signature") or "")
         elif kind == "input_json_delta" and block.kind == "tool" and delta.get("partial_json"):
-            block.args_seen = True
-            yield ToolCallArgsEvent(tool_call_id=block.id, delta=delta["partial_json"], **meta)
+            return self.blocks.tool_args(block.id, delta["partial_json"], marks=self._attribution(parent))
+        return []
 
-    def _close_blocks(self, which: Callable[[tuple[str | None, int]], bool]) -> Iterable[BaseEvent]:
+    def _close_where(self, which: Callable[[BlockKey], bool]) -> list[BaseEvent]:
+        """Close the streamed blocks whose keys ``which`` picks, in the order they started."""
+        events: list[BaseEvent] = []
         for key in [k for k in self._blocks if which(k)]:
             block = self._blocks.pop(key)
-            meta = self._attribution(key[0])
-            if block.kind == "text" and block.started:
-                yield TextMessageEndEvent(message_id=block.id, **meta)
-            elif block.kind == "thinking" and block.started:
-                yield from _reasoning_end(block.id, block.signature, meta)
-            elif block.kind == "tool":
-                if not block.args_seen:
-                    yield ToolCallArgsEvent(tool_call_id=block.id, delta="{}", **meta)
-                yield ToolCallEndEvent(tool_call_id=block.id, **meta)
+            if block.kind == "thinking":
+                events += self.blocks.end_reasoning(block.id, block.signature)
+            else:
+                events += self.blocks.close(block.id)
+        return events
 
     def _attribution(self, parent: str | None) -> dict[str, Any]:
         """What marks the events of a sub-agent's messages: the call that started it, and its sub-agent run."""
@@ -221,54 +186,51 @@ class ClaudeEventAdapter:
         return {"metadata": {"parentToolCallId": parent}, **({"subagent_run_id": run} if run else {})}
 
     # ----- complete messages -----------------------------------------------------------------------------
-    def _on_assistant(self, message: AssistantMessage) -> Iterable[BaseEvent]:
+    def _on_assistant(self, message: AssistantMessage) -> list[BaseEvent]:
         if message.error and message.parent_tool_use_id:  # a sub-agent's API error: its own end reports it
-            return
+            return []
         if message.error:  # a synthetic message that only states an API error; the result reports it
             self._cli_error_text = " ".join(b.text for b in message.content if isinstance(b, TextBlock))
-            return
+            return []
         if message.message_id and message.message_id in self._streamed_messages:
-            return  # already emitted from its stream events
+            return []  # already emitted from its stream events
         meta = self._attribution(message.parent_tool_use_id)
         base = message.uuid or message.message_id or uuid.uuid4().hex
+        events: list[BaseEvent] = []
         for index, block in enumerate(message.content):
             block_id = f"{base}-{index}"
             if isinstance(block, TextBlock) and block.text:
-                yield TextMessageStartEvent(message_id=block_id, role="assistant", **meta)
-                yield TextMessageContentEvent(message_id=block_id, delta=block.text, **meta)
-                yield TextMessageEndEvent(message_id=block_id, **meta)
+                events += self.blocks.text(block_id, block.text, marks=meta) + self.blocks.close(block_id)
             elif isinstance(block, ThinkingBlock) and block.thinking:
-                yield from _reasoning_start(block_id, meta)
-                yield ReasoningMessageContentEvent(message_id=block_id, delta=block.thinking, **meta)
-                yield from _reasoning_end(block_id, block.signature, meta)
-            elif isinstance(block, ToolUseBlock) and block.id not in self._started_tools:
-                self._started_tools.add(block.id)
-                yield ToolCallStartEvent(tool_call_id=block.id, tool_call_name=block.name, **meta)
-                yield ToolCallArgsEvent(tool_call_id=block.id, delta=json.dumps(block.input or {}), **meta)
-                yield ToolCallEndEvent(tool_call_id=block.id, **meta)
+                events += self.blocks.reasoning(block_id, block.thinking, marks=meta)
+                events += self.blocks.end_reasoning(block_id, block.signature)
+            elif isinstance(block, ToolUseBlock):
+                events += self.blocks.tool_call(block.id, block.name, json.dumps(block.input or {}), marks=meta)
+        return events
 
-    def _on_user(self, message: UserMessage) -> Iterable[BaseEvent]:
+    def _on_user(self, message: UserMessage) -> list[BaseEvent]:
         if isinstance(message.content, str):
             self._note_interrupt(message.content)
-            return
+            return []
         meta = self._attribution(message.parent_tool_use_id)
+        events: list[BaseEvent] = []
         for block in message.content:
             if isinstance(block, TextBlock):
                 self._note_interrupt(block.text)
             elif isinstance(block, ToolResultBlock):
-                if block.tool_use_id not in self._started_tools:
-                    yield RawEvent(event=_as_dict(block), source=SOURCE)
+                if not self.blocks.has_started(block.tool_use_id):
+                    events.append(self.raw(_as_dict(block)))
                     continue
                 text = tool_result_text(block.content, bool(block.is_error))
-                yield from self.subagents.on_tool_result(block.tool_use_id, bool(block.is_error), text)
-                yield ToolCallResultEvent(message_id=f"{block.tool_use_id}-result", tool_call_id=block.tool_use_id,
-                                          content=text, role="tool", **meta)
+                events += self.subagents.on_tool_result(block.tool_use_id, bool(block.is_error), text)
+                events += self.blocks.tool_result(block.tool_use_id, text, marks=meta)
+        return events
 
     def _note_interrupt(self, text: str) -> None:
         if text.startswith(INTERRUPT_MARKER):
             self._saw_interrupt_marker = True
 
-    def _on_system(self, message: SystemMessage) -> Iterable[BaseEvent]:
+    def _on_system(self, message: SystemMessage) -> list[BaseEvent]:
         data = message.data if isinstance(message.data, dict) else {}
         if message.subtype == "init":
             session_id = data.get("session_id")
@@ -276,61 +238,37 @@ class ClaudeEventAdapter:
                 self.session_id = str(session_id)
                 if self._on_session_id is not None:
                     self._on_session_id(self.session_id)
-            return
+            return []
         if message.subtype in TASK_SUBTYPES:  # a foreground sub-agent's, or the task registry's (quiet here)
-            yield from self.subagents.on_task_message(data)
-            return
+            return self.subagents.on_task_message(data)
         if message.subtype in QUIET_SYSTEM_SUBTYPES:
-            return
+            return []
         if message.subtype == "api_retry":
-            yield CustomEvent(name="claude:api_retry", value={
+            return [CustomEvent(name="claude:api_retry", value={
                 "attempt": data.get("attempt"), "maxRetries": data.get("max_retries"),
                 "errorStatus": data.get("error_status"), "error": data.get("error"),
-                "retryDelayMs": data.get("retry_delay_ms")})
-            return
-        yield RawEvent(event=data or _as_dict(message), source=SOURCE)
+                "retryDelayMs": data.get("retry_delay_ms")})]
+        return [self.raw(data or _as_dict(message))]
 
-    def _on_result(self, message: ResultMessage) -> Iterable[BaseEvent]:
-        yield from self._close_blocks(lambda k: True)
+    def _on_result(self, message: ResultMessage) -> list[BaseEvent]:
+        events = self._close_where(lambda key: True)
         if message.session_id and self.session_id is None:
             self.session_id = message.session_id
         if is_interrupted(message, self._saw_interrupt_marker):
             self.interrupted = True  # no terminal event: the core ends the run as cancelled
-            return
+            return events + self.blocks.close_all()
         if message.is_error:
-            failure = describe_failure(message, self._cli_error_text)
-            self.terminal = RunErrorEvent(message=failure.message, code=failure.code)
-        else:
-            self.terminal = RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
-                                             usage=token_usage(message), result=result_summary(message))
-        yield self.terminal
+            return events + self.blocks.fail(describe_failure(message, self._cli_error_text))
+        return events + self.blocks.finish(RunFinishedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, usage=token_usage(message), result=result_summary(message)))
 
-    def _on_unparsed(self, message: Unparsed) -> Iterable[BaseEvent]:
-        data = message.data if isinstance(message.data, dict) else {"line": message.data}
-        yield RawEvent(event=data, source=SOURCE)
-
-    def _on_other(self, message: Any) -> Iterable[BaseEvent]:
-        yield RawEvent(event=_as_dict(message), source=SOURCE)
+    def _on_unparsed(self, message: Unparsed) -> list[BaseEvent]:
+        return [self.raw(message.data if isinstance(message.data, dict) else {"line": message.data})]
 
 
 def translate(items: Iterable[Any], thread_id: str = "thread", run_id: str = "run") -> list[BaseEvent]:
     """All events for a complete recorded stream (messages or raw stream-json dicts)."""
-    adapter = ClaudeEventAdapter(thread_id, run_id)
-    events = [event for item in items for event in adapter.feed(item)]
-    return events + adapter.finish()
-
-
-def _reasoning_start(message_id: str, meta: dict[str, Any]) -> Iterable[BaseEvent]:
-    yield ReasoningStartEvent(message_id=message_id, **meta)
-    yield ReasoningMessageStartEvent(message_id=message_id, role="reasoning", **meta)
-
-
-def _reasoning_end(message_id: str, signature: str, meta: dict[str, Any]) -> Iterable[BaseEvent]:
-    yield ReasoningMessageEndEvent(message_id=message_id, **meta)
-    if signature:
-        yield ReasoningEncryptedValueEvent(subtype="message", entity_id=message_id, encrypted_value=signature,
-                                           **meta)
-    yield ReasoningEndEvent(message_id=message_id, **meta)
+    return ClaudeEventAdapter(thread_id, run_id).run(items)
 
 
 def _as_dict(message: Any) -> dict[str, Any]:

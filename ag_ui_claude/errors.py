@@ -1,21 +1,13 @@
-"""Turn an error ``ResultMessage`` into a RUN_ERROR message a user can act on."""
+"""Turn an error ``ResultMessage`` into a ``Failure``: the RUN_ERROR message a user can act on, and its code."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from claude_agent_sdk import ResultMessage
 
-from ag_ui_cli_common import ErrorCode, code_for_status
+from ag_ui_cli_common import ErrorCode, Failure, code_for_status
 
 # Subtypes/terminal reasons the CLI reports for a turn stopped by an interrupt: not an error.
 INTERRUPTED_REASONS = {"aborted_streaming", "aborted_tools", "interrupted", "user_interrupt"}
-
-
-@dataclass(frozen=True)
-class RunFailure:
-    message: str
-    code: str
 
 
 def is_interrupted(result: ResultMessage, saw_interrupt_marker: bool) -> bool:
@@ -25,7 +17,7 @@ def is_interrupted(result: ResultMessage, saw_interrupt_marker: bool) -> bool:
     return saw_interrupt_marker or (result.terminal_reason or "") in INTERRUPTED_REASONS
 
 
-def describe_failure(result: ResultMessage, cli_text: str = "") -> RunFailure:
+def describe_failure(result: ResultMessage, cli_text: str = "") -> Failure:
     """The user-facing message for an ``is_error`` result (API errors, max turns, budget, crashes)."""
     detail = (result.result or cli_text or "").strip()
     errors = "; ".join(str(e) for e in (result.errors or []) if e)
@@ -33,25 +25,25 @@ def describe_failure(result: ResultMessage, cli_text: str = "") -> RunFailure:
     status = result.api_error_status
     code = code_for_status(status if isinstance(status, int) else None)
     if code is ErrorCode.AUTH_FAILED:
-        return RunFailure(
+        return Failure(
             f"Anthropic rejected the API key (HTTP {status}). Check ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN,"
-            f" ANTHROPIC_AUTH_TOKEN, or the Vertex credentials) configured for this session.{said}", code)
+            f" ANTHROPIC_AUTH_TOKEN, or the Vertex credentials) configured for this session.{said}", code, status)
     if code is ErrorCode.RATE_LIMITED:
-        return RunFailure(
+        return Failure(
             "The Anthropic API rate limit was reached (HTTP 429). Wait a minute and try again, or use a key with"
-            f" a higher limit.{said}", code)
+            f" a higher limit.{said}", code, status)
     if code is ErrorCode.PROVIDER_OVERLOADED:
-        return RunFailure(f"The Anthropic API is overloaded (HTTP 529). Try again in a moment.{said}", code)
+        return Failure(f"The Anthropic API is overloaded (HTTP 529). Try again in a moment.{said}", code, status)
     if code is ErrorCode.PROVIDER_ERROR:
-        return RunFailure(
+        return Failure(
             f"The Anthropic API had a server error (HTTP {status}). This is usually temporary: try again in a"
-            f" moment.{said}", code)
+            f" moment.{said}", code, status)
     if code is not None:
-        return RunFailure(f"The Anthropic API rejected the request (HTTP {status}).{said}", code)
+        return Failure(f"The Anthropic API rejected the request (HTTP {status}).{said}", code, status)
     if result.subtype == "error_max_turns":
-        return RunFailure(f"Claude stopped after reaching the maximum number of turns ({result.num_turns}).",
-                          "MAX_TURNS")
+        return Failure(f"Claude stopped after reaching the maximum number of turns ({result.num_turns}).",
+                          ErrorCode.MAX_TURNS)
     if result.subtype == "error_max_budget_usd":
-        return RunFailure("Claude stopped because the run reached its cost budget.", "MAX_BUDGET")
+        return Failure("Claude stopped because the run reached its cost budget.", ErrorCode.MAX_BUDGET)
     reason = detail or errors or result.terminal_reason or result.subtype
-    return RunFailure(f"Claude Code failed during the turn: {reason}", "AGENT_ERROR")
+    return Failure(f"Claude Code failed during the turn: {reason}", ErrorCode.AGENT_ERROR)

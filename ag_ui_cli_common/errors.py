@@ -1,12 +1,27 @@
-"""The ``RUN_ERROR`` codes every adapter uses, and the one mapping of a model API's HTTP status to a code: the same
-failure gets the same code whichever CLI met it."""
+"""How an adapter says a run failed: one ``Failure`` type, the one set of ``RUN_ERROR`` codes, and the one mapping
+of a model API's HTTP status and of a CLI's exit to a code, so the same failure gets the same code whichever CLI
+met it.
+
+* ``code_for_status(401)`` -> ``AUTH_FAILED`` (``None`` for a status that is not an HTTP error);
+* ``code_for_exit(-9)`` -> ``CLI_KILLED``; any other exit (or an unknown one) -> ``CLI_EXITED``;
+* ``exit_failure("The Gemini CLI", -9)`` -> the ``Failure`` for a CLI that ended before its turn did
+  ("... was killed by SIGKILL before finishing the turn ...");
+* ``signal_name(9)`` -> ``"SIGKILL"``; ``how_it_ended(-9)`` -> ``"killed by SIGKILL"``, ``how_it_ended(1)`` ->
+  ``"exited with code 1"``;
+* ``with_stderr(message, tail)``: the message with the CLI's last stderr lines after it.
+
+Each adapter words its own messages (which credential to check, which provider); the codes come from here.
+"""
 
 from __future__ import annotations
 
+import signal
+from dataclasses import dataclass
 from enum import StrEnum
 
 
 class ErrorCode(StrEnum):
+    # the model API refused or failed (from its HTTP status)
     AUTH_FAILED = "AUTH_FAILED"  # 401 / 403: the credential was rejected
     RATE_LIMITED = "RATE_LIMITED"  # 429: rate limit or quota
     BAD_REQUEST = "BAD_REQUEST"  # another 4xx: the API refused the request as sent
@@ -15,7 +30,29 @@ class ErrorCode(StrEnum):
     PROVIDER_ERROR = "PROVIDER_ERROR"  # 5xx: a server error, usually temporary
     PROVIDER_UNREACHABLE = "PROVIDER_UNREACHABLE"  # no answer at all
     CONTEXT_WINDOW_EXCEEDED = "CONTEXT_WINDOW_EXCEEDED"
+    # the CLI stopped the turn itself
+    TURN_LIMIT = "TURN_LIMIT"  # its own turn limit (Gemini)
+    MAX_TURNS = "MAX_TURNS"  # the run's maximum number of turns (Claude)
+    MAX_BUDGET = "MAX_BUDGET"  # the run's cost budget (Claude)
+    CANCELLED = "CANCELLED"  # the CLI cancelled the turn
+    # the CLI process ended before its turn did
+    CLI_KILLED = "CLI_KILLED"  # by a signal
+    CLI_EXITED = "CLI_EXITED"  # with an exit code (or its output ended)
+    RESUME_FAILED = "RESUME_FAILED"  # its saved session could not be resumed
+    CLI_CONFIG_ERROR = "CLI_CONFIG_ERROR"  # it rejected its configuration
     AGENT_ERROR = "AGENT_ERROR"  # the CLI failed some other way
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a run failed: the ``RUN_ERROR`` message (for a user, saying what to do) and code."""
+
+    message: str
+    code: ErrorCode
+    http_status: int | None = None  # the model API's status, when the failure came from one
+
+    def with_stderr(self, stderr_tail: str) -> Failure:
+        return Failure(with_stderr(self.message, stderr_tail), self.code, self.http_status)
 
 
 def code_for_status(status: int | None) -> ErrorCode | None:
@@ -33,3 +70,39 @@ def code_for_status(status: int | None) -> ErrorCode | None:
     if status >= 500:
         return ErrorCode.PROVIDER_ERROR
     return ErrorCode.BAD_REQUEST
+
+
+def code_for_exit(exit_code: int | None) -> ErrorCode:
+    """The code for a CLI that ended before its turn did: killed by a signal (a negative exit code), or not."""
+    return ErrorCode.CLI_KILLED if exit_code is not None and exit_code < 0 else ErrorCode.CLI_EXITED
+
+
+def signal_name(signum: int) -> str:
+    """``9`` -> ``"SIGKILL"``; a number Python does not know -> ``"signal 99"``."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def how_it_ended(exit_code: int) -> str:
+    """A process's end in words: ``"killed by SIGKILL"`` (negative exit code) or ``"exited with code 1"``."""
+    return f"killed by {signal_name(-exit_code)}" if exit_code < 0 else f"exited with code {exit_code}"
+
+
+def exit_failure(agent: str, exit_code: int | None) -> Failure:
+    """The failure of a CLI that ended before its turn did. ``agent`` names it as a sentence starts
+    (``"The Gemini CLI"``); ``exit_code`` ``None``: only its output was seen to end."""
+    code = code_for_exit(exit_code)
+    if exit_code is None:
+        return Failure(f"{agent} output ended before the turn finished.", code)
+    if exit_code < 0:
+        return Failure(f"{agent} was {how_it_ended(exit_code)} before finishing the turn (out of memory, or stopped "
+                       "from outside).", code)
+    return Failure(f"{agent} exited with code {exit_code} before finishing the turn.", code)
+
+
+def with_stderr(message: str, stderr_tail: str) -> str:
+    """``message`` followed by the CLI's last stderr lines (unchanged when there are none)."""
+    tail = stderr_tail.strip()
+    return f"{message}\nLast lines of the CLI's stderr:\n{tail}" if tail else message

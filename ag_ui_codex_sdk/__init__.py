@@ -8,7 +8,7 @@ Pure translation, no process handling::
 """
 
 from ag_ui_codex_sdk.adapter import CodexEventAdapter
-from ag_ui_codex_sdk.errors import TurnFailure, describe_failure
+from ag_ui_codex_sdk.errors import describe_failure
 from ag_ui_codex_sdk.notifications import to_wire
 
-__all__ = ["CodexEventAdapter", "TurnFailure", "describe_failure", "to_wire"]
+__all__ = ["CodexEventAdapter", "describe_failure", "to_wire"]

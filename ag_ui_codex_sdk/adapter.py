@@ -1,9 +1,9 @@
 """Codex app-server notifications -> AG-UI events, for one turn.
 
-One transform loop (``CodexEventAdapter.stream``) and one handler per notification method (``HANDLERS``).
-Input: the SDK's ``Notification`` objects, ``(method, params)`` pairs or recorded ``{"method", "params"}``
-dicts (see ``notifications.to_wire``). Output: ``ag_ui.core`` events; the terminal event comes from
-``turn/completed``:
+The shared transform loop (``ag_ui_cli_common.CliAdapter``) and one handler per notification method
+(``handlers``). Input: the SDK's ``Notification`` objects, ``(method, params)`` pairs, recorded
+``{"method", "params"}`` dicts (see ``notifications.to_wire``) or recorded JSON lines. Output: ``ag_ui.core``
+events; the terminal event comes from ``turn/completed``:
 
 * ``completed``   -> ``RUN_FINISHED`` with the turn's ``TokenUsage``;
 * ``interrupted`` -> ``RUN_FINISHED`` with outcome ``cancelled`` (the core marks the run cancelled);
@@ -17,36 +17,18 @@ user-message items, ``thread/status/changed``...) are dropped. Nothing here rais
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import Hashable
 from typing import Any
 
-from ag_ui.core import (
-    BaseEvent,
-    RawEvent,
-    ReasoningEndEvent,
-    ReasoningMessageContentEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    ReasoningStartEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from ag_ui.core import BaseEvent, RawEvent, RunFinishedCancelledOutcome, RunFinishedEvent
 
+from ag_ui_cli_common import CliAdapter
 from ag_ui_codex_sdk.errors import describe_failure
 from ag_ui_codex_sdk.notifications import to_wire
 from ag_ui_codex_sdk.plan import PlanTracker
 from ag_ui_codex_sdk.tools import TOOL_ITEM_TYPES, args_known_at_start, tool_arguments, tool_name, tool_result
 from ag_ui_codex_sdk.usage import TurnUsage
 
-log = logging.getLogger(__name__)
 SOURCE = "codex"
 DROPPED = frozenset({
     "turn/started", "thread/started", "thread/status/changed", "item/reasoning/summaryPartAdded",
@@ -54,27 +36,25 @@ DROPPED = frozenset({
     "thread/name/updated", "account/rateLimits/updated", "turn/diff/updated",
 })
 TEXT_ITEMS = ("agentMessage", "plan")
+UNPARSED = "(not a notification)"  # the kind of a recorded line that is not a JSON object
 
 
-class CodexEventAdapter:
-    """Translates one turn's notifications. ``transform`` per notification, ``finish`` at the end."""
+class CodexEventAdapter(CliAdapter[Any]):
+    """Translates one turn's notifications: ``feed`` per notification, ``finish`` at the end."""
+
+    agent = "The Codex app-server"
+    source = SOURCE
+    result_suffix = ":result"  # what Codex clients have seen since the first release
 
     def __init__(self, thread_id: str, run_id: str, *, model: str | None = None, client_state: Any = None) -> None:
-        self.thread_id = thread_id
-        self.run_id = run_id
+        super().__init__(thread_id, run_id)
         self.usage = TurnUsage(model)
         self.plan = PlanTracker(client_state)  # the plan goes beside the client's own state keys
-        self.terminal: BaseEvent | None = None
         self.last_error: dict[str, Any] | None = None
-        self._text_open: dict[str, None] = {}  # ordered, for a stable close order
         self._text_streamed: set[str] = set()  # items that got at least one non-empty delta
-        self._reasoning_open: dict[str, int] = {}  # item id -> last summary index seen
         self._reasoning_streamed: set[str] = set()
-        self._tools_open: dict[str, None] = {}  # started, arguments not yet sent
-        self._tools_started: set[str] = set()
-        self._tools_done: set[str] = set()
-        self._tool_names: dict[str, str] = {}  # started tool call -> its name (ordered)
-        self.handlers: dict[str, Callable[[dict[str, Any]], list[BaseEvent]]] = {
+        self._summary_index: dict[str, int] = {}  # reasoning item -> last summary part seen
+        self.handlers = {
             "item/started": self._item_started,
             "item/completed": self._item_completed,
             "item/agentMessage/delta": self._text_delta,
@@ -85,59 +65,35 @@ class CodexEventAdapter:
             "thread/tokenUsage/updated": self._token_usage,
             "error": self._error,
             "turn/completed": self._turn_completed,
+            UNPARSED: self._on_unparsed,
         }
 
-    # ----- the transform loop -----------------------------------------------------------------------------
-    async def stream(self, notifications: AsyncIterable[Any]) -> AsyncIterator[BaseEvent]:
-        async for notification in notifications:
-            for event in self.transform(notification):
-                yield event
-            if self.terminal is not None:
-                return
-        for event in self.finish():
-            yield event
+    # ----- the transform loop's Codex parts --------------------------------------------------------------
+    def parse(self, native: Any) -> tuple[Hashable, Any] | None:
+        if isinstance(native, str):  # a recorded app-server line
+            if not native.strip():
+                return None
+            try:
+                native = json.loads(native)
+            except ValueError:
+                return UNPARSED, native
+            if not isinstance(native, dict):
+                return UNPARSED, native
+        wire = to_wire(native)
+        return wire["method"], wire["params"]
 
-    def run(self, notifications: Iterable[Any]) -> list[BaseEvent]:
-        """Synchronous twin of ``stream`` for recorded notifications."""
-        events: list[BaseEvent] = []
-        for notification in notifications:
-            events += self.transform(notification)
-            if self.terminal is not None:
-                return events
-        return events + self.finish()
+    def on_unknown(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+        return [] if kind in DROPPED else [self._raw(str(kind), payload)]
 
-    def transform(self, notification: Any) -> list[BaseEvent]:
-        wire = to_wire(notification)
-        method, params = wire["method"], wire["params"]
-        if self.terminal is not None:
-            return []
-        handler = self.handlers.get(method)
-        if handler is None:
-            return [] if method in DROPPED else [self._raw(method, params)]
-        try:
-            return handler(params)
-        except Exception:  # a payload shape we did not expect: keep it, never crash the run
-            log.warning("codex notification %s not understood; kept as RAW", method, exc_info=True)
-            return [self._raw(method, params)]
-
-    def has_started(self, tool_call_id: str) -> bool:
-        return tool_call_id in self._tools_started
+    def on_malformed(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+        return [self._raw(str(kind), payload)]
 
     def open_calls(self) -> list[tuple[str, str]]:
         """(id, name) of the tool calls started and not completed, in the order they started."""
-        return [(c, self._tool_names.get(c, "")) for c in self._tool_names if c not in self._tools_done]
+        return self.blocks.open_calls()
 
     def tool_name_of(self, tool_call_id: str) -> str:
-        return self._tool_names.get(tool_call_id, "")
-
-    def note_started(self, tool_call_id: str) -> None:
-        """A tool call streamed by someone else (the runner, for a request the stream had not shown)."""
-        self._tools_started.add(tool_call_id)
-        self._tools_open.pop(tool_call_id, None)
-
-    def finish(self) -> list[BaseEvent]:
-        """Close whatever is still open (the stream ended without ``turn/completed``)."""
-        return self._close_all()
+        return self.blocks.tool_name(tool_call_id)
 
     # ----- items ------------------------------------------------------------------------------------------
     def _item_started(self, params: dict[str, Any]) -> list[BaseEvent]:
@@ -155,100 +111,64 @@ class CodexEventAdapter:
         if kind in TEXT_ITEMS:
             events = []
             if item_id not in self._text_streamed and item.get("text"):
-                events += self._text_content(item_id, str(item["text"]))
-            return events + self._text_end(item_id)
+                events += self.blocks.text(item_id, str(item["text"]))
+            return events + self.blocks.close(item_id)
         if kind == "reasoning":
             events = []
             if item_id not in self._reasoning_streamed:
                 text = "\n\n".join(str(part) for part in (item.get("summary") or item.get("content") or [])
-                                   if part)
+                                    if part)
                 if text:
                     events += self._reasoning_content(item_id, text)
-            return events + self._reasoning_end(item_id)
+            return events + self.blocks.end_reasoning(item_id)
         if kind in TOOL_ITEM_TYPES:
             return self._tool_complete(item_id, item)
         if kind == "userMessage":
             return []
         return [self._raw("item/completed", params)]
 
-    # ----- text -------------------------------------------------------------------------------------------
+    # ----- text and reasoning -----------------------------------------------------------------------------
     def _text_delta(self, params: dict[str, Any]) -> list[BaseEvent]:
         item_id, delta = str(params.get("itemId", "")), _text(params.get("delta"))
         if not delta:
             return []
         self._text_streamed.add(item_id)
-        return self._text_content(item_id, delta)
+        return self.blocks.text(item_id, delta)
 
-    def _text_content(self, item_id: str, delta: str) -> list[BaseEvent]:
-        events: list[BaseEvent] = []
-        if item_id not in self._text_open:
-            self._text_open[item_id] = None
-            events.append(TextMessageStartEvent(message_id=item_id, role="assistant"))
-        events.append(TextMessageContentEvent(message_id=item_id, delta=delta))
-        return events
-
-    def _text_end(self, item_id: str) -> list[BaseEvent]:
-        if item_id not in self._text_open:
-            return []
-        self._text_open.pop(item_id, None)
-        return [TextMessageEndEvent(message_id=item_id)]
-
-    # ----- reasoning --------------------------------------------------------------------------------------
     def _reasoning_delta(self, params: dict[str, Any]) -> list[BaseEvent]:
         item_id, delta = str(params.get("itemId", "")), _text(params.get("delta"))
         if not delta:
             return []
         index = params.get("summaryIndex", params.get("contentIndex", 0))
-        if item_id in self._reasoning_open and isinstance(index, int) and index > self._reasoning_open[item_id]:
+        if self.blocks.is_open(item_id) and isinstance(index, int) and index > self._summary_index.get(item_id, 0):
             delta = "\n\n" + delta  # a new summary part
         self._reasoning_streamed.add(item_id)
         events = self._reasoning_content(item_id, delta)
         if isinstance(index, int):
-            self._reasoning_open[item_id] = max(index, self._reasoning_open.get(item_id, 0))
+            self._summary_index[item_id] = max(index, self._summary_index.get(item_id, 0))
         return events
 
     def _reasoning_content(self, item_id: str, delta: str) -> list[BaseEvent]:
-        events: list[BaseEvent] = []
-        if item_id not in self._reasoning_open:
-            self._reasoning_open[item_id] = 0
-            events += [ReasoningStartEvent(message_id=item_id),
-                       ReasoningMessageStartEvent(message_id=item_id, role="reasoning")]
-        events.append(ReasoningMessageContentEvent(message_id=item_id, delta=delta))
-        return events
-
-    def _reasoning_end(self, item_id: str) -> list[BaseEvent]:
-        if self._reasoning_open.pop(item_id, None) is None:
-            return []
-        return [ReasoningMessageEndEvent(message_id=item_id), ReasoningEndEvent(message_id=item_id)]
+        if not self.blocks.is_open(item_id):
+            self._summary_index[item_id] = 0
+        return self.blocks.reasoning(item_id, delta)
 
     # ----- tool calls -------------------------------------------------------------------------------------
     def _tool_start(self, item_id: str, item: dict[str, Any]) -> list[BaseEvent]:
-        if item_id in self._tools_started:
+        if self.blocks.has_started(item_id):
             return []
-        self._tools_started.add(item_id)
-        self._tool_names[item_id] = tool_name(item)
-        events: list[BaseEvent] = [ToolCallStartEvent(tool_call_id=item_id, tool_call_name=tool_name(item))]
         if args_known_at_start(item):
-            events += self._tool_args_end(item_id, item)
-        else:
-            self._tools_open[item_id] = None
-        return events
-
-    def _tool_args_end(self, item_id: str, item: dict[str, Any]) -> list[BaseEvent]:
-        self._tools_open.pop(item_id, None)
-        return [ToolCallArgsEvent(tool_call_id=item_id, delta=json.dumps(tool_arguments(item))),
-                ToolCallEndEvent(tool_call_id=item_id)]
+            return self.blocks.tool_call(item_id, tool_name(item), json.dumps(tool_arguments(item)))
+        return self.blocks.start_tool(item_id, tool_name(item),
+                                      fallback_args=json.dumps(tool_arguments({"type": item.get("type")})))
 
     def _tool_complete(self, item_id: str, item: dict[str, Any]) -> list[BaseEvent]:
-        if item_id in self._tools_done:
+        if self.blocks.has_result(item_id):
             return []
         events = self._tool_start(item_id, item)
-        if item_id in self._tools_open:
-            events += self._tool_args_end(item_id, item)
-        self._tools_done.add(item_id)
-        events.append(ToolCallResultEvent(message_id=f"{item_id}:result", tool_call_id=item_id,
-                                          content=tool_result(item), role="tool"))
-        return events
+        if self.blocks.is_open(item_id):  # its arguments are known now (a web search's query)
+            events += self.blocks.end_tool(item_id, json.dumps(tool_arguments(item)))
+        return events + self.blocks.tool_result(item_id, tool_result(item))
 
     # ----- state, usage, errors, end ----------------------------------------------------------------------
     def _plan_updated(self, params: dict[str, Any]) -> list[BaseEvent]:
@@ -267,28 +187,17 @@ class CodexEventAdapter:
     def _turn_completed(self, params: dict[str, Any]) -> list[BaseEvent]:
         turn = params.get("turn") or {}
         status = turn.get("status")
-        events = self._close_all()
         usage = self.usage.token_usage()
         usage_list = [usage] if usage is not None else None
         if status == "failed":
-            failure = describe_failure(turn.get("error") or self.last_error)
-            self.terminal = RunErrorEvent(message=failure.message, code=failure.code, usage=usage_list)
-        elif status == "interrupted":
-            self.terminal = RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
-                                             outcome={"type": "cancelled"}, usage=usage_list)
-        else:
-            self.terminal = RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage_list)
-        return events + [self.terminal]
+            return self.blocks.fail(describe_failure(turn.get("error") or self.last_error), usage=usage_list)
+        if status == "interrupted":
+            return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
+                                                       outcome=RunFinishedCancelledOutcome(), usage=usage_list))
+        return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage_list))
 
-    def _close_all(self) -> list[BaseEvent]:
-        events: list[BaseEvent] = []
-        for item_id in list(self._text_open):
-            events += self._text_end(item_id)
-        for item_id in list(self._reasoning_open):
-            events += self._reasoning_end(item_id)
-        for item_id in list(self._tools_open):
-            events += self._tool_args_end(item_id, {"type": "webSearch"})
-        return events
+    def _on_unparsed(self, line: Any) -> list[BaseEvent]:
+        return [RawEvent(event={"line": line}, source=SOURCE)]
 
     def _raw(self, method: str, params: dict[str, Any]) -> RawEvent:
         return RawEvent(event={"method": method, "params": params}, source=SOURCE)

@@ -1,4 +1,5 @@
-"""Gemini CLI ``stream-json`` lines -> AG-UI events: one transform loop, one handler per line kind.
+"""Gemini CLI ``stream-json`` lines -> AG-UI events: the shared transform loop (``ag_ui_cli_common.CliAdapter``),
+one handler per line kind.
 
 * ``init``: remembered (``session_id``, ``model``), no event.
 * ``message`` (assistant): one AG-UI text message per assistant segment; a tool call closes it and the next
@@ -10,33 +11,21 @@
 * anything else (not JSON, unknown type, a line cut by the reader's size limit) -> ``RAW`` (source
   ``gemini-cli``), never an exception.
 
-``finish(exit_code, stderr_tail)`` ends a stream that stopped without a ``result`` line.
+``finish(Exit(exit_code, stderr_tail))`` ends a stream that stopped without a ``result`` line.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
-from ag_ui.core import (
-    BaseEvent,
-    CustomEvent,
-    RawEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from ag_ui.core import BaseEvent, CustomEvent, RawEvent, RunFinishedEvent
 
-from ag_ui_gemini_cli.errors import describe_error, describe_exit
+from ag_ui_cli_common.adapter import RAW_PREVIEW_CHARS, CliAdapter
+from ag_ui_cli_common.errors import Failure
+from ag_ui_gemini_cli.errors import AGENT, describe_error, describe_exit
 from ag_ui_gemini_cli.events import (
     ErrorLine,
     InitLine,
@@ -51,7 +40,6 @@ from ag_ui_gemini_cli.usage import usage_from_stats
 
 SOURCE = "gemini-cli"
 WARNING_EVENT = "gemini-cli/warning"
-RAW_PREVIEW_CHARS = 2000
 _TRUNCATED_TOOL_ID = re.compile(r'"type"\s*:\s*"tool_result".*?"tool_id"\s*:\s*"([^"]+)"')
 
 
@@ -64,82 +52,36 @@ def _millis(timestamp: str | None) -> int | None:
         return None
 
 
-class GeminiCliAdapter:
-    """Translates one turn of ``gemini -p ... --output-format stream-json`` output."""
+class GeminiCliAdapter(CliAdapter[str]):
+    """Translates one turn of ``gemini -p ... --output-format stream-json`` output, one stdout line at a time."""
+
+    agent = AGENT
+    source = SOURCE
 
     def __init__(self, thread_id: str, run_id: str) -> None:
-        self.thread_id = thread_id
-        self.run_id = run_id
+        super().__init__(thread_id, run_id)
         self.session_id: str | None = None
         self.model: str | None = None
-        self.finished = False  # a terminal event was produced
-        self._message_id: str | None = None
-        self._last_message_id: str | None = None
-        self._message_count = 0
-        self._open_tools: set[str] = set()
+        self._text_id: str | None = None  # the assistant text message being written
+        self._last_text_id: str | None = None  # the parent of the next tool call
         self._answer_chars: list[str] = []  # assistant text, for the output-token estimate
         self._last_error: str | None = None
-        self._handlers: dict[type, Callable[[Any], list[BaseEvent]]] = {
+        self.handlers = {
             InitLine: self._on_init, MessageLine: self._on_message, ToolUseLine: self._on_tool_use,
             ToolResultLine: self._on_tool_result, ErrorLine: self._on_error, ResultLine: self._on_result,
             UnparsedLine: self._on_unparsed,
         }
 
-    # ----- the transform loop ----------------------------------------------------------------------------
-    async def events(self, lines: AsyncIterable[str]) -> AsyncIterator[BaseEvent]:
-        """All events of a stream of lines; ends with ``finish()`` when no ``result`` line came."""
-        async for line in lines:
-            for event in self.translate_line(line):
-                yield event
-        for event in self.finish(None):
-            yield event
+    # ----- the transform loop's Gemini parts -------------------------------------------------------------
+    def parse(self, native: str) -> tuple[type, Any] | None:
+        parsed = parse_line(native)
+        return None if parsed is None else (type(parsed), parsed)
 
-    def translate_line(self, line: str, dropped_bytes: int = 0) -> list[BaseEvent]:
-        """Events for one stdout line. ``dropped_bytes`` > 0: the reader cut the line at its size limit."""
-        if self.finished:
-            return []
-        if dropped_bytes:
-            return self._on_truncated(line, dropped_bytes)
-        parsed = parse_line(line)
-        if parsed is None:
-            return []
-        events = self._handlers[type(parsed)](parsed)
-        extra = getattr(parsed, "model_extra", None)
-        if extra and events:  # keep fields this adapter does not know on the first event of the line
-            events[0].raw_event = {"unknownFields": extra}
-        return events
+    def on_malformed(self, kind: Any, payload: Any) -> list[BaseEvent]:
+        return [self.raw(payload.model_dump(mode="json"), reason="invalid")]
 
-    def finish(self, exit_code: int | None, stderr_tail: str = "") -> list[BaseEvent]:
-        """End of the CLI's output: a ``RUN_ERROR`` when no ``result`` arrived, else nothing."""
-        if self.finished:
-            return []
-        events = self._close_text()
-        described = describe_exit(exit_code)
-        message = described.message
-        if stderr_tail.strip():
-            message += f"\nLast lines of the CLI's stderr:\n{stderr_tail.strip()}"
-        events.append(RunErrorEvent(message=message, code=described.code))
-        self.finished = True
-        return events
-
-    def close_open_blocks(self) -> list[BaseEvent]:
-        """END events for what is still open (the text message), e.g. after an interrupt."""
-        return self._close_text()
-
-    # ----- text ------------------------------------------------------------------------------------------
-    def _close_text(self) -> list[BaseEvent]:
-        if self._message_id is None:
-            return []
-        event = TextMessageEndEvent(message_id=self._message_id)
-        self._message_id = None
-        return [event]
-
-    def _open_text(self, timestamp: int | None) -> list[BaseEvent]:
-        if self._message_id is not None:
-            return []
-        self._message_count += 1
-        self._message_id = self._last_message_id = f"msg-{self.run_id}-{self._message_count}"
-        return [TextMessageStartEvent(message_id=self._message_id, role="assistant", timestamp=timestamp)]
+    def exit_failure(self, exit_code: int | None) -> Failure:
+        return describe_exit(exit_code)
 
     # ----- handlers --------------------------------------------------------------------------------------
     def _on_init(self, line: InitLine) -> list[BaseEvent]:
@@ -150,31 +92,26 @@ class GeminiCliAdapter:
     def _on_message(self, line: MessageLine) -> list[BaseEvent]:
         if line.role != "assistant" or not line.content:
             return []  # the CLI echoes the user's prompt; empty deltas are dropped
-        timestamp = _millis(line.timestamp)
-        events = self._open_text(timestamp)
-        events.append(TextMessageContentEvent(message_id=self._message_id or "", delta=line.content,
-                                              timestamp=timestamp))
+        if self._text_id is None or not self.blocks.is_open(self._text_id):
+            self._text_id = self._last_text_id = self.blocks.next_message_id(self.run_id)
+        events = self.blocks.text(self._text_id, line.content, timestamp=_millis(line.timestamp))
         self._answer_chars.append(line.content)
         if not line.delta:  # a whole message at once
             events += self._close_text()
         return events
 
+    def _close_text(self) -> list[BaseEvent]:
+        text_id, self._text_id = self._text_id, None
+        return self.blocks.close(text_id) if text_id is not None else []
+
     def _on_tool_use(self, line: ToolUseLine) -> list[BaseEvent]:
-        timestamp = _millis(line.timestamp)
-        events = self._close_text()
-        events.append(ToolCallStartEvent(tool_call_id=line.tool_id, tool_call_name=line.tool_name,
-                                         parent_message_id=self._last_message_id, timestamp=timestamp))
-        events.append(ToolCallArgsEvent(tool_call_id=line.tool_id, delta=json.dumps(line.parameters),
-                                        timestamp=timestamp))
-        events.append(ToolCallEndEvent(tool_call_id=line.tool_id, timestamp=timestamp))
-        self._open_tools.add(line.tool_id)
-        return events
+        return self._close_text() + self.blocks.tool_call(
+            line.tool_id, line.tool_name, json.dumps(line.parameters), parent_message_id=self._last_text_id,
+            timestamp=_millis(line.timestamp))
 
     def _on_tool_result(self, line: ToolResultLine) -> list[BaseEvent]:
-        if line.tool_id not in self._open_tools:
-            return [RawEvent(event=line.model_dump(mode="json"), source=SOURCE,
-                             metadata={"note": "tool_result for a tool call that was never started"})]
-        self._open_tools.discard(line.tool_id)
+        if not self.blocks.awaiting_result(line.tool_id):
+            return [self.raw(line.model_dump(mode="json"), note="tool_result for a tool call that was never started")]
         if line.status == "success":
             content = line.output or ""
         else:
@@ -182,8 +119,7 @@ class GeminiCliAdapter:
             content = f"Error: {reason}"
             if line.output and line.output != reason:
                 content += f"\n{line.output}"
-        return [ToolCallResultEvent(message_id=f"{line.tool_id}-result", tool_call_id=line.tool_id,
-                                    content=content, role="tool", timestamp=_millis(line.timestamp))]
+        return self.blocks.tool_result(line.tool_id, content, timestamp=_millis(line.timestamp))
 
     def _on_error(self, line: ErrorLine) -> list[BaseEvent]:
         if line.severity == "error":
@@ -192,34 +128,26 @@ class GeminiCliAdapter:
                             timestamp=_millis(line.timestamp))]
 
     def _on_result(self, line: ResultLine) -> list[BaseEvent]:
-        events = self._close_text()
-        self.finished = True
+        self._text_id = None  # closed with everything else before the terminal event
         timestamp = _millis(line.timestamp)
         if line.status == "success":
             usage = usage_from_stats(line.stats, self.model, "".join(self._answer_chars))
-            events.append(RunFinishedEvent(
+            return self.blocks.finish(RunFinishedEvent(
                 thread_id=self.thread_id, run_id=self.run_id, usage=usage.entries or None,
                 result={"usageEstimated": True} if usage.estimated else None, timestamp=timestamp))
-            return events
         raw = (line.error.message if line.error else "") or self._last_error or f"status {line.status}"
-        described = describe_error(raw, line.error.type if line.error else None)
-        events.append(RunErrorEvent(message=described.message, code=described.code, timestamp=timestamp))
-        return events
+        return self.blocks.fail(describe_error(raw, line.error.type if line.error else None), timestamp=timestamp)
 
     def _on_unparsed(self, line: UnparsedLine) -> list[BaseEvent]:
         raw = line.raw if not isinstance(line.raw, str) else line.raw[:RAW_PREVIEW_CHARS]
         metadata = {"reason": line.reason} | ({"detail": line.detail} if line.detail else {})
         return [RawEvent(event=raw, source=SOURCE, metadata=metadata)]
 
-    def _on_truncated(self, head: str, dropped_bytes: int) -> list[BaseEvent]:
+    def on_truncated(self, head: str, dropped_bytes: int) -> list[BaseEvent]:
         """A line longer than the reader's limit: its JSON is cut, so only what is certain is used."""
-        note = {"reason": "line_too_long", "droppedBytes": dropped_bytes}
-        events: list[BaseEvent] = [RawEvent(event=head[:RAW_PREVIEW_CHARS], source=SOURCE, metadata=note)]
+        events = super().on_truncated(head, dropped_bytes)
         match = _TRUNCATED_TOOL_ID.search(head[:RAW_PREVIEW_CHARS])
-        if match and match.group(1) in self._open_tools:
-            tool_id = match.group(1)
-            self._open_tools.discard(tool_id)
-            events.append(ToolCallResultEvent(
-                message_id=f"{tool_id}-result", tool_call_id=tool_id, role="tool",
-                content=f"(The tool's output was too large to show: {len(head) + dropped_bytes} bytes.)"))
+        if match and self.blocks.awaiting_result(match.group(1)):
+            events += self.blocks.tool_result(
+                match.group(1), f"(The tool's output was too large to show: {len(head) + dropped_bytes} bytes.)")
         return events

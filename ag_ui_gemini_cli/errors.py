@@ -2,17 +2,18 @@
 
 The CLI reports an API failure as ``[API Error: {"error": {"code": 401, "message": ..., "status": ...}}]``
 (the Google error body, quoted) or as free text naming the HTTP status. ``describe_error`` finds the status and
-returns a message saying what happened and what to do, plus a stable error code.
+returns a ``Failure``: a message saying what happened and what to do, and its error code.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import signal
 from dataclasses import dataclass
 
-from ag_ui_cli_common import ErrorCode, code_for_status
+from ag_ui_cli_common import ErrorCode, Failure, code_for_status, exit_failure
+
+AGENT = "The Gemini CLI"
 
 CREDENTIAL_HINT = ("Check GEMINI_API_KEY / GOOGLE_API_KEY, or the Vertex AI settings (GOOGLE_CLOUD_PROJECT, "
                    "GOOGLE_APPLICATION_CREDENTIALS), or the mounted login credentials.")
@@ -28,13 +29,6 @@ _PHRASES = (
     (re.compile(r"resource has been exhausted|quota|rate.?limit|too many requests", re.IGNORECASE), 429),
     (re.compile(r"api key not valid|invalid api key|unauthenticated|permission denied", re.IGNORECASE), 401),
 )
-
-
-@dataclass(frozen=True)
-class DescribedError:
-    message: str
-    code: str
-    http_status: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,52 +66,42 @@ def api_error_detail(raw: str) -> ApiErrorDetail:
     return ApiErrorDetail(None, raw)
 
 
-def describe_error(raw: str, error_type: str | None = None, status: int | None = None) -> DescribedError:
-    """A user-actionable message for the ``error.message`` of a ``result`` line (or an error line, or an ACP
+def describe_error(raw: str, error_type: str | None = None, status: int | None = None) -> Failure:
+    """A user-actionable failure for the ``error.message`` of a ``result`` line (or an error line, or an ACP
     error). ``status``: the HTTP status when the caller knows it (ACP's error code), else read from the text."""
     detail = api_error_detail(raw)
     status, text = status or detail.http_status, detail.text.strip()
     code = code_for_status(status)
     if code is ErrorCode.AUTH_FAILED:
-        return DescribedError(f"The Gemini API rejected the credentials (HTTP {status}: {text}). {CREDENTIAL_HINT}",
-                              "AUTH_FAILED", status)
+        return Failure(f"The Gemini API rejected the credentials (HTTP {status}: {text}). {CREDENTIAL_HINT}", code,
+                       status)
     if code is ErrorCode.RATE_LIMITED:
-        return DescribedError(f"The Gemini API quota or rate limit was reached (HTTP 429: {text}). "
-                              "Wait a moment and try again, or check the project's quota and billing.",
-                              "RATE_LIMITED", status)
+        return Failure(f"The Gemini API quota or rate limit was reached (HTTP 429: {text}). "
+                       "Wait a moment and try again, or check the project's quota and billing.", code, status)
     if code in (ErrorCode.PROVIDER_ERROR, ErrorCode.PROVIDER_OVERLOADED):
-        return DescribedError(f"The Gemini API had a server error (HTTP {status}: {text}). "
-                              "This is usually temporary: try again in a moment.", code, status)
+        return Failure(f"The Gemini API had a server error (HTTP {status}: {text}). "
+                       "This is usually temporary: try again in a moment.", code, status)
     if code is ErrorCode.MODEL_NOT_FOUND:
-        return DescribedError(f"The Gemini API does not know the requested model or endpoint (HTTP 404: {text}). "
-                              "Check the model name.", "MODEL_NOT_FOUND", status)
+        return Failure(f"The Gemini API does not know the requested model or endpoint (HTTP 404: {text}). "
+                       "Check the model name.", code, status)
     if code is not None:
-        return DescribedError(f"The Gemini API rejected the request (HTTP {status}: {text}).", code, status)
+        return Failure(f"The Gemini API rejected the request (HTTP {status}: {text}).", code, status)
     if error_type == "FatalTurnLimitedError":
-        return DescribedError(f"The Gemini CLI stopped: {text}", "TURN_LIMIT")
+        return Failure(f"{AGENT} stopped: {text}", ErrorCode.TURN_LIMIT)
     if error_type == "FatalCancellationError":
-        return DescribedError("The Gemini CLI cancelled the turn.", "CANCELLED")
-    return DescribedError(f"The Gemini CLI reported an error: {text}", "AGENT_ERROR", status)
+        return Failure(f"{AGENT} cancelled the turn.", ErrorCode.CANCELLED)
+    return Failure(f"{AGENT} reported an error: {text}", ErrorCode.AGENT_ERROR, status)
 
 
-def describe_exit(exit_code: int | None) -> DescribedError:
-    """Why the CLI ended without a ``result`` line, from its exit code (None: unknown)."""
-    if exit_code is None:
-        return DescribedError("The Gemini CLI output ended before the turn finished.", "CLI_EXITED")
-    if exit_code < 0:
-        try:
-            name = signal.Signals(-exit_code).name
-        except ValueError:
-            name = f"signal {-exit_code}"
-        return DescribedError(f"The Gemini CLI was killed by {name} before finishing the turn "
-                              "(out of memory, or stopped from outside).", "CLI_KILLED")
+def describe_exit(exit_code: int | None) -> Failure:
+    """Why the CLI ended without a ``result`` line, from its exit code (None: unknown): what its own exit codes
+    mean, else the shared ``exit_failure`` (a signal, another code)."""
     if exit_code == 42:
-        return DescribedError("The Gemini CLI rejected its input (exit code 42): for a continued conversation this "
-                              "means its saved session could not be found, so the conversation could not be "
-                              "resumed.", "RESUME_FAILED")
+        return Failure(f"{AGENT} rejected its input (exit code 42): for a continued conversation this means its "
+                       "saved session could not be found, so the conversation could not be resumed.",
+                       ErrorCode.RESUME_FAILED)
     if exit_code == 41:
-        return DescribedError(f"The Gemini CLI could not authenticate (exit code 41). {CREDENTIAL_HINT}",
-                              "AUTH_FAILED")
+        return Failure(f"{AGENT} could not authenticate (exit code 41). {CREDENTIAL_HINT}", ErrorCode.AUTH_FAILED)
     if exit_code == 52:
-        return DescribedError("The Gemini CLI rejected its configuration (exit code 52).", "CLI_CONFIG_ERROR")
-    return DescribedError(f"The Gemini CLI exited with code {exit_code} before finishing the turn.", "CLI_EXITED")
+        return Failure(f"{AGENT} rejected its configuration (exit code 52).", ErrorCode.CLI_CONFIG_ERROR)
+    return exit_failure(AGENT, exit_code)

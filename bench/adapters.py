@@ -11,6 +11,7 @@ from typing import Any
 from common import REPO, summary
 
 from ag_ui_claude import ClaudeEventAdapter
+from ag_ui_cli_common import Exit
 from ag_ui_codex_sdk import CodexEventAdapter
 from ag_ui_gemini_cli import GeminiCliAdapter
 from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
@@ -21,12 +22,12 @@ REDACT = Redactor(["fake-api-key-0123456789", "agui-token-abcdef"])
 
 def _gemini(lines: list[str]) -> int:
     adapter = GeminiCliAdapter("thread", "run")
-    return _encode([e for line in lines for e in adapter.translate_line(line)] + adapter.finish(0))
+    return _encode([e for line in lines for e in adapter.feed(line)] + adapter.finish(Exit(0)))
 
 
 def _codex(lines: list[str]) -> int:
     adapter = CodexEventAdapter("thread", "run", model="gpt-5.5")
-    return _encode([e for line in lines for e in adapter.transform(json.loads(line))] + adapter.finish())
+    return _encode([e for line in lines for e in adapter.feed(json.loads(line))] + adapter.finish())
 
 
 def _claude(lines: list[str]) -> int:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -21,23 +23,29 @@ from ag_ui.core import (
     EventType,
     RawEvent,
     ReasoningEndEvent,
+    ReasoningMessageContentEvent,
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunStartedEvent,
     StepFinishedEvent,
+    StepStartedEvent,
     SubagentErrorEvent,
     SubagentFinishedEvent,
     SubagentFinishedSuspendedOutcome,
     SubagentStartedEvent,
+    TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
     TokenUsage,
     ToolCallArgsEvent,
     ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
 )
 
 log = logging.getLogger(__name__)
@@ -88,7 +96,7 @@ class StreamGuard:
         self._steps: dict[str, None] = {}
         self._subagents: dict[str, None] = {}  # open sub-agent segments (ordered)
         self._subagents_ended: set[str] = set()  # an ended segment never opens again (AGUI601)
-        self._attribution: dict[str, dict[str, object]] = {}  # open id -> what its opening event was marked with
+        self._attribution: dict[str, dict[str, Any]] = {}  # open id -> what its opening event was marked with
         self._subagent_starts: dict[str, SubagentStartedEvent] = {}  # this run's segments, as announced
         self._call_owner: dict[str, str] = {}  # tool call (wire id) -> the sub-agent that made it
         self.terminated = False
@@ -156,7 +164,7 @@ class StreamGuard:
         if marks:
             self._attribution[wire_id] = marks
 
-    def _marks(self, wire_id: str) -> dict[str, object]:
+    def _marks(self, wire_id: str) -> dict[str, Any]:
         return self._attribution.get(wire_id, {})
 
     def _close_all(self, terminal: BaseEvent) -> list[BaseEvent]:
@@ -173,11 +181,12 @@ class StreamGuard:
             out.append(ReasoningEndEvent(message_id=message_id, **self._marks(message_id)))
         self._reasoning_blocks.clear()
         succeeded = isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "success") == "success"
-        suspended = isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "") == "interrupt"
-        cancelled = isinstance(terminal, RunFinishedEvent) and not succeeded and not suspended
+        suspended = terminal.outcome if isinstance(terminal, RunFinishedEvent) and isinstance(
+            terminal.outcome, RunFinishedInterruptOutcome) else None
+        cancelled = isinstance(terminal, RunFinishedEvent) and not succeeded and suspended is None
         for run in list(self._subagents):
-            if suspended:  # waits with the run: a later run continues the same invocation
-                asked = [i.id for i in terminal.outcome.interrupts if i.subagent_run_id == run]  # type: ignore
+            if suspended is not None:  # waits with the run: a later run continues the same invocation
+                asked = [i.id for i in suspended.interrupts if i.subagent_run_id == run]
                 out.append(SubagentFinishedEvent(subagent_run_id=run, outcome=SubagentFinishedSuspendedOutcome(
                     interrupt_ids=asked or None)))
                 if run in self._subagent_starts:
@@ -204,8 +213,8 @@ class StreamGuard:
         self.terminated = True
         if isinstance(terminal, RunErrorEvent):
             self.outcome = "error"
-        elif isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "") in (
-                "cancelled", "interrupt"):
+        elif isinstance(terminal, RunFinishedEvent) and isinstance(
+                terminal.outcome, RunFinishedCancelledOutcome | RunFinishedInterruptOutcome):
             self.outcome = terminal.outcome.type
         else:
             self.outcome = "success"
@@ -214,18 +223,19 @@ class StreamGuard:
         return out
 
     # ----- handlers (one per event kind) -----------------------------------------------------------------
-    def _on_run_started(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
+    def _on_run_started(self, event: RunStartedEvent, stopping: Ending | None) -> list[BaseEvent]:
         return []  # the core sent RUN_STARTED already
 
     def _on_run_finished(self, event: RunFinishedEvent, stopping: Ending | None) -> list[BaseEvent]:
         if stopping is not None:
             return self.finish(replace(stopping, usage=event.usage))
         update: dict[str, object] = {"thread_id": self.thread_id, "run_id": self.run_id}
-        if getattr(event.outcome, "type", "") == "interrupt":  # each interrupt: its call's id on the wire, its owner
-            update["outcome"] = event.outcome.model_copy(update={"interrupts": [  # type: ignore[union-attr]
+        outcome = event.outcome
+        if isinstance(outcome, RunFinishedInterruptOutcome):  # each interrupt: its call's id on the wire, its owner
+            update["outcome"] = outcome.model_copy(update={"interrupts": [
                 i.model_copy(update={"tool_call_id": self._wire_id(i.tool_call_id),
                                      "subagent_run_id": self._call_owner.get(self._wire_id(i.tool_call_id))})
-                if i.tool_call_id else i for i in event.outcome.interrupts]})  # type: ignore[union-attr]
+                if i.tool_call_id else i for i in outcome.interrupts]})
         return self._terminate(event.model_copy(update=update))
 
     def _on_run_error(self, event: RunErrorEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -241,71 +251,72 @@ class StreamGuard:
         self._remember(wire, event)
         return [_with_id(event, "message_id", wire)]
 
-    def _on_text_content(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
+    def _on_text_content(self, event: TextMessageContentEvent, stopping: Ending | None) -> list[BaseEvent]:
         out: list[BaseEvent] = []
-        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+        wire = self._wire_id(event.message_id)
         if wire not in self._texts:
-            wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
+            wire = self._open_id(event.message_id)
             self._texts[wire] = None
             self._remember(wire, event)
             out.append(TextMessageStartEvent(message_id=wire, role="assistant", **self._marks(wire)))
         out.append(_with_id(event, "message_id", wire))
         return out
 
-    def _on_text_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+    def _on_text_end(self, event: TextMessageEndEvent, stopping: Ending | None) -> list[BaseEvent]:
+        wire = self._wire_id(event.message_id)
         if wire not in self._texts:
             return []
         del self._texts[wire]
         return [_with_id(event, "message_id", wire)]
 
-    def _on_tool_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        if self._wire_id(event.tool_call_id) in self._tools:  # type: ignore[attr-defined]
+    def _on_tool_start(self, event: ToolCallStartEvent, stopping: Ending | None) -> list[BaseEvent]:
+        if self._wire_id(event.tool_call_id) in self._tools:
             return []
-        wire = self._open_id(event.tool_call_id)  # type: ignore[attr-defined]
+        wire = self._open_id(event.tool_call_id)
         self._tools[wire] = []
         self._ids.tool_calls.add(wire)
         self._remember(wire, event)
-        if getattr(event, "subagent_run_id", None):
-            self._call_owner[wire] = event.subagent_run_id  # type: ignore[attr-defined]
+        if event.subagent_run_id:
+            self._call_owner[wire] = event.subagent_run_id
         update: dict[str, object] = {"tool_call_id": wire}
-        parent = getattr(event, "parent_message_id", None)
+        parent = event.parent_message_id
         if parent:
             update["parent_message_id"] = self._wire_id(parent)
         return [event.model_copy(update=update)]
 
-    def _on_tool_args(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
+    def _on_tool_args(self, event: ToolCallArgsEvent, stopping: Ending | None) -> list[BaseEvent]:
+        wire = self._wire_id(event.tool_call_id)
         if wire in self._tools:
-            self._tools[wire].append(event.delta)  # type: ignore[attr-defined]
+            self._tools[wire].append(event.delta)
         return []
 
-    def _on_tool_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
+    def _on_tool_end(self, event: ToolCallEndEvent, stopping: Ending | None) -> list[BaseEvent]:
+        wire = self._wire_id(event.tool_call_id)
         return self._end_tool(wire) if wire in self._tools else []
 
-    def _on_tool_result(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        wire = self._wire_id(event.tool_call_id)  # type: ignore[attr-defined]
+    def _on_tool_result(self, event: ToolCallResultEvent, stopping: Ending | None) -> list[BaseEvent]:
+        wire = self._wire_id(event.tool_call_id)
         out: list[BaseEvent] = []
         if wire in self._tools:
             out += self._end_tool(wire)
         if wire not in self._ids.tool_calls:
             payload = event.model_dump(mode="json", by_alias=True, exclude_none=True)
             return [RawEvent(event=payload, source="ambient-runner/orphan-tool-result")]
-        message_id = self._ids.claim(event.message_id)  # type: ignore[attr-defined]
+        message_id = self._ids.claim(event.message_id)
         out.append(event.model_copy(update={"tool_call_id": wire, "message_id": message_id}))
         return out
 
-    def _on_reasoning_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        if self._wire_id(event.message_id) in self._reasoning_blocks:  # type: ignore[attr-defined]
+    def _on_reasoning_start(self, event: ReasoningStartEvent, stopping: Ending | None) -> list[BaseEvent]:
+        if self._wire_id(event.message_id) in self._reasoning_blocks:
             return []
-        wire = self._open_id(event.message_id)  # type: ignore[attr-defined]
+        wire = self._open_id(event.message_id)
         self._reasoning_blocks[wire] = None
         self._remember(wire, event)
         return [_with_id(event, "message_id", wire)]
 
-    def _on_reasoning_message_start(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        bridge_id = event.message_id  # type: ignore[attr-defined]
+    def _on_reasoning_message_start(self, event: ReasoningMessageStartEvent,
+                                    stopping: Ending | None) -> list[BaseEvent]:
+        bridge_id = event.message_id
         out: list[BaseEvent] = []
         if self._wire_id(bridge_id) not in self._reasoning_blocks:
             out += self._on_reasoning_start(ReasoningStartEvent(message_id=bridge_id, **_marks_of(event)), stopping)
@@ -316,8 +327,8 @@ class StreamGuard:
         out.append(_with_id(event, "message_id", wire))
         return out
 
-    def _on_reasoning_content(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        bridge_id = event.message_id  # type: ignore[attr-defined]
+    def _on_reasoning_content(self, event: ReasoningMessageContentEvent, stopping: Ending | None) -> list[BaseEvent]:
+        bridge_id = event.message_id
         out: list[BaseEvent] = []
         if self._wire_id(bridge_id) not in self._reasoning_messages:
             out += self._on_reasoning_message_start(
@@ -325,15 +336,15 @@ class StreamGuard:
         out.append(_with_id(event, "message_id", self._wire_id(bridge_id)))
         return out
 
-    def _on_reasoning_message_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+    def _on_reasoning_message_end(self, event: ReasoningMessageEndEvent, stopping: Ending | None) -> list[BaseEvent]:
+        wire = self._wire_id(event.message_id)
         if wire not in self._reasoning_messages:
             return []
         del self._reasoning_messages[wire]
         return [_with_id(event, "message_id", wire)]
 
-    def _on_reasoning_end(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        wire = self._wire_id(event.message_id)  # type: ignore[attr-defined]
+    def _on_reasoning_end(self, event: ReasoningEndEvent, stopping: Ending | None) -> list[BaseEvent]:
+        wire = self._wire_id(event.message_id)
         if wire not in self._reasoning_blocks:
             return []
         out: list[BaseEvent] = []
@@ -361,14 +372,14 @@ class StreamGuard:
         self._subagents_ended.add(event.subagent_run_id)
         return [event]
 
-    def _on_step_started(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        self._steps[event.step_name] = None  # type: ignore[attr-defined]
+    def _on_step_started(self, event: StepStartedEvent, stopping: Ending | None) -> list[BaseEvent]:
+        self._steps[event.step_name] = None
         return [event]
 
-    def _on_step_finished(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
-        if event.step_name not in self._steps:  # type: ignore[attr-defined]
+    def _on_step_finished(self, event: StepFinishedEvent, stopping: Ending | None) -> list[BaseEvent]:
+        if event.step_name not in self._steps:
             return []
-        del self._steps[event.step_name]  # type: ignore[attr-defined]
+        del self._steps[event.step_name]
         return [event]
 
     def _on_chunk(self, event: BaseEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -377,7 +388,7 @@ class StreamGuard:
                          source="ambient-runner/chunk")]
 
 
-def _marks_of(event: BaseEvent) -> dict[str, object]:
+def _marks_of(event: BaseEvent) -> dict[str, Any]:
     """What attributes ``event`` to a sub-agent or a parent call: kept on the events written for it."""
     return {k: v for k in ("subagent_run_id", "metadata") if (v := getattr(event, k, None)) is not None}
 
@@ -400,7 +411,9 @@ def _valid_json(args: str) -> str:
         return json.dumps({"_raw": args})
 
 
-_HANDLERS = {
+# One handler per event kind, each typed with its event class (the event's ``type`` picks it).
+_Handler = Callable[[StreamGuard, Any, "Ending | None"], list[BaseEvent]]
+_HANDLERS: dict[EventType, _Handler] = {
     EventType.RUN_STARTED: StreamGuard._on_run_started,
     EventType.RUN_FINISHED: StreamGuard._on_run_finished,
     EventType.RUN_ERROR: StreamGuard._on_run_error,

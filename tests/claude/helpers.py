@@ -7,8 +7,6 @@ from pathlib import Path
 
 import runner_kits
 
-from ambient_runner.bridge.contract import BridgeError, Turn
-from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.settings import RunnerSettings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
@@ -16,17 +14,6 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
 
 def make_settings(root: Path, **overrides: object) -> RunnerSettings:
     return runner_kits.make_settings("claude", root, **overrides)
-
-
-async def collect(bridge: ClaudeBridge, turn: Turn) -> list[dict]:
-    """run_turn's events as wire dicts; a BridgeError becomes a final {"type": "RUN_ERROR"} entry."""
-    events: list[dict] = []
-    try:
-        async for event in bridge.run_turn(turn):
-            events.append(event.model_dump(mode="json", by_alias=True, exclude_none=True))
-    except BridgeError as exc:
-        events.append({"type": "RUN_ERROR", "message": exc.message, "code": exc.code})
-    return events
 
 
 def claude_pids() -> set[int]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from events import wire_all
+
 from ag_ui_claude import translate
 from ag_ui_claude.tasks import task_report
 
@@ -38,19 +40,14 @@ def started(backgrounded: bool) -> dict[str, Any]:
                   subagent_type="general-purpose", is_backgrounded=backgrounded, task_type="local_agent")
 
 
-def wire(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for event in translate(raw):
-        data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
-        data.pop("timestamp", None)
-        if data["type"] != "RUN_FINISHED":
-            out.append(data)
-    return out
+def translated(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The adapter's events for ``raw`` but the RUN_FINISHED, on the wire without timestamps."""
+    return [e for e in wire_all(translate(raw), drop=["timestamp"]) if e["type"] != "RUN_FINISHED"]
 
 
 def test_a_failed_foreground_sub_agent_is_a_subagent_error_not_the_runs() -> None:
     mark = {"metadata": {"parentToolCallId": CALL}, "subagentRunId": "agent-7"}
-    events = wire([
+    events = translated([
         assistant("a1", [{"type": "tool_use", "id": CALL, "name": "Agent",
                           "input": {"description": "sub", "prompt": "do it", "run_in_background": False}}]),
         started(backgrounded=False),
@@ -86,7 +83,7 @@ def test_a_failed_foreground_sub_agent_is_a_subagent_error_not_the_runs() -> Non
 def test_a_backgrounded_sub_agent_is_a_task_not_a_segment() -> None:
     raw = [assistant("a1", [{"type": "tool_use", "id": CALL, "name": "Agent", "input": {"prompt": "later"}}]),
            started(backgrounded=True), tool_result(CALL, "Async agent launched successfully.", False), RESULT]
-    types = [e["type"] for e in wire(raw)]
+    types = [e["type"] for e in translated(raw)]
     assert types == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]
     report = task_report(started(backgrounded=True))
     assert report is not None and report.kind == "started" and report.task_id == "agent-7"

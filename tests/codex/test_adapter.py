@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from events import finished, run_error, text, wire_all
+from events import tool as tool_events
 from openai_codex.generated.notification_registry import NOTIFICATION_MODELS
 from openai_codex.models import Notification, UnknownNotification
 
@@ -24,39 +26,13 @@ def recorded(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines()]
 
 
-def decode(events: list[Any]) -> list[dict[str, Any]]:
-    out = []
-    for event in events:
-        data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
-        data.pop("timestamp", None)
-        out.append(data)
-    return out
-
-
 def translate(notifications: list[Any], client_state: Any = None) -> list[dict[str, Any]]:
     adapter = CodexEventAdapter("thread-1", "run-1", model="gpt-5.5", client_state=client_state)
-    return decode(adapter.run(notifications))
-
-
-def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
-    return ([{"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant"}]
-            + [{"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": d} for d in deltas]
-            + [{"type": "TEXT_MESSAGE_END", "messageId": message_id}])
+    return wire_all(adapter.run(notifications), drop=["timestamp"])
 
 
 def tool(call_id: str, name: str, args: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": name},
-            {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": json.dumps(args)},
-            {"type": "TOOL_CALL_END", "toolCallId": call_id},
-            {"type": "TOOL_CALL_RESULT", "messageId": f"{call_id}:result", "toolCallId": call_id,
-             "content": json.dumps(result), "role": "tool"}]
-
-
-def finished(usage: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    event = {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", **extra}
-    if usage is not None:
-        event["usage"] = [usage]
-    return event
+    return tool_events(call_id, name, args, result, result_suffix=":result")  # Codex's result ids
 
 
 def test_basic_tool_call() -> None:
@@ -114,11 +90,12 @@ def test_error_401_becomes_an_actionable_run_error() -> None:
     ("error500", "PROVIDER_ERROR", "The OpenAI API returned a server error (HTTP 5xx). Retry in a moment. "
                                    "Details: We\u2019re currently experiencing high demand, which may cause "
                                    "temporary errors."),
+    ("error400", "BAD_REQUEST", "The model API rejected the request (HTTP 400). Details: scripted bad request"),
 ])
 def test_rate_limit_and_server_errors(name: str, code: str, message: str) -> None:
     events = translate(recorded(name))
     assert [e["type"] for e in events] == ["RAW", "RUN_ERROR"]
-    assert events[-1] == {"type": "RUN_ERROR", "code": code, "message": message}
+    assert events[-1] == run_error(code, message)
 
 
 def test_interrupted_turn_closes_the_message_and_ends_cancelled() -> None:
@@ -277,17 +254,23 @@ def test_stream_ending_without_turn_completed_closes_blocks() -> None:
         "REASONING_MESSAGE_END", "REASONING_END", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
 
 
-@pytest.mark.parametrize(("error", "code", "words"), [
+@pytest.mark.parametrize(("error", "code", "message"), [
     ({"message": "unexpected status 429 Too Many Requests: quota", "codexErrorInfo": "usageLimitExceeded"},
-     "RATE_LIMITED", "rate limit or quota"),
+     "RATE_LIMITED", "OpenAI rate limit or quota reached (HTTP 429). Wait and retry, or check the plan and billing "
+                     "of the OpenAI account. Details: unexpected status 429 Too Many Requests: quota"),
     ({"message": "We're currently experiencing high demand", "codexErrorInfo": {
-        "responseTooManyFailedAttempts": {"httpStatusCode": 500}}}, "PROVIDER_ERROR", "server error (HTTP 500)"),
+        "responseTooManyFailedAttempts": {"httpStatusCode": 500}}}, "PROVIDER_ERROR",
+     "The OpenAI API returned a server error (HTTP 500). Retry in a moment. Details: We're currently experiencing "
+     "high demand"),
     ({"message": "stream disconnected", "codexErrorInfo": {"responseStreamDisconnected": {}}},
-     "PROVIDER_UNREACHABLE", "could not reach"),
+     "PROVIDER_UNREACHABLE", "Codex could not reach the model API (connection failed). Check the network and "
+                             "OPENAI_BASE_URL. Details: stream disconnected"),
+    ({"message": '{"error": {"message": "bad input", "type": "invalid_request_error"}}', "codexErrorInfo": "other"},
+     "BAD_REQUEST", "The model API rejected the request (HTTP 400). Details: bad input"),
     ({"message": "weird"}, "AGENT_ERROR", "The Codex turn failed. Details: weird"),
 ])
-def test_failure_descriptions(error: dict[str, Any], code: str, words: str) -> None:
+def test_failure_descriptions(error: dict[str, Any], code: str, message: str) -> None:
     failure = describe_failure(error)
-    assert failure.code == code and words in failure.message
+    assert failure.code == code and failure.message == message
     events = translate([completed("failed", error)])
-    assert events == [{"type": "RUN_ERROR", "message": failure.message, "code": code}]
+    assert events == [run_error(code, message)]

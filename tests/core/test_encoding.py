@@ -29,6 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ag_ui_claude import ClaudeEventAdapter
+from ag_ui_cli_common import Exit
 from ag_ui_codex_sdk import CodexEventAdapter
 from ag_ui_gemini_cli import GeminiCliAdapter
 from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
@@ -85,10 +86,10 @@ def _adapter_events(folder: str, pattern: str) -> list:
         lines = [line for line in path.read_text().splitlines() if line.strip()]
         if folder == "gemini":
             gemini = GeminiCliAdapter("thread", "run")
-            events += [e for line in lines for e in gemini.translate_line(line)] + gemini.finish(0)
+            events += [e for line in lines for e in gemini.feed(line)] + gemini.finish(Exit(0))
         elif folder == "codex":
             codex = CodexEventAdapter("thread", "run", model="gpt-5.5")
-            events += [e for line in lines for e in codex.transform(json.loads(line))] + codex.finish()
+            events += [e for line in lines for e in codex.feed(json.loads(line))] + codex.finish()
         else:
             claude = ClaudeEventAdapter("thread", "run")
             events += [e for line in lines for e in claude.feed(json.loads(line))] + claude.finish()

@@ -23,16 +23,11 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from events import wire_all
 from harness import check_stream
 
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
-
-
-def wire(events) -> list[dict]:
-    import json
-
-    return [json.loads(event_json(e, Redactor(()))) for e in events]
 
 
 def drive(bridge_events, ending=None, stopping=None, ids=None) -> list[dict]:
@@ -41,7 +36,7 @@ def drive(bridge_events, ending=None, stopping=None, ids=None) -> list[dict]:
     for event in bridge_events:
         out += guard.accept(event, stopping=stopping)
     out += guard.finish(ending or Ending())
-    events = wire(out)
+    events = wire_all(out)
     check_stream(events)
     return events
 
@@ -205,7 +200,7 @@ def test_a_sub_agent_waiting_for_a_person_is_suspended_then_announced_again():
             {"id": "int-1", "reason": "tool_approval", "toolCallId": "sub-call", "subagentRunId": "sa1"}]}}]
     guard = StreamGuard("t", "r2", ids)  # the next run, which answered it
     mark = {"subagent_run_id": "sa1"}
-    events = wire([e for event in [ToolCallResultEvent(message_id="res", tool_call_id="sub-call", content="ok",
+    events = wire_all([e for event in [ToolCallResultEvent(message_id="res", tool_call_id="sub-call", content="ok",
                                                        **mark),
                                    SubagentFinishedEvent(subagent_run_id="sa1")]
                    for e in guard.accept(event)])

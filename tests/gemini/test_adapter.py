@@ -6,8 +6,11 @@ import json
 import re
 from typing import Any
 
+from events import finished, text, tool, wire
+
+from ag_ui_cli_common import Exit
 from ag_ui_gemini_cli import GeminiCliAdapter
-from tests.gemini.helpers import FIXTURES, wire
+from tests.gemini.helpers import FIXTURES
 
 TOOL_ID = re.compile(r"(run_shell_command|read_file)__\1_\d+_\d+")
 TMP_DIR = re.compile(r"/tmp/record-gemini-[\w]+")
@@ -28,16 +31,10 @@ def replay(name: str, *, finish: bool = True) -> list[dict[str, Any]]:
     adapter = GeminiCliAdapter("thread-1", "run-1")
     events = []
     for line in (FIXTURES / f"{name}.stdout.jsonl").read_text().splitlines():
-        events += adapter.translate_line(line)
+        events += adapter.feed(line)
     if finish:
-        events += adapter.finish(meta["exit_code"])
+        events += adapter.finish(Exit(meta["exit_code"]))
     return normalise([wire(e) for e in events])
-
-
-def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
-    return [{"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant"},
-            *({"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": d} for d in deltas),
-            {"type": "TEXT_MESSAGE_END", "messageId": message_id}]
 
 
 def usage(input_tokens: int, output_tokens: int) -> list[dict[str, Any]]:
@@ -52,22 +49,18 @@ PLAIN = ("Hello from the scripted model.", " No tools were needed.")
 def test_tool_call_then_answer() -> None:
     assert replay("basic_tool") == [
         *text("msg-run-1-1", "I will run a shell command."),
-        {"type": "TOOL_CALL_START", "toolCallId": "run_shell_command-1", "toolCallName": "run_shell_command",
-         "parentMessageId": "msg-run-1-1"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "run_shell_command-1",
-         "delta": json.dumps({"command": "echo hello > out.txt", "description": "scripted shell command"})},
-        {"type": "TOOL_CALL_END", "toolCallId": "run_shell_command-1"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "run_shell_command-1-result", "toolCallId": "run_shell_command-1",
-         "content": "", "role": "tool"},
+        *tool("run_shell_command-1", "run_shell_command",
+              {"command": "echo hello > out.txt", "description": "scripted shell command"}, "",
+              parentMessageId="msg-run-1-1"),
         *text("msg-run-1-2", *FINAL),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(200, 25)},
+        finished(*usage(200, 25)),
     ]
 
 
 def test_plain_answer() -> None:
     assert replay("plain") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(100, 10)},
+        finished(*usage(100, 10)),
     ]
 
 
@@ -75,11 +68,11 @@ def test_resumed_turn_keeps_the_session_id() -> None:
     lines = (FIXTURES / "resume.stdout.jsonl").read_text().splitlines()
     adapter = GeminiCliAdapter("thread-1", "run-1")
     for line in lines:
-        adapter.translate_line(line)
+        adapter.feed(line)
     assert adapter.session_id == json.loads(lines[0])["session_id"]
     assert replay("resume") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(100, 10)},
+        finished(*usage(100, 10)),
     ]
 
 
@@ -89,15 +82,10 @@ def test_failed_tool_is_visible_as_failed() -> None:
               "<tmp>/state/.gemini/tmp/workspace")
     assert replay("tool_failed") == [
         *text("msg-run-1-1", "I will run a shell command."),
-        {"type": "TOOL_CALL_START", "toolCallId": "read_file-1", "toolCallName": "read_file",
-         "parentMessageId": "msg-run-1-1"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "read_file-1",
-         "delta": json.dumps({"file_path": "/nonexistent/ambient-runner-toolfail.txt"})},
-        {"type": "TOOL_CALL_END", "toolCallId": "read_file-1"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "read_file-1-result", "toolCallId": "read_file-1",
-         "content": f"Error: {reason}", "role": "tool"},
+        *tool("read_file-1", "read_file", {"file_path": "/nonexistent/ambient-runner-toolfail.txt"},
+              f"Error: {reason}", parentMessageId="msg-run-1-1"),
         *text("msg-run-1-2", *FINAL),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(200, 25)},
+        finished(*usage(200, 25)),
     ]
 
 
@@ -105,15 +93,14 @@ def test_zero_output_tokens_are_estimated_and_marked() -> None:
     answer_chars = len("".join(PLAIN))
     assert replay("zero_usage") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "result": {"usageEstimated": True},
-         "usage": usage(100, -(-answer_chars // 4))},
+        finished(*usage(100, -(-answer_chars // 4)), result={"usageEstimated": True}),
     ]
 
 
 def test_thoughts_are_not_in_stream_json() -> None:
     assert replay("think_dropped") == [
         *text("msg-run-1-1", *PLAIN),
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1", "usage": usage(100, 15)},
+        finished(*usage(100, 15)),
     ]
 
 
@@ -142,17 +129,17 @@ def test_interrupted_stream_without_result() -> None:
          "message": "The Gemini CLI exited with code 0 before finishing the turn."}]
     adapter = GeminiCliAdapter("t", "r")
     for line in (FIXTURES / "interrupt_slow.stdout.jsonl").read_text().splitlines():
-        adapter.translate_line(line)
-    assert [wire(e) for e in adapter.close_open_blocks()] == [{"type": "TEXT_MESSAGE_END", "messageId": "msg-r-1"}]
+        adapter.feed(line)
+    assert [wire(e) for e in adapter.finish()] == [{"type": "TEXT_MESSAGE_END", "messageId": "msg-r-1"}]
 
 
 def test_finish_names_the_signal_and_keeps_the_stderr_tail() -> None:
     adapter = GeminiCliAdapter("t", "r")
-    assert [wire(e) for e in adapter.finish(-9, "boom\n")] == [{
+    assert [wire(e) for e in adapter.finish(Exit(-9, "boom\n"))] == [{
         "type": "RUN_ERROR", "code": "CLI_KILLED",
         "message": "The Gemini CLI was killed by SIGKILL before finishing the turn (out of memory, or stopped from "
                    "outside).\nLast lines of the CLI's stderr:\nboom"}]
-    assert adapter.finish(0) == []  # one terminal only
+    assert adapter.finish(Exit(0)) == []  # one terminal only
 
 
 def test_lines_it_does_not_know_are_kept_as_raw_events() -> None:
@@ -168,7 +155,7 @@ def test_lines_it_does_not_know_are_kept_as_raw_events() -> None:
         '{"type":"error","severity":"warning","message":"Loop detected, stopping"}',
         '{"type":"tool_result","tool_id":"never-started","status":"success","output":"x"}',
     ]
-    events = [wire(e) for line in lines for e in adapter.translate_line(line)]
+    events = [wire(e) for line in lines for e in adapter.feed(line)]
     assert events == [
         {"type": "RAW", "event": "Loaded cached credentials.", "source": "gemini-cli",
          "metadata": {"reason": "not_json", "detail": "Expecting value: line 1 column 1 (char 0)"}},
@@ -186,14 +173,14 @@ def test_lines_it_does_not_know_are_kept_as_raw_events() -> None:
                                   "status": "success", "output": "x", "error": None},
          "source": "gemini-cli", "metadata": {"note": "tool_result for a tool call that was never started"}},
     ]
-    assert not adapter.finished  # a warning does not end the run
+    assert adapter.terminal is None  # a warning does not end the run
 
 
 def test_a_line_cut_at_the_size_limit_closes_its_tool_call() -> None:
     adapter = GeminiCliAdapter("t", "r")
-    adapter.translate_line('{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":{}}')
+    adapter.feed('{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":{}}')
     head = '{"type":"tool_result","timestamp":"2026-11-30T00:00:00Z","tool_id":"t1","status":"success","output":"aaaa'
-    events = [wire(e) for e in adapter.translate_line(head, dropped_bytes=10_000_000)]
+    events = [wire(e) for e in adapter.feed(head, dropped_bytes=10_000_000)]
     assert events == [
         {"type": "RAW", "event": head, "source": "gemini-cli",
          "metadata": {"reason": "line_too_long", "droppedBytes": 10_000_000}},
@@ -208,6 +195,6 @@ async def test_events_runs_the_whole_stream() -> None:
             yield line
 
     adapter = GeminiCliAdapter("thread-1", "run-1")
-    events = normalise([wire(e) async for e in adapter.events(lines())])
+    events = normalise([wire(e) async for e in adapter.stream(lines())])
     assert events == replay("plain")
-    assert adapter.model == "gemini-2.5-flash" and adapter.finished
+    assert adapter.model == "gemini-2.5-flash" and adapter.terminal is not None

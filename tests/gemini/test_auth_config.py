@@ -7,12 +7,12 @@ import stat
 from pathlib import Path
 
 import pytest
-from runner_kits import make_turn
+from runner_kits import collect, make_turn
 
 from ambient_runner.bridges.gemini_cli.auth import CREDENTIAL_FILE_NAMES, resolve_auth
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.bridges.gemini_cli.cli_config import GeminiHome, turn_argv
-from tests.gemini.helpers import collect, make_settings
+from tests.gemini.helpers import make_settings
 
 AUTH_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT",
              "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_OAUTH_CREDS_FILE",

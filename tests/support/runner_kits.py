@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ag_ui.core import RunAgentInput, UserMessage
+from events import wire
 from harness import RunnerHarness
 
-from ambient_runner.bridge.contract import Bridge, RunOptions, Turn
+from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
@@ -68,6 +69,18 @@ def make_turn(thread_id: str, prompt: str, run_id: str = "run-1", model: str | N
     run_input = RunAgentInput(thread_id=thread_id, run_id=run_id, state=None, tools=[], context=[],
                               forwarded_props=None, messages=[UserMessage(id=f"u-{run_id}", content=prompt)])
     return Turn(thread_id=thread_id, run_id=run_id, prompt=prompt, input=run_input, options=RunOptions(model=model))
+
+
+async def collect(bridge: Bridge, turn: Turn) -> list[dict[str, Any]]:
+    """A bridge's ``run_turn`` events as wire dicts; a BridgeError becomes a final RUN_ERROR entry (with the
+    stderr tail it carried)."""
+    events: list[dict[str, Any]] = []
+    try:
+        async for event in bridge.run_turn(turn):
+            events.append(wire(event))
+    except BridgeError as exc:
+        events.append({"type": "RUN_ERROR", "message": exc.message, "code": exc.code, "stderr": exc.stderr_tail})
+    return events
 
 
 def make_settings(runner_type: str, root: Path, **overrides: Any) -> RunnerSettings:

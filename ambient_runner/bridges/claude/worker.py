@@ -11,13 +11,13 @@ import asyncio
 import contextlib
 import logging
 import re
-import signal
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
+from ag_ui_cli_common import how_it_ended
 from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.bridge.pauses import Paused
 from ambient_runner.bridges.claude.transport import WatchedTransport
@@ -385,11 +385,7 @@ def describe_failure(exc: BaseException) -> str:
     if code is None and (said := EXIT_CODE_IN_TEXT.search(str(exc))):
         code = int(said.group(1))
     if isinstance(code, int) and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"the Claude Code process was killed by {name} ({exc})"
+        return f"the Claude Code process was {how_it_ended(code)} ({exc})"
     return str(exc)
 
 

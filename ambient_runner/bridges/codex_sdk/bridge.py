@@ -259,7 +259,7 @@ class CodexBridge(Bridge):
                 if isinstance(item, Paused):
                     waiting = True
                 elif item is not None:
-                    for event in adapter.transform(item):
+                    for event in adapter.feed(item):
                         if event.type in TERMINAL_EVENTS and not last:
                             continue
                         if isinstance(event, RunErrorEvent):

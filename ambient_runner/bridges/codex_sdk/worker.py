@@ -17,7 +17,6 @@ import contextlib
 import logging
 import os
 import shutil
-import signal
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from openai_codex.api import (
 )
 from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue
 
+from ag_ui_cli_common import how_it_ended
 from ambient_runner.bridges.codex_sdk.requests import AnsweringClient, OnRequest
 from ambient_runner.process.group import PopenLeader, ProcessGroup
 
@@ -193,12 +193,7 @@ class AppServer:
         code = proc.returncode
         if code is None:
             return ""
-        if code < 0:
-            try:
-                return f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"killed by signal {-code}"
-        return f"exited with code {code}"
+        return how_it_ended(code)
 
     # ----- threads ---------------------------------------------------------------------------------------
     async def thread(self, codex_thread_id: str | None, *, model: str | None,

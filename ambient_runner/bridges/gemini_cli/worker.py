@@ -97,7 +97,7 @@ class TurnRunner:
             if turn.interrupted.is_set():  # asked while the process was being started
                 await self.interrupt(turn.thread_id)
             async for line in process.lines():
-                for event in adapter.translate_line(line.text, line.dropped_bytes):
+                for event in adapter.feed(line.text, line.dropped_bytes):
                     if isinstance(event, RunFinishedEvent | RunErrorEvent):
                         terminal = event
                     else:
@@ -107,7 +107,7 @@ class TurnRunner:
             if adapter.session_id and (isinstance(terminal, RunFinishedEvent) or (active.interrupted and answered)):
                 self.sessions.set(turn.thread_id, adapter.session_id)
             if active.interrupted:
-                for event in adapter.close_open_blocks():
+                for event in adapter.finish():
                     yield event
                 return  # the core ends the run as cancelled
             if isinstance(terminal, RunErrorEvent):
@@ -116,7 +116,7 @@ class TurnRunner:
             if terminal is not None:
                 yield terminal
                 return
-            for event in adapter.close_open_blocks():  # close an open text message before the error
+            for event in adapter.finish():  # close an open text message before the error
                 yield event
             raise self._exit_error(exit_code, spec, turn, resume_hint)
         finally:

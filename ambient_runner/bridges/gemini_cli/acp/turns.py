@@ -1,10 +1,10 @@
 """Gemini turns on the live ``gemini --acp``: one ACP session per AG-UI thread, one ``session/prompt`` per turn.
 
 * The thread's session: created on its first turn, persisted in the session map once the model has answered in it
-  (the CLI keeps no history for a session whose first prompt failed at once); after a restart of the CLI or of the pod it is loaded
-  again, never in the minute it was created in (a load then wipes it: ``session_files``), and with a copy of its
-  files put back if the load fails. Meanwhile the turn runs through ``gemini -p --resume`` (``fallback``), which
-  reads the same session: a thread always answers.
+  (the CLI keeps no history for a session whose first prompt failed at once); after a restart of the CLI or of the
+  pod it is loaded again, never in the minute it was created in (a load then wipes it: ``session_files``), and
+  with a copy of its files put back if the load fails. Meanwhile the turn runs through ``gemini -p --resume``
+  (``fallback``), which reads the same session: a thread always answers.
 * Interrupt = ``session/cancel`` (an open permission request answered ``cancelled`` first): the process and the
   session stay. A turn the core closes early is cancelled the same way; if the CLI does not end it in time, the
   CLI is restarted.
