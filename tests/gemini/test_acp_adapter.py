@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from events import wire
+
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ag_ui_gemini_cli.acp import tool_arguments, tool_name
-from tests.gemini.helpers import wire
 
 SHELL = "run_shell_command__run_shell_command_1796109900359_0"
 CWD_NOTE = {"type": "content", "content": {"type": "text", "text": "[current working directory /w] (scripted)"}}
