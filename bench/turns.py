@@ -16,7 +16,9 @@ process starts the same scripted server), on the same prompt, spawn -> first tex
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import subprocess
 import tempfile
 import time
@@ -89,11 +91,19 @@ class BareCli:
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
         from ambient_runner.bridges.registry import create_bridge  # noqa: PLC0415
 
-        self.bridge: Any = create_bridge(self.settings)
+        # Only the CLI's home, settings and scripted server are needed here (no live ACP process for Gemini).
+        previous = os.environ.get("GEMINI_TRANSPORT")
+        os.environ["GEMINI_TRANSPORT"] = "stream-json"
+        try:
+            self.bridge: Any = create_bridge(self.settings)
+        finally:
+            os.environ.pop("GEMINI_TRANSPORT") if previous is None else os.environ.update(GEMINI_TRANSPORT=previous)
         asyncio.run(self.bridge.startup())
 
     def close(self) -> None:
-        asyncio.run(self.bridge.shutdown())
+        # Its servers were started in another event loop (``startup``'s): what cannot stop here ends with the bench.
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            asyncio.run(self.bridge.shutdown())
 
     def turn(self, prompt: str, session: str | None) -> tuple[float, float, str | None]:
         cwd = self.settings.workspace_path
@@ -200,5 +210,5 @@ if __name__ == "__main__":
     isolate_or_die()
     kinds = tuple(sys.argv[1:]) or ("gemini-cli", "codex-sdk", "claude")
     out = measure(2, kinds)
-    print(json.dumps({t: {side: {k: round(v["p50"], 3) for k, v in d.items()} for side, d in r.items()}
-                      for t, r in out.items()}, indent=1))
+    print(json.dumps({t: {side: {k: round(v["p50"], 3) for k, v in d.items()} if side != "memory_kib" else d
+                          for side, d in r.items()} for t, r in out.items()}, indent=1))
