@@ -44,7 +44,7 @@ def descendant_groups(pid: int) -> set[int]:
     return found
 
 
-def _group_exists(pgid: int) -> bool:
+def group_exists(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)  # succeeds while any member, a zombie included, exists
         return True
@@ -60,7 +60,7 @@ async def _collect(pgid: int, within: float) -> None:
         with contextlib.suppress(ChildProcessError):
             while os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG) is not None:  # noqa: ASYNC222 - WNOHANG
                 pass
-        if not _group_exists(pgid) or loop.time() > deadline:
+        if not group_exists(pgid) or loop.time() > deadline:
             return
         await asyncio.sleep(0.1)
 

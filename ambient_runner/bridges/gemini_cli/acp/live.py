@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
-from ambient_runner.process.descendants import GroupTracker, reap_in_background
+from ambient_runner.process.descendants import GroupTracker, group_exists, reap_in_background
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
@@ -131,7 +130,7 @@ class LiveGemini:
         forgotten."""
         if self.tools is not None:
             reap_in_background(set(self.tools.groups))
-            self.tools.groups = {g for g in self.tools.groups if _group_alive(g)}
+            self.tools.groups = {g for g in self.tools.groups if group_exists(g)}
 
     async def _discard(self) -> None:
         """Forget a dead process: its sessions, and the tool processes it left behind."""
@@ -224,14 +223,6 @@ def _session(session_id: str, reply: dict[str, Any]) -> AcpSession:
     modes = reply.get("modes") if isinstance(reply.get("modes"), dict) else {}
     models = reply.get("models") if isinstance(reply.get("models"), dict) else {}
     return AcpSession(session_id, mode=modes.get("currentModeId"), model=models.get("currentModelId"))
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
 
 
 def _is_commands(item: tuple[Any, ...]) -> bool:
