@@ -1,36 +1,52 @@
-# ambient-runner: one image serves all three runners (RUNNER_TYPE=claude | gemini-cli | codex-sdk).
+# ambient-runner: one image per runner, or one image for all three (RUNNER_TYPE=claude | gemini-cli | codex-sdk).
+#
+#   buildah bud --build-arg RUNNER_TYPE=codex-sdk ...   # ambient-runner-codex-sdk: only Codex's SDK and binary
+#   buildah bud ...                                      # RUNNER_TYPE=all: the all-in-one ambient-runner image
 #
 # Versions come from the project's lock files: Python packages from requirements.lock (the Codex and Claude
-# binaries ship inside their pinned wheels), the Gemini CLI from package-lock.json (npm ci).
+# binaries ship inside their pinned wheels), the Gemini CLI from package-lock.json (npm ci). Each image installs the
+# common dependencies and its runner's extra of pyproject.toml (deploy/image/requirements.py); Node.js and the
+# Gemini CLI only in the Gemini and the all-in-one images.
 # Build without a Docker engine: `make image` (deploy/image/build.sh, buildah). The base is a build arg; any
 # Debian 13 (trixie) image works: the Gemini CLI needs Node.js >= 20.
 ARG BASE_IMAGE=docker.io/library/debian:trixie-slim
+# claude (alias claude-agent-sdk), gemini-cli, codex-sdk, or all (the all-in-one image); anything else stops the build.
+ARG RUNNER_TYPE=all
 
 # Stage 1: the Gemini CLI, exactly as package-lock.json pins it. npm (and Debian's ~400 node-* packages it needs)
-# stays in this stage; the runner image gets node_modules and Node.js only.
+# stays in this stage; the runner image gets node_modules and Node.js only. An image without Gemini gets an empty
+# node_modules (and this stage installs nothing).
 FROM ${BASE_IMAGE} AS gemini-cli
-# hadolint ignore=DL3008
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates nodejs npm \
- && rm -rf /var/lib/apt/lists/*
+ARG RUNNER_TYPE
 WORKDIR /build
 COPY package.json package-lock.json ./
 # The optional build secret `cabundle` is the CA bundle of a TLS-intercepting egress proxy: used for the downloads
 # only, never stored in a layer.
+# hadolint ignore=DL3008
 RUN --mount=type=secret,id=cabundle \
-    if [ -s /run/secrets/cabundle ]; then export NPM_CONFIG_CAFILE=/run/secrets/cabundle; fi \
+    case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) mkdir node_modules; exit 0 ;; esac \
+ && apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates nodejs npm \
+ && rm -rf /var/lib/apt/lists/* \
+ && if [ -s /run/secrets/cabundle ]; then export NPM_CONFIG_CAFILE=/run/secrets/cabundle; fi \
  && npm ci --omit=dev --no-audit --no-fund --loglevel=error
 
 # Stage 2: the runner.
 FROM ${BASE_IMAGE}
+ARG RUNNER_TYPE
 
 # System packages come from the base image's Debian release (and its security updates), so they are not pinned
-# one by one. git and ripgrep are tools the coding agents call. No tini: the runner is PID 1, handles SIGTERM and
-# reaps its children (it is a child subreaper).
+# one by one. git and ripgrep are tools the coding agents call; Node.js only where the Gemini CLI is. No
+# documentation, manual pages or translations (dpkg leaves them out; the copyright files stay). No tini: the runner
+# is PID 1, handles SIGTERM and reaps its children (it is a child subreaper).
 # hadolint ignore=DL3008
-RUN apt-get update \
+RUN node=nodejs; case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) node= ;; esac \
+ && printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
+      'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/locale/*' \
+      > /etc/dpkg/dpkg.cfg.d/01-ambient-runner-slim \
+ && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ca-certificates python3 python3-venv nodejs git ripgrep \
+      ca-certificates python3 python3-venv git ripgrep $node \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
 
 ENV PYTHONUNBUFFERED=1 \
@@ -44,22 +60,25 @@ ENV PYTHONUNBUFFERED=1 \
     WORKSPACE_PATH=/workspace \
     RUNNER_STATE_ROOT=/app \
     AGUI_PORT=8001 \
-    GIT_TERMINAL_PROMPT=0
+    GIT_TERMINAL_PROMPT=0 \
+    AMBIENT_RUNNER_IMAGE_RUNNERS=${RUNNER_TYPE}
 
 WORKDIR /app
 
-# Python: the project's runtime requirements (pyproject.toml), every version fixed by requirements.lock used as
-# constraints, so the lock's test-only tools stay out of the image.
+# Python: the common dependencies and this image's runner extra (pyproject.toml, deploy/image/requirements.py), every
+# version fixed by requirements.lock used as constraints, so the lock's test-only tools, the terminal client (but in
+# the all-in-one image) and the other runners' SDKs stay out. pip compiles the bytecode; pip itself is removed after.
 COPY requirements.lock pyproject.toml ./
+COPY deploy/image/requirements.py /tmp/requirements.py
 RUN --mount=type=secret,id=cabundle \
     if [ -s /run/secrets/cabundle ]; then export PIP_CERT=/run/secrets/cabundle; fi \
  && python3 -m venv "$VIRTUAL_ENV" \
- && python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
-      > /tmp/runtime-requirements.txt \
+ && python /tmp/requirements.py "$RUNNER_TYPE" > /tmp/runtime-requirements.txt \
  && pip install --quiet --constraint requirements.lock --requirement /tmp/runtime-requirements.txt \
- && pip check && rm /tmp/runtime-requirements.txt
+ && pip check && pip uninstall --quiet --yes pip \
+ && rm -rf /tmp/requirements.py /tmp/runtime-requirements.txt /tmp/.cache
 
-# The Gemini CLI from stage 1 (the bridge runs /app/node_modules/.bin/gemini).
+# The Gemini CLI from stage 1 (the bridge runs /app/node_modules/.bin/gemini; empty without Gemini).
 COPY --from=gemini-cli /build/node_modules ./node_modules
 COPY package.json package-lock.json ./
 
@@ -70,7 +89,8 @@ COPY . ./
 # any uid in group 0), so what the runner writes is group-writable. The CLI state dirs sit at /app/<stateDir>, where
 # the platform's operator mounts /workspace/<stateDir> (its sidecar uploads them); /app itself stays root's.
 RUN python -m compileall -q /app \
- && python -c "from ambient_runner.bridges.gemini_cli.cli_config import ensure_system_settings as e; assert e()" \
+ && case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) ;; *) python -c \
+      "from ambient_runner.bridges.gemini_cli.cli_config import ensure_system_settings as e; assert e()" ;; esac \
  && useradd --uid 1001 --gid 0 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
  && install -d -o 1001 -g 0 -m 2775 /workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex
 

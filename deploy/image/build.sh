@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Build the runner image without a Docker engine: buildah (chroot isolation, vfs storage) as root.
+# Build the runner images without a Docker engine: buildah (chroot isolation, vfs storage) as root.
 #
-#   deploy/image/build.sh            # base (once, cached) + runner image
-#   deploy/image/build.sh base       # only the local Debian base image
+#   deploy/image/build.sh                        # base (once, cached) + one image per runner + the all-in-one image
+#   deploy/image/build.sh base                   # only the local Debian base image
+#   deploy/image/build.sh gemini-cli codex-sdk   # these images (claude, gemini-cli, codex-sdk, all)
+#
+# Each image is ./Dockerfile with the build arg RUNNER_TYPE: localhost/ambient-runner-<runner>:dev holds only that
+# runner's CLI and SDK; localhost/ambient-runner:dev (RUNNER_TYPE=all) holds all three (names: deploy/image/images.sh).
 #
 # No image registry is needed: the base is a Debian minbase made with debootstrap from the Debian mirror that apt
 # uses and imported with `FROM scratch` + `ADD rootfs.tar /` (deploy/image/Containerfile.base). The runner image
@@ -13,7 +17,8 @@ cd "$(dirname "$0")/../.."
 SUITE=${DEBIAN_SUITE:-trixie}            # trixie: nodejs 20 (the Gemini CLI needs node >= 20), python 3.13
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 BASE_IMAGE=${BASE_IMAGE:-localhost/debian-minbase:$SUITE}
-IMAGE=${IMAGE:-localhost/ambient-runner:dev}
+# shellcheck source=deploy/image/images.sh
+. deploy/image/images.sh
 WORK=${IMAGE_WORK_DIR:-/var/tmp/ambient-runner-image}
 export STORAGE_DRIVER=vfs BUILDAH_ISOLATION=chroot
 BUILDAH=(buildah --storage-driver vfs)
@@ -43,20 +48,22 @@ build_base() {
 }
 
 build_image() {
-  local secret=()
+  local kind=$1 image secret=()
+  image=$(image_name "$kind")
   # A TLS-intercepting egress proxy needs its CA for pip/npm during the build; it is passed as a build secret,
   # used only by the RUN steps that download, and not stored in any layer.
   if [ -n "${BUILD_CA_BUNDLE:-}" ] || [ -f /etc/ssl/certs/ca-certificates.crt ]; then
     secret=(--secret "id=cabundle,src=${BUILD_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}")
   fi
+  echo "building $image (RUNNER_TYPE=$kind)"
   "${BUILDAH[@]}" bud --isolation chroot --layers --format docker "${secret[@]}" --build-arg "BASE_IMAGE=$BASE_IMAGE" \
-    -f Dockerfile -t "$IMAGE" .
-  "${BUILDAH[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' "$IMAGE"
+    --build-arg "RUNNER_TYPE=$kind" -f Dockerfile -t "$image" .
+  "${BUILDAH[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' "$image"
 }
 
 need_tools
-case "${1:-all}" in
-  base) build_base ;;
-  all) build_base; build_image ;;
-  *) echo "usage: $0 [base|all]" >&2; exit 2 ;;
-esac
+if [ $# -eq 0 ]; then set -- "${IMAGE_KINDS[@]}"; fi
+if [ "$*" = base ]; then build_base; exit 0; fi
+for kind in "$@"; do image_name "$kind" >/dev/null || { echo "usage: $0 [base | ${IMAGE_KINDS[*]}...]" >&2; exit 2; }; done
+build_base
+for kind in "$@"; do build_image "$kind"; done

@@ -1,0 +1,160 @@
+"""Cold start of a runner, measured where it runs (standard library only, so it runs inside the image).
+
+    python coldstart.py --t0 "$(date +%s.%N)"     # deploy/image/smoke.sh: t0 = just before the container starts
+
+Starts ``python main.py`` and times, from ``--t0`` (epoch seconds; default: this script's own start):
+``GET /health`` 200, ``GET /ready`` 200, and the first text event (``TEXT_MESSAGE_CONTENT``) of a first run posted
+as soon as the runner is ready. It reads the runner's resident memory (the runner process alone, and with its
+children, the CLI) when it is ready and again idle after that run, then stops it with SIGTERM. Prints one JSON
+line; exit status 0 only when the run ended with ``RUN_FINISHED`` after at least one tool call and SIGTERM exited 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+POLL = 0.01  # s between probes: the figures are this precise
+
+
+def headers() -> dict[str, str]:
+    token = os.environ.get("AGUI_TOKEN")
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def answers_200(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers()), timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def wait_for(url: str, deadline: float, runner: subprocess.Popen) -> None:
+    while not answers_200(url):
+        if runner.poll() is not None:
+            raise RuntimeError(f"the runner exited with {runner.returncode} before {url} answered 200")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url} did not answer 200 in time")
+        time.sleep(POLL)
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of one process, 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def memory(pid: int) -> dict[str, float]:
+    runner = rss_kib(pid)
+    tree = runner + sum(rss_kib(child) for child in descendants(pid))
+    return {"runnerMiB": round(runner / 1024, 1), "withChildrenMiB": round(tree / 1024, 1)}
+
+
+def first_run(base: str, prompt: str, timeout: float, since: float) -> dict[str, object]:
+    """POST one run; seconds (from ``since``, a time.time()) to its first text event, its events' types."""
+    body = {"threadId": "coldstart", "runId": f"coldstart-{uuid.uuid4().hex[:8]}", "state": {}, "tools": [],
+            "context": [], "forwardedProps": {}, "messages": [{"id": "m1", "role": "user", "content": prompt}]}
+    request = urllib.request.Request(f"{base}/run", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", "Accept": "text/event-stream",
+                                              **headers()})
+    types: list[str] = []
+    first_text: float | None = None
+    error = None
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        for raw in response:
+            line = raw.decode().rstrip("\r\n")
+            if not line.startswith("data:"):
+                continue
+            event = json.loads(line[5:].strip())
+            types.append(event.get("type", ""))
+            if first_text is None and types[-1] == "TEXT_MESSAGE_CONTENT":
+                first_text = time.time() - since
+            if types[-1] in ("RUN_FINISHED", "RUN_ERROR"):
+                error = event.get("message") if types[-1] == "RUN_ERROR" else None
+                break
+    return {"firstText": first_text, "types": types, "error": error}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--t0", type=float, help="epoch seconds the container started (default: now)")
+    parser.add_argument("--base-url", default="http://127.0.0.1:8001")
+    parser.add_argument("--prompt", default="Create hello.txt with hello in it.")
+    parser.add_argument("--timeout", type=float, default=120.0)
+    args = parser.parse_args()
+    t0 = args.t0 if args.t0 is not None else time.time()
+    report: dict[str, object] = {"runnerType": os.environ.get("RUNNER_TYPE"), "uid": os.getuid()}
+    runner = subprocess.Popen([sys.executable, "main.py"], stdout=sys.stderr)
+    ok = False
+    try:
+        deadline = time.monotonic() + args.timeout
+        wait_for(f"{args.base_url}/health", deadline, runner)
+        report["healthSeconds"] = round(time.time() - t0, 3)
+        wait_for(f"{args.base_url}/ready", deadline, runner)
+        ready = time.time()
+        report["readySeconds"] = round(ready - t0, 3)
+        report["rssAtReady"] = memory(runner.pid)
+        run = first_run(args.base_url, args.prompt, args.timeout, t0)
+        types = run["types"]
+        assert isinstance(types, list)
+        if isinstance(run["firstText"], float):
+            report["firstTextSeconds"] = round(run["firstText"], 3)
+            report["firstTextAfterReadySeconds"] = round(t0 + run["firstText"] - ready, 3)
+        report.update(terminal=types[-1] if types else None, toolCalls=types.count("TOOL_CALL_START"))
+        if run["error"]:
+            report["error"] = run["error"]
+        time.sleep(1.0)  # the run's clean-up (state save, the CLI's turn end) settles
+        report["rssIdleAfterRun"] = memory(runner.pid)
+        ok = (types[:1] == ["RUN_STARTED"] and types[-1:] == ["RUN_FINISHED"] and report["toolCalls"] >= 1
+              and "firstTextSeconds" in report)
+    except (RuntimeError, OSError) as exc:
+        report["error"] = str(exc)
+    finally:
+        stop = time.monotonic()
+        runner.send_signal(signal.SIGTERM)
+        try:
+            code = runner.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            runner.kill()
+            code = runner.wait()
+        report.update(sigtermExit=code, sigtermSeconds=round(time.monotonic() - stop, 2))
+        ok = ok and code == 0
+    report["ok"] = ok
+    print(json.dumps(report))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
