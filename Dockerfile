@@ -90,7 +90,7 @@ COPY . ./
 # the platform's operator mounts /workspace/<stateDir> (its sidecar uploads them); /app itself stays root's.
 RUN python -m compileall -q /app \
  && case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) ;; *) python -c \
-      "from ambient_runner.bridges.gemini_cli.cli_config import ensure_system_settings as e; assert e()" ;; esac \
+      "from ambient_runner.bridges.gemini_cli.config import ensure_system_settings as e; assert e()" ;; esac \
  && useradd --uid 1001 --gid 0 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
  && install -d -o 1001 -g 0 -m 2775 /workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions
 
-from ambient_runner.bridge.contract import BridgeError
-from ambient_runner.bridges.claude.worker import ClaudeSession
+from ambient_runner.bridges.claude.session import ClaudeSession
+from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.process.stderr_tail import StderrTail
 
 

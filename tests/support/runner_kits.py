@@ -20,9 +20,9 @@ from ag_ui.core import RunAgentInput, UserMessage
 from events import wire
 from harness import RunnerHarness
 
-from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
+from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.scripted_models.base import LoggedRequest, ScriptedModelServer
 from ambient_runner.settings import RunnerSettings

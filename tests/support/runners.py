@@ -23,9 +23,9 @@ import pytest
 from harness import RunnerHarness
 from proctable import group_members
 
-from ambient_runner.bridge.contract import Bridge
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.scripted_models.base import ScriptedModelServer

@@ -21,29 +21,29 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, SystemMessage
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
 
 from ag_ui_claude import ClaudeEventAdapter
 from ag_ui_claude.tasks import task_report
-from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
-from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridge.pauses import TERMINAL_EVENTS, Paused, Pauses, TurnEnd
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
-from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_frontend, own_name, tools_key
-from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
-from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
-from ambient_runner.bridges.claude.options import (
+from ambient_runner.bridges.claude.config import (
     build_options,
     claude_environment,
     find_cli,
     launcher_dir,
     process_group_launcher,
 )
-from ambient_runner.bridges.claude.worker import DEFAULT_PERMISSION_MODE, ClaudeSession
+from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_frontend, own_name, tools_key
+from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
+from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
+from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
+from ambient_runner.bridges.claude.session import DEFAULT_PERMISSION_MODE, ClaudeSession
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
+from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, Pauses, TurnEnd
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import claude_servers
-from ambient_runner.mcp.status import McpServerStatus, configured
 from ambient_runner.runs.interrupts import Answer, PendingInterrupt
 from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
@@ -55,18 +55,6 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLe
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")
-MCP_STATES = {"connected": "connected", "failed": "failed", "pending": "pending", "needs-auth": "needs-auth",
-              "disabled": "disabled"}
-
-
-def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
-    """``mcp_servers`` of a ``system/init`` message (raw dict or typed SystemMessage), else ``None``."""
-    if isinstance(item, SystemMessage):
-        item = {"type": "system", "subtype": item.subtype, **(item.data if isinstance(item.data, dict) else {})}
-    if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
-        servers = item.get("mcp_servers")
-        return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
-    return None
 
 
 class ClaudeBridge(Bridge):
@@ -82,7 +70,7 @@ class ClaudeBridge(Bridge):
         self._session_map: SessionMap | None = None
         self._cli_path: Path | None = None
         self.mcp = settings.mcp_servers
-        self._mcp_reported: dict[str, McpServerStatus] = {}
+        self._mcp_status = ClaudeMcpStatus(self.mcp)
         self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
         self._frontend_tools: dict[str, list[Tool]] = {}  # thread -> the frontend tools of its latest run
@@ -146,18 +134,7 @@ class ClaudeBridge(Bridge):
         return [*self.auth().secrets, *mcp_config.secret_values(self.mcp)]
 
     async def mcp_status(self) -> list[dict[str, Any]]:
-        """What the latest ``init`` message said about each server (``configured`` before the first run)."""
-        return configured(self.mcp, self._mcp_reported)
-
-    def _note_mcp_status(self, servers: list[dict[str, Any]]) -> None:
-        for entry in servers:
-            name = str(entry.get("name", ""))
-            server = self.mcp.servers.get(name)
-            if server is not None:
-                self._mcp_reported[name] = McpServerStatus(
-                    name=name, transport=server.transport,
-                    status=MCP_STATES.get(str(entry.get("status")), "configured"),  # type: ignore[arg-type]
-                    source="claude init message")
+        return self._mcp_status.status()
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
@@ -202,9 +179,7 @@ class ClaudeBridge(Bridge):
                                                     note_started=adapter.note_started):
                         yield event
                     return
-                servers = _init_mcp_servers(item)
-                if servers is not None:
-                    self._note_mcp_status(servers)
+                self._mcp_status.note(item)
                 events = adapter.feed(item)  # first: it learns which tasks are foreground sub-agents
                 report = task_report(item)
                 if report is not None and not adapter.subagents.owns(report.task_id):  # a background task

@@ -22,24 +22,6 @@ from ag_ui.core import BaseEvent, RunErrorEvent
 from openai_codex import CodexError, ImageInput, Sandbox, TextInput
 
 from ag_ui_codex_sdk import CodexEventAdapter
-from ambient_runner.bridge.contract import (
-    Bridge,
-    BridgeError,
-    Capabilities,
-    Readiness,
-    RunOptions,
-    Turn,
-)
-from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridge.pauses import (
-    TERMINAL_EVENTS,
-    Following,
-    ParkedTurn,
-    PausableFeed,
-    Paused,
-    Pauses,
-    TurnEnd,
-)
 from ambient_runner.bridges.codex_sdk.approvals import (
     auto_answer,
     bind_mcp_calls,
@@ -62,8 +44,26 @@ from ambient_runner.bridges.codex_sdk.auth import (
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
 from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_for_mcp_startup
+from ambient_runner.bridges.codex_sdk.session import AppServer, bundled_codex, start_turn
 from ambient_runner.bridges.codex_sdk.turn_control import end_commands_since, interrupt_turn
-from ambient_runner.bridges.codex_sdk.worker import AppServer, bundled_codex, start_turn
+from ambient_runner.bridges.contract import (
+    Bridge,
+    BridgeError,
+    Capabilities,
+    Readiness,
+    RunOptions,
+    Turn,
+)
+from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.pauses import (
+    TERMINAL_EVENTS,
+    Following,
+    ParkedTurn,
+    PausableFeed,
+    Paused,
+    Pauses,
+    TurnEnd,
+)
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.process.descendants import GroupTracker, descendant_groups

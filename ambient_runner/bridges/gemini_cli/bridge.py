@@ -15,9 +15,7 @@ from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
-from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
-from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridge.pauses import Pauses
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
 from ambient_runner.bridges.gemini_cli.acp.live import CliCommand, LiveGemini
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
@@ -32,7 +30,7 @@ from ambient_runner.bridges.gemini_cli.auth import (
     scripted_auth,
     through_proxy,
 )
-from ambient_runner.bridges.gemini_cli.cli_config import (
+from ambient_runner.bridges.gemini_cli.config import (
     CLI_PATH_VAR,
     DEFAULT_MODEL,
     DEFAULT_MODELS,
@@ -52,7 +50,9 @@ from ambient_runner.bridges.gemini_cli.cli_config import (
     write_settings,
 )
 from ambient_runner.bridges.gemini_cli.mcp_status import GeminiMcpStatus
-from ambient_runner.bridges.gemini_cli.worker import TurnRunner, TurnSpec
+from ambient_runner.bridges.gemini_cli.session import TurnRunner, TurnSpec
+from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.pauses import Pauses
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.naming import from_gemini
 from ambient_runner.mcp.render import gemini_servers

@@ -20,7 +20,7 @@ from pathlib import Path
 from ag_ui.core import BaseEvent, RawEvent, RunErrorEvent, RunFinishedEvent
 
 from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
-from ambient_runner.bridge.contract import BridgeError, Turn
+from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess

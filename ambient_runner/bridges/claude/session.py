@@ -18,9 +18,9 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
 from ag_ui_cli_common import how_it_ended
-from ambient_runner.bridge.contract import BridgeError
-from ambient_runner.bridge.pauses import Paused
 from ambient_runner.bridges.claude.transport import WatchedTransport
+from ambient_runner.bridges.contract import BridgeError
+from ambient_runner.bridges.pauses import Paused
 from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.group import ProcessGroup
 from ambient_runner.process.stderr_tail import StderrTail
