@@ -19,6 +19,12 @@ from ambient_runner.mcp.config import McpConfig, McpConfigError, load_mcp_config
 RUNNER_TYPES = ("claude", "gemini-cli", "codex-sdk")
 RUNNER_TYPE_ALIASES = {"claude-agent-sdk": "claude"}
 DEFAULT_STATE_DIRS = {"claude": ".claude", "gemini-cli": ".gemini", "codex-sdk": ".codex"}
+ALL_IN_ONE_IMAGE = "ambient-runner"
+
+
+def image_for(runner_type: str) -> str:
+    """The image that holds one runner (built with the Dockerfile's build arg ``RUNNER_TYPE``)."""
+    return f"{ALL_IN_ONE_IMAGE}-{runner_type}"
 
 
 class SettingsError(SystemExit):
@@ -28,6 +34,8 @@ class SettingsError(SystemExit):
 class RunnerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
 
+    # Set by the Dockerfile (its build arg RUNNER_TYPE): the runners whose CLI and SDK the image holds.
+    ambient_runner_image_runners: str = Field("", description="all, or the one runner this image holds")
     runner_type: str = Field("gemini-cli", description="claude | claude-agent-sdk | gemini-cli | codex-sdk")
     workspace_path: Path = Field(Path("/workspace"), description="the CLI's working directory")
     runner_state_root: Path = Field(Path(tempfile.gettempdir()) / "ambient-runner-state",
@@ -91,13 +99,27 @@ class RunnerSettings(BaseSettings):
     runner_first_turn_backoff: float = Field(
         2.0, gt=0, description="s before the first retry of the first-turn POST (doubling, at most 30 s)")
 
+    @field_validator("ambient_runner_image_runners")
+    @classmethod
+    def _image_runners(cls, value: str) -> str:
+        names = [RUNNER_TYPE_ALIASES.get(n.strip(), n.strip()) for n in value.split(",") if n.strip()]
+        if names in ([], ["all"]):
+            return ""
+        if any(name not in RUNNER_TYPES for name in names):
+            raise ValueError(f"must be all or one of {', '.join(RUNNER_TYPES)} (the image's build arg RUNNER_TYPE)")
+        return ",".join(names)
+
     @field_validator("runner_type")
     @classmethod
-    def _known_runner(cls, value: str) -> str:
+    def _known_runner(cls, value: str, info: ValidationInfo) -> str:
         value = value.strip()
         value = RUNNER_TYPE_ALIASES.get(value, value)
         if value not in RUNNER_TYPES:
             raise ValueError(f"must be one of {', '.join(RUNNER_TYPES + tuple(RUNNER_TYPE_ALIASES))}")
+        image = info.data.get("ambient_runner_image_runners")
+        if image and value not in image.split(","):
+            raise ValueError(f"this image holds only the {image.replace(',', ', ')} runner; {value} runs in the image "
+                             f"{image_for(value)} (or the all-in-one image {ALL_IN_ONE_IMAGE})")
         return value
 
     @field_validator("runner_state_root", "runner_attachments_dir")

@@ -1,69 +1,132 @@
 #!/usr/bin/env bash
-# Smoke-test the built image without a Docker engine: for each runner, `buildah run` the image (as its non-root
-# user) with the offline scripted model on loopback, inside a network namespace that has only `lo` when possible,
-# and check /ready, one POST /run ending in RUN_FINISHED, a clean SIGTERM stop, and installed packages == the lock.
+# Smoke-test the built images without a Docker engine, loopback only (a network namespace with only `lo`):
 #
-#   deploy/image/smoke.sh [claude gemini-cli codex-sdk]
+#   deploy/image/smoke.sh [gemini-cli codex-sdk claude all]     # default: every image (names: images.sh)
+#
+# For each image: its size against deploy/image/budgets.json; a runner image started with another RUNNER_TYPE must
+# stop at once naming the image it needs; then for each runner it serves (all three in the all-in-one image), on
+# the offline scripted model: `buildah run` as the image's user (uid 1001) with /ready, the pod's readiness probe,
+# one run with a tool call ending in RUN_FINISHED, a SIGTERM stop and the installed packages == the lock
+# (smoke_client.py); then the pod's way, read-only root and tmpfs volumes (readonly-root.sh), with the cold start
+# measured (coldstart.py: container start to /health 200, to /ready 200, to the first text event of a first run, the
+# runner's memory), COLDSTART_RUNS times (default 1). Prints one line per check; exits 1 if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=deploy/image/images.sh
+. deploy/image/images.sh
 
-IMAGE=${IMAGE:-localhost/ambient-runner:dev}
-if [ $# -gt 0 ]; then RUNNERS=("$@"); else RUNNERS=(claude gemini-cli codex-sdk); fi
+if [ $# -gt 0 ]; then KINDS=("$@"); else KINDS=("${IMAGE_KINDS[@]}"); fi
+COLDSTART_RUNS=${COLDSTART_RUNS:-1}
 BUILDAH=(buildah --storage-driver vfs)
+PYTHON=${PYTHON:-.venv/bin/python}
 
-"${BUILDAH[@]}" inspect --type image "$IMAGE" >/dev/null 2>&1 || { echo "no image $IMAGE: run make image" >&2; exit 1; }
-# Loopback only: the smoke run needs no network (scripted model on 127.0.0.1).
-ISOLATE=()
-if unshare -n true 2>/dev/null; then ISOLATE=(unshare -n); else echo "smoke: no network namespace here" >&2; fi
+# Loopback only: the smoke runs need no network (scripted model on 127.0.0.1).
+unshare --mount --net true 2>/dev/null || { echo "smoke: needs root to make network and mount namespaces" >&2; exit 1; }
 
 # The pod's readiness probe command, run inside the container once the runner is ready (with AGUI_TOKEN set).
-PROBE=$(.venv/bin/python -c 'import json, yaml
+PROBE=$("$PYTHON" -c 'import json, yaml
 pod = yaml.safe_load(open("deploy/runner-pod-template.yaml"))["template"]["spec"]["containers"][0]
 print(json.dumps(pod["readinessProbe"]["exec"]["command"]))')
 
 failed=0
-for runner in "${RUNNERS[@]}"; do
-  ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
+fail() { echo "FAILED: $*"; failed=1; }
+
+# size_check KIND IMAGE: the image's uncompressed size (the sum of its layers) against its budget.
+size_check() {
+  "${BUILDAH[@]}" inspect --type image "$2" | python3 -c '
+import json, sys
+kind, image = sys.argv[1:3]
+size = sum(layer["size"] for layer in json.loads(json.load(sys.stdin)["Manifest"])["layers"])
+budgets = json.load(open("deploy/image/budgets.json"))
+budget = budgets["images"][kind]["maxBytes"]
+baseline = budgets["baseline"]["bytes"]
+print(f"{image}: {size / 1e6:,.0f} MB, {size / baseline:.1%} of the {baseline / 1e6:,.0f} MB all-in-one image "
+      f"before per-runner images (budget {budget / 1e6:,.0f} MB)")
+sys.exit(0 if size <= budget else 1)' "$1" "$2"
+}
+
+# wrong_runner_check IMAGE RUNNER OTHER: the image started with RUNNER_TYPE=OTHER stops at once, naming its image.
+wrong_runner_check() {
+  local ctr out rc started
+  ctr=$("${BUILDAH[@]}" from --pull-never "$1")
+  started=$(date +%s.%N)
   set +e
-  out=$("${ISOLATE[@]}" bash -c '
-      ip link set lo up 2>/dev/null || true
-      exec "$@"' smoke "${BUILDAH[@]}" run --isolation chroot \
-        --env RUNNER_TYPE="$runner" --env RUNNER_SCRIPTED_MODEL=true --env HOME=/tmp --env AGUI_HOST=127.0.0.1 \
-        --env AGUI_TOKEN=smoke-token \
-        -v "$PWD/deploy/image/smoke_client.py:/smoke/client.py:ro" -v "$PWD/requirements.lock:/smoke/requirements.lock:ro" \
-        "$ctr" -- python /smoke/client.py --start-runner --lock /smoke/requirements.lock --probe "$PROBE" 2>"/tmp/smoke-$runner.log")
+  out=$(unshare -n timeout -k 5 60 "${BUILDAH[@]}" run --isolation chroot --env RUNNER_TYPE="$3" --env AGUI_HOST=127.0.0.1 \
+        "$ctr" -- python main.py 2>&1 >/dev/null)
   rc=$?
   set -e
   "${BUILDAH[@]}" rm "$ctr" >/dev/null
-  echo "$runner: ${out:-no report} (exit $rc)"
-  if [ $rc -ne 0 ]; then failed=1; tail -20 "/tmp/smoke-$runner.log" >&2; fi
-done
+  local seconds
+  seconds=$(python3 -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
+  echo "$1 with RUNNER_TYPE=$3: exit $rc after $seconds s: $out"
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] \
+    && [[ "$out" == *"$(image_name "$3" | sed 's|.*/||; s|:.*||')"* ]]
+}
 
-# The same run with the pod's read-only root file system (writable tmpfs only where the pod mounts emptyDirs).
-if unshare --mount --net true 2>/dev/null; then
-  stage=$(mktemp -d)
-  cp deploy/image/smoke_client.py requirements.lock "$stage/"
-  envfile=$(mktemp)
-  "${BUILDAH[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' "$IMAGE" \
+# smoke_run IMAGE RUNNER: buildah run as the image's user, smoke_client.py inside.
+smoke_run() {
+  local ctr out rc
+  ctr=$("${BUILDAH[@]}" from --pull-never "$1")
+  set +e
+  out=$(unshare -n bash -c 'ip link set lo up && exec "$@"' smoke "${BUILDAH[@]}" run --isolation chroot \
+        --env RUNNER_TYPE="$2" --env RUNNER_SCRIPTED_MODEL=true --env HOME=/tmp --env AGUI_HOST=127.0.0.1 \
+        --env AGUI_TOKEN=smoke-token \
+        -v "$PWD/deploy/image/smoke_client.py:/smoke/client.py:ro" -v "$PWD/requirements.lock:/smoke/requirements.lock:ro" \
+        "$ctr" -- python /smoke/client.py --start-runner --lock /smoke/requirements.lock --probe "$PROBE" \
+        2>"/tmp/smoke-$2.log")
+  rc=$?
+  set -e
+  "${BUILDAH[@]}" rm "$ctr" >/dev/null
+  echo "$1 $2: ${out:-no report} (exit $rc)"
+  if [ $rc -ne 0 ]; then tail -20 "/tmp/smoke-$2.log" >&2; fi
+  return $rc
+}
+
+# coldstart_run IMAGE RUNNER: the pod's read-only root (readonly-root.sh), coldstart.py inside; t0 is taken just
+# before the container's namespaces and mounts are made.
+coldstart_run() {
+  local ctr rootfs envfile stage out rc t0
+  ctr=$("${BUILDAH[@]}" from --pull-never "$1")
+  rootfs=$("${BUILDAH[@]}" mount "$ctr")
+  stage=$(mktemp -d) envfile=$(mktemp)
+  cp deploy/image/coldstart.py "$stage/"
+  "${BUILDAH[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' "$1" \
     | grep -v '^$' > "$envfile"
-  for runner in "${RUNNERS[@]}"; do
-    ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
-    rootfs=$("${BUILDAH[@]}" mount "$ctr")
-    set +e
-    out=$(STAGE_DIR=$stage EXTRA_ENV="RUNNER_TYPE=$runner RUNNER_SCRIPTED_MODEL=true AGUI_HOST=127.0.0.1 AGUI_TOKEN=smoke-token RUNNER_STATE_ROOT=/var/lib/ambient-runner" \
-      deploy/image/readonly-root.sh "$rootfs" "$envfile" -- python /tmp/smoke/smoke_client.py --start-runner \
-      --lock /tmp/smoke/requirements.lock --probe "$PROBE" 2>"/tmp/smoke-ro-$runner.log")
-    rc=$?
-    set -e
-    "${BUILDAH[@]}" umount "$ctr" >/dev/null; "${BUILDAH[@]}" rm "$ctr" >/dev/null
-    echo "$runner (read-only root): ${out:-no report} (exit $rc)"
-    if [ $rc -ne 0 ]; then failed=1; tail -20 "/tmp/smoke-ro-$runner.log" >&2; fi
-  done
+  t0=$(date +%s.%N)
+  set +e
+  out=$(STAGE_DIR=$stage EXTRA_ENV="RUNNER_TYPE=$2 RUNNER_SCRIPTED_MODEL=true AGUI_HOST=127.0.0.1 AGUI_TOKEN=smoke-token RUNNER_STATE_ROOT=/var/lib/ambient-runner" \
+    deploy/image/readonly-root.sh "$rootfs" "$envfile" -- python /tmp/smoke/coldstart.py --t0 "$t0" \
+    2>"/tmp/smoke-ro-$2.log")
+  rc=$?
+  set -e
+  "${BUILDAH[@]}" umount "$ctr" >/dev/null; "${BUILDAH[@]}" rm "$ctr" >/dev/null
   rm -rf "$stage" "$envfile"
-else
-  echo "smoke: cannot make a mount namespace here; read-only root run skipped" >&2
-fi
+  echo "$1 $2 (read-only root, cold start): ${out:-no report} (exit $rc)"
+  if [ $rc -ne 0 ]; then tail -20 "/tmp/smoke-ro-$2.log" >&2; fi
+  return $rc
+}
 
-size=$("${BUILDAH[@]}" images --format '{{.Size}}' "$IMAGE")
-echo "image $IMAGE: $size"
+for kind in "${KINDS[@]}"; do
+  image=$(image_name "$kind") || exit 2
+  if ! "${BUILDAH[@]}" inspect --type image "$image" >/dev/null 2>&1; then
+    fail "no image $image: run make image (deploy/image/build.sh $kind)"; continue
+  fi
+  size_check "$kind" "$image" || fail "$image is over its budget in deploy/image/budgets.json"
+  if [ "$kind" = all ]; then
+    runners=(claude gemini-cli codex-sdk)
+  else
+    runners=("$kind")
+    for other in claude gemini-cli codex-sdk; do
+      if [ "$other" != "$kind" ]; then
+        wrong_runner_check "$image" "$kind" "$other" || fail "$image started as $other did not stop naming its image"
+      fi
+    done
+  fi
+  for runner in "${runners[@]}"; do
+    smoke_run "$image" "$runner" || fail "$image $runner smoke run"
+    for _ in $(seq "$COLDSTART_RUNS"); do
+      coldstart_run "$image" "$runner" || fail "$image $runner read-only root run"
+    done
+  done
+done
 exit $failed

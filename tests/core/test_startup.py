@@ -37,11 +37,28 @@ def start_main(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     ({"WORKSPACE_PATH": "/srv/repo", "RUNNER_ATTACHMENTS_DIR": "/srv/repo/uploads"},
      "ambient-runner: invalid RUNNER_ATTACHMENTS_DIR (got '/srv/repo/uploads'): must lie outside WORKSPACE_PATH "
      "(/srv/repo): a message's attachments do not belong in the user's repository"),
+    # a runner image (the Dockerfile's build arg RUNNER_TYPE) started as another runner names the image it needs
+    ({"AMBIENT_RUNNER_IMAGE_RUNNERS": "codex-sdk", "RUNNER_TYPE": "claude-agent-sdk"},
+     "ambient-runner: invalid RUNNER_TYPE (got 'claude-agent-sdk'): this image holds only the codex-sdk runner; "
+     "claude runs in the image ambient-runner-claude (or the all-in-one image ambient-runner)"),
+    ({"AMBIENT_RUNNER_IMAGE_RUNNERS": "claude", "RUNNER_TYPE": "gemini-cli"},
+     "ambient-runner: invalid RUNNER_TYPE (got 'gemini-cli'): this image holds only the claude runner; "
+     "gemini-cli runs in the image ambient-runner-gemini-cli (or the all-in-one image ambient-runner)"),
+    ({"AMBIENT_RUNNER_IMAGE_RUNNERS": "langgraph"},
+     "ambient-runner: invalid AMBIENT_RUNNER_IMAGE_RUNNERS (got 'langgraph'): must be all or one of claude, "
+     "gemini-cli, codex-sdk (the image's build arg RUNNER_TYPE)"),
 ])
 def test_a_bad_setting_stops_the_process_with_one_line(env, expected):
     result = start_main(env)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [expected]
+
+
+@pytest.mark.parametrize(("image", "runner_type"), [("codex-sdk", "codex-sdk"), ("claude", "claude-agent-sdk"),
+                                                     ("all", "gemini-cli"), ("", "claude")])
+def test_an_image_starts_the_runners_it_holds(image, runner_type):
+    result = start_main({"AMBIENT_RUNNER_IMAGE_RUNNERS": image, "RUNNER_TYPE": runner_type})
+    assert result.returncode == 0, result.stderr
 
 
 def test_only_the_selected_bridge_is_imported_and_only_after_start():
