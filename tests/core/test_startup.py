@@ -79,6 +79,38 @@ def test_only_the_selected_bridge_is_imported_and_only_after_start():
     assert "ambient_runner.bridges.gemini_cli.bridge" in after_boot
 
 
+@pytest.mark.parametrize(("runner_type", "sdk"), [("codex-sdk", "openai_codex"), ("claude", "claude_agent_sdk")])
+def test_the_sdk_is_imported_after_the_bridge_started_not_for_readiness(runner_type, sdk):
+    """/ready needs the bridge, its readiness and capabilities, not the SDK (about a second to import): that is
+    imported in a thread once the bridge has started, and a turn waits for it."""
+    code = ("import asyncio, sys, main\n"
+            "from ambient_runner.bridges.registry import create_bridge\n"
+            "bridge = create_bridge(main.settings); bridge.readiness(); bridge.capabilities()\n"
+            f"before = {sdk!r} in sys.modules\n"
+            "bridge.sdk.start(); asyncio.run(bridge.sdk.ready())\n"
+            f"print([before, {sdk!r} in sys.modules, bridge.sdk.loaded])")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_"))}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True, capture_output=True, timeout=60,
+                            env=clean | {"RUNNER_TYPE": runner_type})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[False, True, True]"
+
+
+async def test_a_missing_sdk_is_a_run_error_naming_the_runner(caplog):
+    from ambient_runner.bridges.contract import BridgeError
+    from ambient_runner.bridges.lazy import LazyModules
+
+    lazy = LazyModules("codex-sdk", "json", "no_such_sdk_module")
+    lazy.start()  # the background import fails quietly (a warning); the turn says why
+    lazy._thread.join(10)  # noqa: SLF001 - wait for the background import
+    assert "no_such_sdk_module" in caplog.text and not lazy.loaded
+    with pytest.raises(BridgeError) as raised:
+        await lazy.ready()
+    assert raised.value.code == "CLI_NOT_FOUND"
+    assert raised.value.message == ("The codex-sdk runner cannot load its SDK (No module named 'no_such_sdk_module'); "
+                                    "this image may not hold the codex-sdk runner.")
+
+
 async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path):
     state_root = tmp_path / "state"
     prompt = script({"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "started by itself"}})

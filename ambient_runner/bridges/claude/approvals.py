@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+from typing import TYPE_CHECKING, Any
 
 from ambient_runner.runs.interrupts import Answer, InterruptRequest, question_request
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
 QUESTION_TOOL = "AskUserQuestion"
 # Tools that only read or plan: never put to a person.
@@ -38,6 +39,8 @@ def request_for(tool_name: str, tool_input: Mapping[str, Any], tool_call_id: str
 
 def permission(answer: Answer, request: InterruptRequest, tool_input: Mapping[str, Any]
                ) -> PermissionResultAllow | PermissionResultDeny:
+    from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny  # a turn's: imported by then
+
     if answer.approved and request.reason == "question":
         answers = (answer.payload or {}).get("answers", {})
         return PermissionResultAllow(updated_input={**tool_input, "answers": answers})

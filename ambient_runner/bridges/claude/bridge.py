@@ -2,7 +2,9 @@
 
 One persistent client (one CLI process) per AG-UI thread, partial messages on, translated to AG-UI by
 ``ag_ui_claude``. The thread -> Claude session id map is persisted as soon as the CLI reports its session, so
-a new runner instance with the same state dir resumes the conversation (``--resume``).
+a new runner instance with the same state dir resumes the conversation (``--resume``). The SDK (about a second to
+import, with its MCP stack) and the adapter are imported in a thread once the bridge has started (``LazyModules``), so
+``/ready`` does not wait for them; the first turn does.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ag_ui.core import (
     BaseEvent,
@@ -21,10 +23,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
 
-from ag_ui_claude import ClaudeEventAdapter
-from ag_ui_claude.tasks import task_report
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.config import (
@@ -38,8 +37,8 @@ from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_front
 from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
 from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
 from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
-from ambient_runner.bridges.claude.session import DEFAULT_PERMISSION_MODE, ClaudeSession
 from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
+from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, Pauses, TurnEnd
 from ambient_runner.mcp import config as mcp_config
@@ -49,6 +48,12 @@ from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
+
+    from ag_ui_claude import ClaudeEventAdapter
+    from ambient_runner.bridges.claude.session import ClaudeSession
 
 SHUTDOWN_TIMEOUT = 40.0
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
@@ -75,6 +80,7 @@ class ClaudeBridge(Bridge):
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
         self._frontend_tools: dict[str, list[Tool]] = {}  # thread -> the frontend tools of its latest run
         self._frontend_calls = FrontendCalls()
+        self.sdk = LazyModules("claude", "ambient_runner.bridges.claude.session", "ag_ui_claude", "ag_ui_claude.tasks")
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     def state_excludes(self) -> list[str]:
@@ -89,6 +95,7 @@ class ClaudeBridge(Bridge):
         if self.settings.runner_scripted_model and self.scripted is None:
             self.scripted = AnthropicScriptedServer().start()
         await self.start_model_proxy(model_upstream(self.auth()), self.settings.runner_model_proxy)
+        self.sdk.start()
 
     async def shutdown(self) -> None:
         await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
@@ -143,6 +150,10 @@ class ClaudeBridge(Bridge):
         auth = self.auth()
         if not auth.ok:
             raise BridgeError(auth.describe_missing(), code="AUTH_MISSING")
+        await self.sdk.ready()
+        from ag_ui_claude import ClaudeEventAdapter
+        from ambient_runner.bridges.claude.session import DEFAULT_PERMISSION_MODE
+
         self.pauses.adopt_policy(turn.thread_id, turn.options)
         parked = self.pauses.take(turn.thread_id)
         has_prompt = bool(turn.prompt.strip())
@@ -171,6 +182,8 @@ class ClaudeBridge(Bridge):
         """The AG-UI events of one CLI turn, up to its result or a pause (then the turn is parked, its messages
         kept for the thread's next run). ``last``: the turn's result is the run's; else its end is not the run's
         end (a paused turn finishing before the run's new message)."""
+        from ag_ui_claude.tasks import task_report
+
         try:
             async for item in messages:
                 if isinstance(item, Paused):
@@ -210,6 +223,8 @@ class ClaudeBridge(Bridge):
     async def _gate(self, thread_id: str, tool_name: str, tool_input: dict[str, Any], context: Any
                     ) -> PermissionResultAllow | PermissionResultDeny:
         """``can_use_tool``: allowed at once, or put to a person as an interrupt while the CLI waits."""
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny  # a turn's: imported by then
+
         tool_call_id = str(getattr(context, "tool_use_id", "") or f"{tool_name}-{id(context)}")
         if is_frontend(tool_name):  # runs at once; its MCP handler then waits for the application's result
             self._frontend_calls.note_call(thread_id, self.host.interrupts.open(
@@ -258,6 +273,8 @@ class ClaudeBridge(Bridge):
 
     def _between_turns(self, thread_id: str, item: Any) -> None:
         """A message the CLI printed while no turn of the thread runs: a background task's news."""
+        from ag_ui_claude.tasks import task_report
+
         report = task_report(item)
         event = self.task_event(thread_id, report) if report is not None else None
         if event is not None:
@@ -267,6 +284,8 @@ class ClaudeBridge(Bridge):
     def _session(self, thread_id: str) -> ClaudeSession:
         session = self._sessions.get(thread_id)
         if session is None:
+            from ambient_runner.bridges.claude.session import ClaudeSession
+
             session_map = self._map()
             session = ClaudeSession(
                 thread_id, self._options_factory(thread_id), session_id=session_map.get(thread_id),

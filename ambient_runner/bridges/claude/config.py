@@ -20,18 +20,20 @@ Decisions:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-from claude_agent_sdk import CanUseTool, ClaudeAgentOptions
+from typing import TYPE_CHECKING, Any
 
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.settings import RunnerSettings
+
+if TYPE_CHECKING:  # the SDK is imported by the first turn, not for readiness (ambient_runner.bridges.lazy)
+    from claude_agent_sdk import CanUseTool, ClaudeAgentOptions
 
 DEFAULT_MAX_RETRIES = "2"
 # Variables the SDK sets itself: blanking them would override the SDK's value.
@@ -47,9 +49,11 @@ QUIET_FLAGS = {
 
 
 def bundled_cli() -> Path | None:
-    import claude_agent_sdk
-
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    """The ``claude`` binary in the SDK's wheel, found without importing the SDK."""
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
     return path if path.is_file() else None
 
 
@@ -132,6 +136,8 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
                   ) -> ClaudeAgentOptions:
     """``mcp_servers``: ``ambient_runner.mcp.render.claude_servers`` (passed in memory, ``${VAR}`` kept: Claude
     Code expands them from its environment). ``effort``: the run's reasoning effort (``--effort``)."""
+    from claude_agent_sdk import ClaudeAgentOptions
+
     return ClaudeAgentOptions(
         cli_path=cli_path,
         cwd=settings.workspace_path,

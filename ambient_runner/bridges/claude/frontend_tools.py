@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ag_ui.core import Tool
-from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server
 
 from ambient_runner.runs.frontend_tools import frontend_request, input_schema, result_of
 from ambient_runner.runs.interrupts import Answer, InterruptRequest, PendingInterrupt
@@ -54,6 +53,8 @@ def server_config(thread_id: str, tools: Sequence[Tool], wait: Waiter) -> dict[s
             text, ok = result_of(await wait(thread_id, name))
             return {"content": [{"type": "text", "text": text}], **({} if ok else {"is_error": True})}
         return handle
+
+    from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server  # a turn's: the SDK is imported by then
 
     definitions = [SdkMcpTool(name=t.name, description=t.description or t.name, input_schema=input_schema(t),
                               handler=handler_for(t.name)) for t in tools]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from claude_agent_sdk import SystemMessage
-
 from ambient_runner.mcp.config import McpConfig
 from ambient_runner.mcp.status import McpServerStatus, Status, configured
 
@@ -16,6 +14,8 @@ MCP_STATES: dict[str, Status] = {"connected": "connected", "failed": "failed", "
 
 def init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
     """``mcp_servers`` of a ``system/init`` message (raw dict or typed SystemMessage), else ``None``."""
+    from claude_agent_sdk import SystemMessage  # imported by then: the item is the SDK's (ambient_runner.bridges.lazy)
+
     if isinstance(item, SystemMessage):
         item = {"type": "system", "subtype": item.subtype, **(item.data if isinstance(item.data, dict) else {})}
     if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":

@@ -1,6 +1,8 @@
 """RUNNER_TYPE=codex-sdk: OpenAI Codex through the official ``openai-codex`` SDK (``codex app-server``).
 
-* One app-server for the pod's life (``worker.AppServer``), started on the first turn, restarted if it died.
+* One app-server for the pod's life (``session.AppServer``), started on the first turn, restarted if it died.
+* The SDK (``openai_codex``: about a second to import) is imported in a thread once the bridge has started
+  (``LazyModules``), so ``/ready`` does not wait for it; the first turn does.
 * One Codex thread per AG-UI thread; the mapping is persisted in ``SessionMap(state_dir)`` so a replaced pod
   continues with ``thread_resume``.
 * ``interrupt`` uses the SDK's ``turn.interrupt()``: the turn completes with status ``interrupted``, the run
@@ -16,10 +18,9 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ag_ui.core import BaseEvent, RunErrorEvent
-from openai_codex import CodexError, ImageInput, Sandbox, TextInput
 
 from ag_ui_codex_sdk import CodexEventAdapter
 from ambient_runner.bridges.codex_sdk.approvals import (
@@ -42,9 +43,7 @@ from ambient_runner.bridges.codex_sdk.auth import (
     resolve_auth,
     through_proxy,
 )
-from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile
-from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status, wait_for_mcp_startup
-from ambient_runner.bridges.codex_sdk.session import AppServer, bundled_codex, start_turn
+from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile, bundled_codex
 from ambient_runner.bridges.codex_sdk.turn_control import end_commands_since, interrupt_turn
 from ambient_runner.bridges.contract import (
     Bridge,
@@ -54,6 +53,7 @@ from ambient_runner.bridges.contract import (
     RunOptions,
     Turn,
 )
+from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import (
     TERMINAL_EVENTS,
@@ -66,12 +66,18 @@ from ambient_runner.bridges.pauses import (
 )
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
+from ambient_runner.mcp.status import configured
 from ambient_runner.process.descendants import GroupTracker, descendant_groups
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
+
+if TYPE_CHECKING:
+    from openai_codex import ImageInput, TextInput
+
+    from ambient_runner.bridges.codex_sdk.session import AppServer
 
 log = logging.getLogger(__name__)
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -99,6 +105,9 @@ class CodexBridge(Bridge):
         self.scripted: OpenAIResponsesServer | None = None
         self._auth: CodexAuth | None = None
         self._app: AppServer | None = None
+        self._launch: tuple[list[str], dict[str, str]] | None = None  # written at startup for the first app-server
+        self.sdk = LazyModules("codex-sdk", "ambient_runner.bridges.codex_sdk.session",
+                               "ambient_runner.bridges.codex_sdk.mcp_status")
         self._prepare_lock = asyncio.Lock()
         self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
         self._baselines: dict[str, tuple[int, set[int]]] = {}  # thread -> (app-server group, groups before turn)
@@ -133,7 +142,8 @@ class CodexBridge(Bridge):
             self._auth = None
         await self.start_model_proxy(model_upstream(self.auth), self.settings.runner_model_proxy)
         (self.codex_home / ".env").unlink(missing_ok=True)  # Codex loads it over its environment: never ours
-        await self._prepare()
+        self._launch = self._configure()  # CODEX_HOME now; the app-server starts with the first turn
+        self.sdk.start()
 
     async def shutdown(self) -> None:
         await self.pauses.close()
@@ -145,20 +155,28 @@ class CodexBridge(Bridge):
             self.scripted = None
         await self.stop_model_proxy()
 
+    def _configure(self) -> tuple[list[str], dict[str, str]]:
+        """Write CODEX_HOME (config.toml, auth.json): the app-server's ``-c`` overrides and environment."""
+        if self.codex_bin is None:
+            raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.", code="CLI_NOT_FOUND")
+        auth = through_proxy(self.auth, self.model_proxy)
+        mcp = self._mcp_render()
+        overrides = self.write_config(auth, mcp.lines)
+        self.runner_home.mkdir(parents=True, exist_ok=True)
+        env = cli_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
+                               **mcp.aliases, **auth.environment()}, passthrough=mcp.passthrough)
+        return overrides, env
+
     async def _prepare(self) -> AppServer:
-        """Write CODEX_HOME (config.toml, auth.json) and create the (not yet started) app-server."""
+        """CODEX_HOME written (at startup, or again for a new app-server) and the (not yet started) app-server."""
         async with self._prepare_lock:
             if self._app is not None:
                 return self._app
-            if self.codex_bin is None:
-                raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.",
-                                  code="CLI_NOT_FOUND")
-            auth = through_proxy(self.auth, self.model_proxy)
-            mcp = self._mcp_render()
-            overrides = self.write_config(auth, mcp.lines)
-            self.runner_home.mkdir(parents=True, exist_ok=True)
-            env = cli_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
-                                   **mcp.aliases, **auth.environment()}, passthrough=mcp.passthrough)
+            overrides, env = self._launch or self._configure()
+            self._launch = None
+            await self.sdk.ready()
+            from ambient_runner.bridges.codex_sdk.session import AppServer
+
             self._app = AppServer(codex_bin=self.codex_bin, codex_home=self.codex_home,
                                   workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir,
                                   overrides=overrides, on_request=self._on_request)
@@ -213,7 +231,11 @@ class CodexBridge(Bridge):
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         app = self._app
-        return await list_mcp_status(self.mcp, app.codex if app is not None else None, self._mcp_thread)
+        if app is None:  # no app-server yet: each configured server as configured
+            return configured(self.mcp)
+        from ambient_runner.bridges.codex_sdk.mcp_status import list_mcp_status
+
+        return await list_mcp_status(self.mcp, app.codex, self._mcp_thread)
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
@@ -247,6 +269,8 @@ class CodexBridge(Bridge):
                       last: bool) -> AsyncIterator[BaseEvent]:
         """The AG-UI events of one Codex turn, up to ``turn/completed`` or a pause (then the turn is parked for
         the thread's next run). ``last``: the turn's end is the run's."""
+        from openai_codex import CodexError
+
         app, tools = self._app, feed.extra.get("tools")
         assert app is not None
         waiting = False  # a request is open: the run ends once the stream has shown its tool call
@@ -339,6 +363,11 @@ class CodexBridge(Bridge):
         self.pauses.note_refusal(thread_id, answer)
 
     async def _start_turn(self, app: AppServer, turn: Turn, model: str) -> Any:
+        from openai_codex import CodexError, Sandbox
+
+        from ambient_runner.bridges.codex_sdk.mcp_status import wait_for_mcp_startup
+        from ambient_runner.bridges.codex_sdk.session import start_turn
+
         codex_thread_id = self.sessions.get(turn.thread_id)
         try:
             thread = await app.thread(codex_thread_id, model=model, tools=dynamic_tools(turn.input.tools or ()))
@@ -406,6 +435,8 @@ def turn_input(turn: Turn) -> str | list[TextInput | ImageInput]:
     """The turn's input: its text, or its images (as data urls, the bytes as sent) before the text."""
     if not turn.attachments:
         return turn.prompt
+    from openai_codex import ImageInput, TextInput
+
     images: list[TextInput | ImageInput] = [ImageInput(f"data:{a.mime_type};base64,{a.base64}")
                                             for a in turn.attachments]
     return [*images, TextInput(turn.prompt)]

@@ -111,3 +111,15 @@ def _toml(value: object) -> str:
     if isinstance(value, int | float):
         return str(value)
     return json.dumps(str(value))  # a JSON string is a valid TOML basic string
+
+
+def bundled_codex() -> tuple[Path | None, Path | None]:
+    """The codex binary of ``openai-codex-cli-bin`` and its helper PATH dir (rg), or ``None``."""
+    try:
+        from codex_cli_bin import bundled_codex_path, bundled_path_dir
+    except ImportError:
+        return None, None
+    try:
+        return bundled_codex_path(), bundled_path_dir()
+    except FileNotFoundError:
+        return None, None

@@ -39,18 +39,6 @@ from ambient_runner.process.group import PopenLeader, ProcessGroup
 log = logging.getLogger(__name__)
 
 
-def bundled_codex() -> tuple[Path | None, Path | None]:
-    """The codex binary of ``openai-codex-cli-bin`` and its helper PATH dir (rg), or ``None``."""
-    try:
-        from codex_cli_bin import bundled_codex_path, bundled_path_dir
-    except ImportError:
-        return None, None
-    try:
-        return bundled_codex_path(), bundled_path_dir()
-    except FileNotFoundError:
-        return None, None
-
-
 def _process_of(codex: AsyncCodex) -> Any:
     """The SDK's ``subprocess.Popen`` of the app-server (private attribute; ``None`` if not running)."""
     sync = getattr(getattr(codex, "_client", None), "_sync", None)
