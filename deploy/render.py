@@ -9,6 +9,7 @@ From the agent registry (``agent-registry.json``, the ``ambient-agent-registry``
   ``token``), then the entry's ``container.env`` (RUNNER_TYPE, RUNNER_STATE_DIR, RUNNER_DEFAULT_MODEL,
   RUNNER_MODELS), one ``secretKeyRef`` per ``auth.requiredSecretKeys`` name (``optional``: any one is enough), then
   the user's ``--env`` values, which replace earlier ones;
+* the image: the entry's ``container.image`` (its runner's own image, ``ambient-runner-<runner>``), or ``--image``;
 * names and labels: pod ``<session>-runner``, Service ``session-<session>`` selecting that pod only.
 
 The user's env may not change the entry's RUNNER_TYPE or RUNNER_STATE_DIR, nor switch on the offline scripted
@@ -102,8 +103,7 @@ def render_session(entry: dict[str, Any], session: str, *, template: dict[str, A
     spec = template["template"]["spec"]
     container = spec["containers"][0]
     container["env"] = session_env(entry, session, container.get("env", []), user_env or {}, secret_name)
-    if image:
-        container["image"] = image
+    container["image"] = image or entry["container"]["image"]
     metadata: dict[str, Any] = {"name": f"{session}-runner", "labels": labels}
     if namespace:
         metadata["namespace"] = namespace
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Render the runner Pod and Service for one agent session.")
     parser.add_argument("--entry", required=True, help="agent-registry id: claude-agent-sdk, gemini-cli, codex-sdk")
     parser.add_argument("--session", required=True, help="the session id (a DNS label)")
-    parser.add_argument("--image", help="the runner image (default: the template's)")
+    parser.add_argument("--image", help="the runner image (default: the entry's container.image)")
     parser.add_argument("--namespace")
     parser.add_argument("--secret-name", default=CREDENTIALS_SECRET, help="Secret holding the requiredSecrets keys")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="user env (repeatable)")

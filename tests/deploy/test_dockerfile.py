@@ -30,6 +30,8 @@ def instructions() -> list[tuple[str, str]]:
 def test_base_image_is_a_build_arg():
     steps = instructions()
     assert steps[0][0] == "ARG" and steps[0][1].startswith("BASE_IMAGE=")
+    assert steps[1] == ("ARG", "RUNNER_TYPE=all")  # the all-in-one image unless a runner is named
+    assert [arg for op, arg in steps if op == "ARG"].count("RUNNER_TYPE") == 2  # in both stages
     stages = [arg for op, arg in steps if op == "FROM"]
     assert stages == ["${BASE_IMAGE} AS gemini-cli", "${BASE_IMAGE}"]  # npm stays in the first stage
 
@@ -56,8 +58,8 @@ def test_runs_as_non_root_with_the_runner_as_pid_1():
     assert "PYTHONUNBUFFERED=1" in env and "AGUI_PORT=8001" in env
     # The state dirs where the platform's operator mounts /workspace/<stateDir>, writable by the image's group.
     assert "RUNNER_STATE_ROOT=/app" in env
-    runs = " ".join(arg for op, arg in instructions() if op == "RUN")
-    state_dirs = "/workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex"
+    runs = " ".join(" ".join(arg.split()) for op, arg in instructions() if op == "RUN")
+    state_dirs = "/workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex /app/.codex-runner-home"
     assert f"install -d -o 1001 -g 0 -m 2775 {state_dirs}" in runs
     assert "RUNNER_SCRIPTED_MODEL" not in (ROOT / "Dockerfile").read_text()
 

@@ -5,6 +5,8 @@ the pinned CLI knows; its id is the framework the runner's /capabilities reports
 from __future__ import annotations
 
 import mmap
+import os
+import subprocess
 from pathlib import Path
 from typing import Literal
 
@@ -17,7 +19,7 @@ from ambient_runner.bridges.codex_sdk import auth as codex_auth
 from ambient_runner.bridges.codex_sdk import config as codex_config
 from ambient_runner.bridges.gemini_cli import auth as gemini_auth
 from ambient_runner.bridges.gemini_cli import config as gemini_config
-from ambient_runner.settings import DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES
+from ambient_runner.settings import DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES, image_for
 from tests.deploy.helpers import ROOT
 
 # What each bridge's auth module reads as a credential that is enough on its own.
@@ -137,6 +139,15 @@ def test_runner_type_is_a_bridge_the_runner_knows(entry):
     assert entry.container.env.RUNNER_STATE_DIR == entry.sandbox.stateDir == DEFAULT_STATE_DIRS[runner_type]
     assert entry.internalEnvVars.model_dump().items() <= entry.container.env.model_dump().items()
     assert entry.container.port == 8001 and entry.framework == entry.id
+
+
+def test_each_entry_runs_its_runners_own_image(entry):
+    """The image built with RUNNER_TYPE=<runner> (deploy/image/images.sh), which refuses to start another runner."""
+    assert entry.container.image == f"{image_for(entry.runner_type)}:latest"
+    built = subprocess.run(["bash", "-c", '. deploy/image/images.sh && image_name "$0"', entry.runner_type], cwd=ROOT,
+                           env={"PATH": os.environ["PATH"], "IMAGE_TAG": "latest", "IMAGE_REPO": "ambient-runner"},
+                           capture_output=True, text=True, timeout=30, check=True)
+    assert built.stdout.strip() == entry.container.image
 
 
 def test_framework_is_what_capabilities_reports(entry):

@@ -47,6 +47,16 @@ def test_command_renders_a_valid_pod_and_service(entry_id, registry):
     assert pod["spec"]["containers"][0]["image"] == "localhost/ambient-runner:dev"
 
 
+@pytest.mark.parametrize("entry_id", ENTRIES)
+def test_the_pod_runs_the_entrys_own_image(entry_id, registry, render):
+    entry = render.find_entry(registry, entry_id)
+    pod, _ = render.render_session(entry, "s1")
+    runner = entry["container"]["env"]["RUNNER_TYPE"].removesuffix("-agent-sdk")  # claude-agent-sdk: claude
+    assert pod["spec"]["containers"][0]["image"] == entry["container"]["image"] == f"ambient-runner-{runner}:latest"
+    pod, _ = render.render_session(entry, "s1", image="registry.example/ambient-runner:1.2")
+    assert pod["spec"]["containers"][0]["image"] == "registry.example/ambient-runner:1.2"
+
+
 def test_gemini_session_env_in_full(render, registry):
     entry = render.find_entry(registry, "gemini-cli")
     pod, _ = render.render_session(entry, "s1", user_env={"INITIAL_PROMPT": "Fix the tests"})
