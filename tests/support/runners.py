@@ -96,7 +96,7 @@ class ScriptedRunner:
             app = bridge._app  # noqa: SLF001 - the test checks the process table
             return {app.pgid} if app is not None and app.alive and app.pgid else set()
         if isinstance(bridge, ClaudeBridge):
-            return {s.pid for s in bridge._sessions.values() if s.pid}  # noqa: SLF001
+            return {s.pid for s in bridge._clients.values() if s.pid}  # noqa: SLF001
         if isinstance(bridge, GeminiCliBridge) and bridge.live.pgid:  # the live gemini --acp
             return {bridge.live.pgid}
         return set()

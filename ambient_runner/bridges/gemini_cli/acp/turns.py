@@ -183,8 +183,7 @@ class AcpTurns:
                         continue
                     if isinstance(event, RunErrorEvent):
                         self._take_stderr(turn, feed.stderr_mark)
-                        raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
-                                          stderr_tail=turn.stderr_tail.text())
+                        raise BridgeError.of_event(event, turn.stderr_tail.text())
                     yield event
                 if paused:
                     end.paused = True
