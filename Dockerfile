@@ -70,7 +70,7 @@ COPY . ./
 # any uid in group 0), so what the runner writes is group-writable. The CLI state dirs sit at /app/<stateDir>, where
 # the platform's operator mounts /workspace/<stateDir> (its sidecar uploads them); /app itself stays root's.
 RUN python -m compileall -q /app \
- && python -c "from ambient_runner.bridges.gemini_cli.cli_config import ensure_system_settings as e; assert e()" \
+ && python -c "from ambient_runner.bridges.gemini_cli.config import ensure_system_settings as e; assert e()" \
  && useradd --uid 1001 --gid 0 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
  && install -d -o 1001 -g 0 -m 2775 /workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex
 

@@ -21,7 +21,7 @@ from ambient_runner.api import workspace as workspace_api
 from ambient_runner.api.auth import TokenAuthMiddleware
 from ambient_runner.api.errors import install_error_handlers
 from ambient_runner.boot import Boot, StartupExtension
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.platform.session_turns import SessionTurns

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.platform.state_dir import keep_credentials_out
 from ambient_runner.runs.manager import RunManager

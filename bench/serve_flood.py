@@ -14,7 +14,7 @@ from ag_ui.core import BaseEvent, Event, RawEvent
 from pydantic import TypeAdapter, ValidationError
 
 from ambient_runner.app import create_app
-from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
 from ambient_runner.logging_setup import configure_logging
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import SupervisedProcess

@@ -109,13 +109,13 @@ class BareCli:
         cwd = self.settings.workspace_path
         if self.runner_type == "gemini-cli":
             from ambient_runner.bridges.gemini_cli.bridge import DEFAULT_MODEL  # noqa: PLC0415
-            from ambient_runner.bridges.gemini_cli.cli_config import cli_env, find_cli, turn_argv  # noqa: PLC0415
+            from ambient_runner.bridges.gemini_cli.config import cli_env, find_cli, turn_argv  # noqa: PLC0415
 
             argv = turn_argv(str(find_cli()), DEFAULT_MODEL, session)
             env = cli_environment(cli_env(self.bridge.home, self.bridge.auth))
             return bare_turn(argv, env, cwd, prompt, lambda r: b'"role":"assistant"' in r, "session_id")
         if self.runner_type == "claude":
-            from ambient_runner.bridges.claude.options import claude_environment, find_cli  # noqa: PLC0415
+            from ambient_runner.bridges.claude.config import claude_environment, find_cli  # noqa: PLC0415
 
             argv = [str(find_cli()), "-p", prompt, "--output-format", "stream-json", "--verbose",
                     "--include-partial-messages", "--permission-mode", "bypassPermissions"]

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse
 
 from ambient_runner import __version__
 from ambient_runner.api.errors import ready_bridge
-from ambient_runner.bridge.contract import Capabilities
+from ambient_runner.bridges.contract import Capabilities
 from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.settings import RunnerSettings
 

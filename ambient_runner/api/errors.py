@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ambient_runner.boot import BootError
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from sse_starlette import EventSourceResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.run_input import MAX_BODY_BYTES, check_id, parse_json, parse_run_input, read_body
-from ambient_runner.bridge.contract import Bridge, OptionError, RunOptions
+from ambient_runner.bridges.contract import Bridge, OptionError, RunOptions
 from ambient_runner.runs.attachments import Attachment, AttachmentError, AttachmentRules, collect, discard_written
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.manager import ActiveRun, DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.settings import RunnerSettings
 
 BRIDGES = {

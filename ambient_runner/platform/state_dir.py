@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.settings import RunnerSettings
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 
-from ambient_runner.bridge.contract import Bridge, BridgeError, RunOptions, Turn
+from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.attachments import Attachment, discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents

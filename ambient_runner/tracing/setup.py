@@ -10,7 +10,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.tracing.destinations import destinations, resolve_mlflow

@@ -20,8 +20,8 @@ from rich.console import Console
 from runner_kits import RunnerKit
 from typer.testing import CliRunner
 
-from ambient_runner.cli import answers as client_answers
-from ambient_runner.cli.main import app
+from ambient_runner.client import answers as client_answers
+from ambient_runner.client.main import app
 from ambient_runner.scripted_models.base import QUESTION
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]

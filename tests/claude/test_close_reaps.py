@@ -14,8 +14,8 @@ from pathlib import Path
 from claude_agent_sdk import ClaudeAgentOptions
 from proctable import group_members, pid_alive
 
-from ambient_runner.bridges.claude.options import process_group_launcher
-from ambient_runner.bridges.claude.worker import ClaudeSession
+from ambient_runner.bridges.claude.config import process_group_launcher
+from ambient_runner.bridges.claude.session import ClaudeSession
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import become_subreaper
 

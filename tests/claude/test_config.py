@@ -9,10 +9,10 @@ import httpx
 import pytest
 from runner_kits import make_turn
 
-from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.bridges.claude.auth import resolve_auth
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
-from ambient_runner.bridges.claude.options import claude_environment
+from ambient_runner.bridges.claude.config import claude_environment
+from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from tests.claude.helpers import make_settings
 

@@ -19,7 +19,7 @@ from harness import RunnerHarness, check_stream
 from process_bridge import FakeCliBridge, script
 from typer.testing import CliRunner
 
-from ambient_runner.cli.main import app
+from ambient_runner.client.main import app
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -198,7 +198,7 @@ async def test_usage_errors_exit_2() -> None:
 async def test_ctrl_c_interrupts_the_run_and_exits_130(bridge: FakeCliBridge) -> None:
     async with RunnerHarness(bridge) as runner:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "ambient_runner.cli.main", "run", script(text("working on it"), {"sleep": 30}),
+            sys.executable, "-m", "ambient_runner.client.main", "run", script(text("working on it"), {"sleep": 30}),
             "--url", runner.base_url, "--thread", "t-ctrl-c", cwd=REPO, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert proc.stdout is not None and proc.stderr is not None

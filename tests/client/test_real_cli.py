@@ -11,7 +11,7 @@ from harness import RunnerHarness
 from typer.testing import CliRunner
 
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
-from ambient_runner.cli.main import app
+from ambient_runner.client.main import app
 from ambient_runner.settings import RunnerSettings
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]

@@ -14,8 +14,8 @@ from harness import RunnerHarness
 from proctable import group_members
 from runner_kits import make_turn
 
-from ambient_runner.bridge.contract import BridgeError
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
+from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.scripted_models.base import PLAIN_ANSWER
 from tests.codex.helpers import codex_processes, harness_for, make_settings
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from ag_ui.core import RunAgentInput
 
-from ambient_runner.bridge.contract import OptionError
-from ambient_runner.bridge.options import RunnerOptions
+from ambient_runner.bridges.contract import OptionError
+from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.runs.interrupts import Answer, InterruptBook, InterruptRequest
 from ambient_runner.runs.resume import ResumeError, read_answers
 from ambient_runner.settings import RunnerSettings

@@ -20,7 +20,7 @@ from ag_ui.core import (
 )
 from harness import RunnerHarness, parse_sse
 
-from ambient_runner.bridge.contract import Bridge, Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import Bridge, Capabilities, Readiness, Turn
 
 
 class SlowToCloseBridge(Bridge):

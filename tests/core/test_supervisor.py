@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from proctable import group_members
 
-from ambient_runner.bridge.contract import BridgeError
-from ambient_runner.bridges.gemini_cli.worker import TurnRunner, TurnSpec
+from ambient_runner.bridges.contract import BridgeError
+from ambient_runner.bridges.gemini_cli.session import TurnRunner, TurnSpec
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.group import ProcessGroup
 from ambient_runner.process.stderr_tail import StderrTail

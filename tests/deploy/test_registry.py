@@ -16,7 +16,7 @@ from ambient_runner.bridges.claude import auth as claude_auth
 from ambient_runner.bridges.codex_sdk import auth as codex_auth
 from ambient_runner.bridges.codex_sdk import config as codex_config
 from ambient_runner.bridges.gemini_cli import auth as gemini_auth
-from ambient_runner.bridges.gemini_cli import cli_config as gemini_config
+from ambient_runner.bridges.gemini_cli import config as gemini_config
 from ambient_runner.settings import DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES
 from tests.deploy.helpers import ROOT
 

@@ -22,7 +22,7 @@ from runners import cmdline, descendants, wait_for
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpError
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles, current_minute
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
-from ambient_runner.bridges.gemini_cli.cli_config import GeminiHome
+from ambient_runner.bridges.gemini_cli.config import GeminiHome
 from ambient_runner.scripted_models.gemini import THOUGHT_TEXT, ScriptedGeminiServer
 from ambient_runner.settings import RunnerSettings
 from tests.gemini.helpers import make_settings
@@ -39,8 +39,8 @@ def harness_for(bridge: GeminiCliBridge, settings: RunnerSettings) -> RunnerHarn
 
 
 def server(bridge: GeminiCliBridge) -> ScriptedGeminiServer:
-    assert bridge.scripted_server is not None
-    return bridge.scripted_server
+    assert bridge.scripted is not None
+    return bridge.scripted
 
 
 def model_turns(bridge: GeminiCliBridge) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from runner_kits import collect, make_turn
 
 from ambient_runner.bridges.gemini_cli.auth import CREDENTIAL_FILE_NAMES, resolve_auth
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
-from ambient_runner.bridges.gemini_cli.cli_config import GeminiHome, turn_argv
+from ambient_runner.bridges.gemini_cli.config import GeminiHome, turn_argv
 from tests.gemini.helpers import make_settings
 
 AUTH_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT",

@@ -1,4 +1,4 @@
-"""Run options parsed from forwardedProps (ambient_runner.bridge.options) for each runner's declaration."""
+"""Run options parsed from forwardedProps (ambient_runner.bridges.options) for each runner's declaration."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ambient_runner.bridge.contract import OptionError, RunOptions
 from ambient_runner.bridges.claude.bridge import OPTIONS as CLAUDE
 from ambient_runner.bridges.codex_sdk.bridge import OPTIONS as CODEX
+from ambient_runner.bridges.contract import OptionError, RunOptions
 from ambient_runner.bridges.gemini_cli.bridge import OPTIONS as GEMINI
 from ambient_runner.bridges.gemini_cli.bridge import STREAM_JSON_OPTIONS as GEMINI_STREAM_JSON
 from ambient_runner.settings import RunnerSettings

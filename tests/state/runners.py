@@ -19,7 +19,7 @@ from process_bridge import FakeCliBridge
 from runner_process import free_port
 
 from ambient_runner.app import create_app
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.extension import StateSyncExtension
 from tests.state.state_fakes import StatefulFakeBridge

@@ -15,7 +15,7 @@ from dataclasses import replace
 from ag_ui.core import BaseEvent
 from process_bridge import FakeCliBridge, script
 
-from ambient_runner.bridge.contract import Turn
+from ambient_runner.bridges.contract import Turn
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.session_map import SessionMap
 

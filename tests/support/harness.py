@@ -20,7 +20,7 @@ from ag_ui_validate.pytest_plugin import assert_valid_agui
 from prometheus_client.parser import text_string_to_metric_families
 
 from ambient_runner.app import create_app
-from ambient_runner.bridge.contract import Bridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.extension import state_extensions
 

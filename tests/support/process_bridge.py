@@ -12,7 +12,7 @@ from pathlib import Path
 from ag_ui.core import BaseEvent, Event, RawEvent
 from pydantic import TypeAdapter, ValidationError
 
-from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
 

@@ -23,9 +23,9 @@ import pytest
 from harness import RunnerHarness
 from proctable import group_members
 
-from ambient_runner.bridge.contract import Bridge
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.process import proc_stat
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
@@ -97,7 +97,7 @@ class ScriptedRunner:
             app = bridge._app  # noqa: SLF001 - the test checks the process table
             return {app.pgid} if app is not None and app.alive and app.pgid else set()
         if isinstance(bridge, ClaudeBridge):
-            return {s.pid for s in bridge._sessions.values() if s.pid}  # noqa: SLF001
+            return {s.pid for s in bridge._clients.values() if s.pid}  # noqa: SLF001
         if isinstance(bridge, GeminiCliBridge) and bridge.live.pgid:  # the live gemini --acp
             return {bridge.live.pgid}
         return set()

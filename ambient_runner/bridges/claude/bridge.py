@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,69 +21,54 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, SystemMessage
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
 
 from ag_ui_claude import ClaudeEventAdapter
 from ag_ui_claude.tasks import task_report
-from ambient_runner.bridge.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
-from ambient_runner.bridge.options import RunnerOptions
-from ambient_runner.bridge.pauses import TERMINAL_EVENTS, Paused, Pauses, TurnEnd
+from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
-from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_frontend, own_name, tools_key
-from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
-from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
-from ambient_runner.bridges.claude.options import (
+from ambient_runner.bridges.claude.config import (
     build_options,
     claude_environment,
     find_cli,
     launcher_dir,
     process_group_launcher,
 )
-from ambient_runner.bridges.claude.worker import DEFAULT_PERMISSION_MODE, ClaudeSession
-from ambient_runner.mcp import config as mcp_config
+from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_frontend, own_name, tools_key
+from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
+from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
+from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
+from ambient_runner.bridges.claude.session import DEFAULT_PERMISSION_MODE, ClaudeSession
+from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
+from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd
 from ambient_runner.mcp.render import claude_servers
-from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.model_proxy import Upstream
 from ambient_runner.runs.interrupts import Answer, PendingInterrupt
 from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.session_map import SessionMap
 
-SHUTDOWN_TIMEOUT = 40.0
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")
-MCP_STATES = {"connected": "connected", "failed": "failed", "pending": "pending", "needs-auth": "needs-auth",
-              "disabled": "disabled"}
 
 
-def _init_mcp_servers(item: Any) -> list[dict[str, Any]] | None:
-    """``mcp_servers`` of a ``system/init`` message (raw dict or typed SystemMessage), else ``None``."""
-    if isinstance(item, SystemMessage):
-        item = {"type": "system", "subtype": item.subtype, **(item.data if isinstance(item.data, dict) else {})}
-    if isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init":
-        servers = item.get("mcp_servers")
-        return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
-    return None
-
-
-class ClaudeBridge(Bridge):
+class ClaudeBridge(CliBridge[ClaudeAuth]):
     runner_type = "claude"
     framework: ClassVar[str] = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
+    options = OPTIONS
+    scripted_model = AnthropicScriptedServer
 
     def __init__(self, settings: RunnerSettings) -> None:
-        self.settings = settings
-        self.scripted: AnthropicScriptedServer | None = None
-        self._sessions: dict[str, ClaudeSession] = {}
-        self._session_map: SessionMap | None = None
+        super().__init__(settings)
+        self._clients: dict[str, ClaudeSession] = {}  # thread -> its Claude Code process
         self._cli_path: Path | None = None
-        self.mcp = settings.mcp_servers
-        self._mcp_reported: dict[str, McpServerStatus] = {}
-        self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
+        self._mcp_status = ClaudeMcpStatus(self.mcp)
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
         self._frontend_tools: dict[str, list[Tool]] = {}  # thread -> the frontend tools of its latest run
         self._frontend_calls = FrontendCalls()
@@ -94,78 +79,47 @@ class ClaudeBridge(Bridge):
         shell snapshots and caches."""
         return [*self.credential_files, "debug", "shell-snapshots", "statsig", "cache", "*.sock", "*.lock"]
 
-    async def startup(self) -> None:
+    async def prepare(self) -> None:
         os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")  # read by the SDK in this process
         (self.settings.state_dir / "home").mkdir(parents=True, exist_ok=True)
-        self._session_map = SessionMap(self.settings.state_dir)
-        if self.settings.runner_scripted_model and self.scripted is None:
-            self.scripted = AnthropicScriptedServer().start()
-        await self.start_model_proxy(model_upstream(self.auth()), self.settings.runner_model_proxy)
+        self.sessions.reload()  # the state dir may have been hydrated from the store since it was read
 
-    async def shutdown(self) -> None:
-        await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
-        sessions, self._sessions = list(self._sessions.values()), {}
-        if sessions:
-            await asyncio.wait_for(asyncio.gather(*(s.close() for s in sessions), return_exceptions=True),
-                                   SHUTDOWN_TIMEOUT)
-        if self.scripted is not None:
-            self.scripted.stop()
-            self.scripted = None
-        await self.stop_model_proxy()
+    async def stop_cli(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
         launcher = launcher_dir()
         if launcher.exists():
             shutil.rmtree(launcher, ignore_errors=True)
 
     # ----- status ----------------------------------------------------------------------------------------
-    def auth(self) -> ClaudeAuth:
+    def resolve_auth(self) -> ClaudeAuth:
         if self.settings.runner_scripted_model:
-            base_url = self.scripted.base_url if self.scripted is not None else "http://127.0.0.1:0"
-            return scripted_auth(base_url)
+            return scripted_auth(self.scripted_url or "http://127.0.0.1:0")
         return resolve_auth(os.environ)
+
+    def model_upstream(self) -> Upstream | None:
+        return model_upstream(self.auth)
 
     def readiness(self) -> Readiness:
         if find_cli() is None:
             return Readiness(False, ["CLAUDE_CLI_PATH"],
                              "The Claude Code CLI was not found (claude-agent-sdk bundles it; or set CLAUDE_CLI_PATH).")
-        auth = self.auth()
+        auth = self.auth
         if not auth.ok:
-            return Readiness(False, auth.missing, auth.describe_missing())
+            return Readiness(False, auth.missing, auth.problem)
         return Readiness(True, detail=f"claude credentials: {auth.source}")
 
-    def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type="claude", framework=self.framework, reasoning=True, mcp=True, approvals=True,
-                            client_tools=True,
-                            subagents=True, input_mime_types=sorted(self.attachment_types),
-                            default_model=self.settings.runner_default_model, models=OPTIONS.models(self.settings),
-                            options=OPTIONS.specs(self.settings))
-
-    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
-        return OPTIONS.parse(forwarded_props, self.settings)
-
-    def secret_values(self) -> Iterable[str]:
-        return [*self.auth().secrets, *mcp_config.secret_values(self.mcp)]
+    def features(self) -> dict[str, bool]:
+        return {"reasoning": True, "mcp": True, "approvals": True, "client_tools": True, "subagents": True}
 
     async def mcp_status(self) -> list[dict[str, Any]]:
-        """What the latest ``init`` message said about each server (``configured`` before the first run)."""
-        return configured(self.mcp, self._mcp_reported)
-
-    def _note_mcp_status(self, servers: list[dict[str, Any]]) -> None:
-        for entry in servers:
-            name = str(entry.get("name", ""))
-            server = self.mcp.servers.get(name)
-            if server is not None:
-                self._mcp_reported[name] = McpServerStatus(
-                    name=name, transport=server.transport,
-                    status=MCP_STATES.get(str(entry.get("status")), "configured"),  # type: ignore[arg-type]
-                    source="claude init message")
+        return self._mcp_status.status()
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         """A turn of Claude Code; when the thread's last run paused on a person's answer, that turn goes on first
         (its answer is given by now) and the run's new message, if any, follows it."""
-        auth = self.auth()
-        if not auth.ok:
-            raise BridgeError(auth.describe_missing(), code="AUTH_MISSING")
+        self.require_auth()
         self.pauses.adopt_policy(turn.thread_id, turn.options)
         parked = self.pauses.take(turn.thread_id)
         has_prompt = bool(turn.prompt.strip())
@@ -180,7 +134,7 @@ class ClaudeBridge(Bridge):
                 return
         session = self._session(turn.thread_id)
         adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
-        model = turn.options.model or self.settings.runner_default_model
+        model = turn.options.model or self.default_model
         permission_mode = "plan" if turn.options.mode == "plan" else DEFAULT_PERMISSION_MODE
         self._frontend_tools[turn.thread_id] = list(turn.input.tools or ())
         messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
@@ -202,9 +156,7 @@ class ClaudeBridge(Bridge):
                                                     note_started=adapter.note_started):
                         yield event
                     return
-                servers = _init_mcp_servers(item)
-                if servers is not None:
-                    self._note_mcp_status(servers)
+                self._mcp_status.note(item)
                 events = adapter.feed(item)  # first: it learns which tasks are foreground sub-agents
                 report = task_report(item)
                 if report is not None and not adapter.subagents.owns(report.task_id):  # a background task
@@ -221,8 +173,7 @@ class ClaudeBridge(Bridge):
                         why = self._stopped.pop(event.tool_call_id)
                         event = event.model_copy(update={"content": f"{why}\n\n{event.content}"})
                     if isinstance(event, RunErrorEvent):
-                        raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
-                                          stderr_tail=turn.stderr_tail.text())
+                        raise BridgeError.of_event(event, turn.stderr_tail.text())
                     yield event
             for event in adapter.finish():
                 yield event
@@ -263,7 +214,7 @@ class ClaudeBridge(Bridge):
     async def _answer_of(self, thread_id: str, pending: PendingInterrupt) -> Answer | None:
         """Tell the thread's running turn that the CLI waits, then wait for the answer (None: the runner stopped
         first)."""
-        session = self._sessions.get(thread_id)
+        session = self._clients.get(thread_id)
         if session is not None:
             await session.pause(pending.id)
         try:
@@ -272,12 +223,12 @@ class ClaudeBridge(Bridge):
             return None
 
     async def interrupt(self, thread_id: str) -> None:
-        session = self._sessions.get(thread_id)
+        session = self._clients.get(thread_id)
         if session is not None:
             await session.interrupt()
 
     async def stop_task(self, task: BackgroundTask) -> None:
-        session = self._sessions.get(task.thread_id)
+        session = self._clients.get(task.thread_id)
         if session is None or not await session.stop_task(task.task_id):
             raise TaskNotStoppableError(f"the Claude Code process of task {task.task_id} is gone")
 
@@ -290,20 +241,15 @@ class ClaudeBridge(Bridge):
 
     # ----- sessions --------------------------------------------------------------------------------------
     def _session(self, thread_id: str) -> ClaudeSession:
-        session = self._sessions.get(thread_id)
+        session = self._clients.get(thread_id)
         if session is None:
-            session_map = self._map()
+            session_map = self.sessions
             session = ClaudeSession(
                 thread_id, self._options_factory(thread_id), session_id=session_map.get(thread_id),
                 on_session_id=lambda session_id: session_map.set(thread_id, session_id),
                 between_turns=lambda item: self._between_turns(thread_id, item))
-            self._sessions[thread_id] = session
+            self._clients[thread_id] = session
         return session
-
-    def _map(self) -> SessionMap:
-        if self._session_map is None:
-            self._session_map = SessionMap(self.settings.state_dir)
-        return self._session_map
 
     def _options_factory(self, thread_id: str):  # noqa: ANN202 - see worker.OptionsFactory
         def make(resume: str | None, model: str | None, stderr, effort: str | None = None  # noqa: ANN001
@@ -313,7 +259,7 @@ class ClaudeBridge(Bridge):
                 raise BridgeError("The Claude Code CLI was not found.", code="CLI_NOT_FOUND")
             if self._cli_path is None:
                 self._cli_path = process_group_launcher(cli, launcher_dir())
-            env = claude_environment(self.settings, through_proxy(self.auth(), self.model_proxy).env,
+            env = claude_environment(self.settings, through_proxy(self.auth, self.model_proxy).env,
                                      passthrough=self.mcp.references())
             return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
                                  stderr=stderr, effort=effort, mcp_servers={

@@ -9,7 +9,7 @@
   session stay. A turn the core closes early is cancelled the same way; if the CLI does not end it in time, the
   CLI is restarted.
 * Approvals: ``session/request_permission`` becomes an interrupt; the run ends, the turn is parked
-  (``bridge.pauses``) and the thread's next run, which brings the answer, streams the rest of it.
+  (``bridges.pauses``) and the thread's next run, which brings the answer, streams the rest of it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from typing import Any
 from ag_ui.core import BaseEvent, RunErrorEvent
 
 from ag_ui_gemini_cli import GeminiAcpAdapter
-from ambient_runner.bridge.contract import BridgeError, Turn
-from ambient_runner.bridge.pauses import TERMINAL_EVENTS, Following, ParkedTurn, Pauses, TurnEnd
+from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.bridges.gemini_cli.acp.approvals import (
     REFUSED_RESULT,
     approval_request,
@@ -36,6 +35,7 @@ from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
 from ambient_runner.bridges.gemini_cli.acp.feed import PromptFeed
 from ambient_runner.bridges.gemini_cli.acp.live import AcpSession, LiveGemini
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
+from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Following, ParkedTurn, Pauses, TurnEnd
 from ambient_runner.runs.interrupts import Answer, InterruptBook, PendingInterrupt
 from ambient_runner.state.session_map import SessionMap
 
@@ -183,8 +183,7 @@ class AcpTurns:
                         continue
                     if isinstance(event, RunErrorEvent):
                         self._take_stderr(turn, feed.stderr_mark)
-                        raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
-                                          stderr_tail=turn.stderr_tail.text())
+                        raise BridgeError.of_event(event, turn.stderr_tail.text())
                     yield event
                 if paused:
                     end.paused = True

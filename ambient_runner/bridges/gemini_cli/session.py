@@ -20,7 +20,7 @@ from pathlib import Path
 from ag_ui.core import BaseEvent, RawEvent, RunErrorEvent, RunFinishedEvent
 
 from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
-from ambient_runner.bridge.contract import BridgeError, Turn
+from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
@@ -111,8 +111,7 @@ class TurnRunner:
                     yield event
                 return  # the core ends the run as cancelled
             if isinstance(terminal, RunErrorEvent):
-                raise BridgeError(terminal.message, code=terminal.code or "AGENT_ERROR",
-                                  stderr_tail=turn.stderr_tail.text())
+                raise BridgeError.of_event(terminal, turn.stderr_tail.text())
             if terminal is not None:
                 yield terminal
                 return

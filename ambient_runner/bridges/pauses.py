@@ -27,7 +27,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from ambient_runner.bridge.contract import RunOptions, Turn
+from ambient_runner.bridges.contract import RunOptions, Turn
 from ambient_runner.runs.interrupts import Answer, InterruptBook, refusal_note
 
 # A turn's end when it is not the run's end (a paused turn finishing before the run's new message): dropped.

@@ -40,7 +40,7 @@ def serve(
 
 def _register_client() -> None:
     try:
-        from ambient_runner.cli.client import register
+        from ambient_runner.client.run import register
     except ImportError:  # pragma: no cover - client not installed
         return
     register(app)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ambient_runner.bridge.contract import OptionError, OptionSpec, RunOptions
+from ambient_runner.bridges.contract import OptionError, OptionSpec, RunOptions
 from ambient_runner.settings import RunnerSettings
 
 MODES = ("default", "plan")

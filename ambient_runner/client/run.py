@@ -33,8 +33,8 @@ import typer
 from httpx_sse import EventSource
 from rich.console import Console
 
-from ambient_runner.cli.answers import interrupts_of, resume_entries
-from ambient_runner.cli.render import TERMINAL_TYPES, EventRenderer
+from ambient_runner.client.answers import interrupts_of, resume_entries
+from ambient_runner.client.render import TERMINAL_TYPES, EventRenderer
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
 EXIT_WAITING = 5  # the run waits for a person and nobody here can answer
