@@ -127,3 +127,11 @@ def test_errors_and_ends() -> None:
                                                          "model_usage": []}}}
     assert end(cut, answered=True)["code"] == "PROVIDER_ERROR"  # the stream broke off: not a success
     assert end(cut)["type"] == "RUN_FINISHED"  # nothing was answered (a slash command): no model call to miss
+
+
+def test_one_terminal_event_and_nothing_after_it() -> None:
+    adapter = GeminiAcpAdapter("t", "r")
+    feed(adapter, chunk("agent_message_chunk", "partial "))
+    ended = adapter.end({"stopReason": "max_turn_requests"})
+    assert [e.type for e in ended] == ["TEXT_MESSAGE_END", "RUN_ERROR"] and adapter.terminal is ended[-1]
+    assert feed(adapter, chunk("agent_message_chunk", "late")) == []
