@@ -7,6 +7,9 @@ Use from an adapter (each call returns the AG-UI events to emit, in order)::
     blocks.text("m1", "Hel")              # TEXT_MESSAGE_START (first time) + TEXT_MESSAGE_CONTENT
     blocks.text("m1", "lo")               # TEXT_MESSAGE_CONTENT
     blocks.close("m1")                    # TEXT_MESSAGE_END (nothing when "m1" is not open)
+    blocks.segment("r", "Hi")             # text of a CLI that names no messages: the open segment's, else a new
+                                          # one's (TEXT_MESSAGE_START msg-r-<n>); its id stays ``last_segment_id``
+    blocks.close_segment()                # TEXT_MESSAGE_END of the open segment (a tool call, a thought: a new one)
     blocks.reasoning("r1", "hm")          # REASONING_START + REASONING_MESSAGE_START (first time) + ..._CONTENT
     blocks.end_reasoning("r1", "sig")     # REASONING_MESSAGE_END, REASONING_ENCRYPTED_VALUE (with a signature),
                                           # REASONING_END
@@ -19,7 +22,8 @@ Use from an adapter (each call returns the AG-UI events to emit, in order)::
     blocks.fail(failure)                  # close_all() + RUN_ERROR(failure.message, failure.code)
 
 Ids: a block is named by the CLI's own id (item id, line uuid, tool call id) when it has one, else by
-``next_message_id(run_id)``: ``msg-<run id>-<n>``. A tool result's message id is ``<tool call id>-result``
+``next_message_id(run_id)``: ``msg-<run id>-<n>`` (``prefix``: ``reasoning-<run id>-<n>``, one count for
+all). A tool result's message id is ``<tool call id>-result``
 (``result_suffix`` says otherwise for an adapter whose clients already know another suffix).
 
 ``close_all()`` closes text messages first, then reasoning, then tool calls, each in the order they opened.
@@ -79,11 +83,13 @@ class BlockTracker:
         self._names: dict[str, str] = {}  # tool call started here -> its name (ordered)
         self._answered: set[str] = set()  # tool calls with a result
         self._messages = 0
+        self._segment: str | None = None  # the open text segment (``segment``)
+        self.last_segment_id: str | None = None  # the last one opened: the parent of a tool call after it
 
-    def next_message_id(self, run_id: str) -> str:
-        """A new message id for a CLI that names none: ``msg-<run id>-<n>``."""
+    def next_message_id(self, run_id: str, prefix: str = "msg") -> str:
+        """A new message id for a CLI that names none: ``<prefix>-<run id>-<n>``, one count whatever the prefix."""
         self._messages += 1
-        return f"msg-{run_id}-{self._messages}"
+        return f"{prefix}-{run_id}-{self._messages}"
 
     def is_open(self, block_id: str) -> bool:
         return block_id in self._texts or block_id in self._reasoning or block_id in self._tools
@@ -98,6 +104,18 @@ class BlockTracker:
         self._texts[message_id] = marks
         return [TextMessageStartEvent(message_id=message_id, role="assistant", timestamp=timestamp, **marks),
                 content]
+
+    def segment(self, run_id: str, delta: str, *, timestamp: int | None = None) -> list[BaseEvent]:
+        """Text of a CLI that names no messages: ``delta`` of the open segment, else of a new one."""
+        segment = self._segment
+        if segment is None or segment not in self._texts:
+            segment = self._segment = self.last_segment_id = self.next_message_id(run_id)
+        return self.text(segment, delta, timestamp=timestamp)
+
+    def close_segment(self) -> list[BaseEvent]:
+        """Close the open text segment (nothing when there is none); the next ``segment`` opens a new one."""
+        segment, self._segment = self._segment, None
+        return self._end_text(segment) if segment is not None and segment in self._texts else []
 
     def _end_text(self, message_id: str) -> list[BaseEvent]:
         return [TextMessageEndEvent(message_id=message_id, **self._texts.pop(message_id))]

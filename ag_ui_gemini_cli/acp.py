@@ -1,6 +1,7 @@
 """Gemini CLI ACP messages (``gemini --acp``, one prompt of one session) -> AG-UI events.
 
-One transform loop (``update``), one handler per ``sessionUpdate`` kind, and the prompt's ends:
+The shared transform loop (``ag_ui_cli_common.CliAdapter``: ``feed`` one ``session/update``'s ``update``), one
+handler per ``sessionUpdate`` kind, and the prompt's ends:
 
 * ``agent_message_chunk`` -> text (a tool call closes the message; the next text opens a new one). The CLI's
   ``[MODE_UPDATE] <mode>`` chunk (an approval-mode change reported as assistant text) is not text: dropped.
@@ -12,7 +13,7 @@ One transform loop (``update``), one handler per ``sessionUpdate`` kind, and the
   ``toolCallId``'s prefix before ``__`` (``run_shell_command__run_shell_command_17..._0``), the arguments are
   ``{"command": <title>}`` for shell calls, the diff for edits, the JSON text an MCP call shows, else the title.
   The result is the update's content (empty for shell calls: the CLI does not send their output).
-* the ``session/prompt`` result -> ``RUN_FINISHED`` with the usage of ``_meta.quota`` (``finish``); a JSON-RPC error
+* the ``session/prompt`` result -> ``RUN_FINISHED`` with the usage of ``_meta.quota`` (``end``); a JSON-RPC error
   (its code is the model API's HTTP status) -> ``RUN_ERROR`` with the same codes as stream-json (``fail``).
 * anything else (commands list, a user message replayed by a load) -> nothing; an unknown kind -> ``RAW``.
 """
@@ -20,30 +21,13 @@ One transform loop (``update``), one handler per ``sessionUpdate`` kind, and the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
-from ag_ui.core import (
-    BaseEvent,
-    RawEvent,
-    ReasoningEndEvent,
-    ReasoningMessageContentEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    ReasoningStartEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    TokenUsage,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from ag_ui.core import BaseEvent, RawEvent, RunFinishedEvent, TokenUsage
 
-from ag_ui_gemini_cli.errors import describe_error
+from ag_ui_cli_common import CliAdapter, ErrorCode, Failure
+from ag_ui_gemini_cli.errors import AGENT, describe_error
 from ag_ui_gemini_cli.usage import PROVIDER
 
 SOURCE = "gemini-cli"
@@ -54,21 +38,27 @@ QUIET_UPDATES = frozenset({"available_commands_update", "user_message_chunk", "c
                            "plan", "usage_update", "session_info_update", "config_option_update"})
 ENDED = frozenset({"completed", "failed"})
 STOP_ERRORS = {
-    "max_turn_requests": ("TURN_LIMIT", "The Gemini CLI stopped the turn: it reached its limit of model requests "
-                                        "for one turn (or detected a loop)."),
-    "max_tokens": ("CONTEXT_WINDOW_EXCEEDED", "The conversation no longer fits the model's context window."),
+    "max_turn_requests": Failure("The Gemini CLI stopped the turn: it reached its limit of model requests for one "
+                                 "turn (or detected a loop).", ErrorCode.TURN_LIMIT),
+    "max_tokens": Failure("The conversation no longer fits the model's context window.",
+                          ErrorCode.CONTEXT_WINDOW_EXCEEDED),
 }
 
 
 # The CLI ends a prompt whose model stream broke off (the connection closed mid-answer) as an ordinary end_turn;
 # only the missing usage (the stream's last chunk carries it) tells. Not a success: what arrived is incomplete.
-CUT_SHORT = ("The model API's stream ended before the answer was complete (the connection closed mid-stream); "
-             "what arrived is shown above. Try again.")
+CUT_SHORT = Failure("The model API's stream ended before the answer was complete (the connection closed "
+                    "mid-stream); what arrived is shown above. Try again.", ErrorCode.PROVIDER_ERROR)
+
+
+def _quota(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    quota = (result.get("_meta") or {}).get("quota") if isinstance(result.get("_meta"), Mapping) else None
+    return quota if isinstance(quota, Mapping) else None
 
 
 def _no_model_usage(result: Mapping[str, Any]) -> bool:
-    quota = (result.get("_meta") or {}).get("quota") if isinstance(result.get("_meta"), Mapping) else None
-    if not isinstance(quota, Mapping):
+    quota = _quota(result)
+    if quota is None:
         return False
     count = quota.get("token_count") if isinstance(quota.get("token_count"), Mapping) else {}
     return not quota.get("model_usage") and not count.get("input_tokens") and not count.get("output_tokens")
@@ -123,8 +113,8 @@ def tool_arguments(call: Mapping[str, Any]) -> dict[str, Any]:
 
 def usage_entries(result: Mapping[str, Any], model: str | None) -> list[TokenUsage]:
     """Per-model usage from ``_meta.quota`` of a ``session/prompt`` result (the only place ACP has it)."""
-    quota = (result.get("_meta") or {}).get("quota") if isinstance(result.get("_meta"), Mapping) else None
-    if not isinstance(quota, Mapping):
+    quota = _quota(result)
+    if quota is None:
         return []
     per_model = [(str(m.get("model") or model or "unknown"), m.get("token_count") or {})
                  for m in quota.get("model_usage") or () if isinstance(m, Mapping)]
@@ -138,38 +128,32 @@ def usage_entries(result: Mapping[str, Any], model: str | None) -> list[TokenUsa
     return entries
 
 
-class GeminiAcpAdapter:
-    """Translates the updates of one ACP prompt (one AG-UI run of a thread)."""
+class GeminiAcpAdapter(CliAdapter[Mapping[str, Any]]):
+    """Translates the updates of one ACP prompt (one AG-UI run of a thread): ``feed`` one ``session/update``'s
+    ``update``, ``permission`` / ``refused`` for an approval, ``end`` / ``fail`` for the prompt's result."""
+
+    agent = AGENT
+    source = SOURCE
 
     def __init__(self, thread_id: str, run_id: str, model: str | None = None, expects_usage: bool = True) -> None:
-        self.thread_id = thread_id
-        self.run_id = run_id
+        super().__init__(thread_id, run_id)
         self.model = model
         self.expects_usage = expects_usage  # False for a slash command (the CLI answers it with no model call)
         self._answered = False  # the model streamed something
-        self.finished = False
-        self._count = 0
-        self._message_id: str | None = None
-        self._last_message_id: str | None = None
-        self._started: set[str] = set()
-        self._ended: set[str] = set()
-        self._handlers: dict[str, Callable[[Mapping[str, Any]], list[BaseEvent]]] = {
-            "agent_message_chunk": self._on_message, "agent_thought_chunk": self._on_thought,
-            "tool_call": self._on_tool, "tool_call_update": self._on_tool,
-        }
+        self.handlers = {"agent_message_chunk": self._on_message, "agent_thought_chunk": self._on_thought,
+                         "tool_call": self._on_tool, "tool_call_update": self._on_tool}
 
-    # ----- the transform loop ----------------------------------------------------------------------------
-    def update(self, update: Mapping[str, Any]) -> list[BaseEvent]:
-        """Events for one ``session/update``'s ``update``."""
-        kind = str(update.get("sessionUpdate", ""))
-        handler = self._handlers.get(kind)
-        if handler is not None:
-            events = handler(update)
-            self._answered = self._answered or bool(events)
-            return events
-        if kind in QUIET_UPDATES:
-            return []
-        return [RawEvent(event=dict(update), source=SOURCE, metadata={"reason": "unknown_update"})]
+    # ----- the transform loop's ACP parts ----------------------------------------------------------------
+    def parse(self, native: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+        return str(native.get("sessionUpdate", "")), native
+
+    def feed(self, native: Mapping[str, Any], dropped_bytes: int = 0) -> list[BaseEvent]:
+        events = super().feed(native, dropped_bytes)
+        self._answered = self._answered or any(not isinstance(event, RawEvent) for event in events)
+        return events
+
+    def on_unknown(self, kind: Hashable, payload: Mapping[str, Any]) -> list[BaseEvent]:
+        return [] if kind in QUIET_UPDATES else [self.raw(dict(payload), reason="unknown_update")]
 
     def permission(self, tool_call: Mapping[str, Any]) -> list[BaseEvent]:
         """A permission request: its ``toolCall`` starts the call (ACP sends no ``tool_call`` before it)."""
@@ -179,80 +163,45 @@ class GeminiAcpAdapter:
         """A call the person refused: the CLI sends nothing more about it, so it is closed here."""
         return self._result(tool_call_id, message)
 
-    def finish(self, result: Mapping[str, Any]) -> list[BaseEvent]:
-        """The prompt's result: ``RUN_FINISHED`` with usage; nothing for ``cancelled`` (the core ends that run)."""
-        events = self.close_open_blocks()
-        self.finished = True
+    def end(self, result: Mapping[str, Any]) -> list[BaseEvent]:
+        """The prompt's result: ``RUN_FINISHED`` with usage; for ``cancelled`` only the closes (the core ends
+        that run)."""
         stop = str(result.get("stopReason", "end_turn"))
         if stop == "cancelled":
-            return events
+            return self.blocks.close_all()
         if stop in STOP_ERRORS:
-            code, message = STOP_ERRORS[stop]
-            return [*events, RunErrorEvent(message=message, code=code)]
-        usage = usage_entries(result, self.model)
+            return self.blocks.fail(STOP_ERRORS[stop])
         if self._answered and self.expects_usage and _no_model_usage(result):
-            return [*events, RunErrorEvent(message=CUT_SHORT, code="PROVIDER_ERROR")]
-        return [*events, RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage or None)]
+            return self.blocks.fail(CUT_SHORT)
+        usage = usage_entries(result, self.model)
+        return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage or None))
 
     def fail(self, error: Mapping[str, Any]) -> list[BaseEvent]:
         """A JSON-RPC error of ``session/prompt``: its ``code`` is the model API's HTTP status."""
-        events = self.close_open_blocks()
-        self.finished = True
         code = error.get("code")
         status = code if isinstance(code, int) and 400 <= code < 600 else None
         text = str(error.get("message") or "")
         details = error.get("data", {}).get("details") if isinstance(error.get("data"), Mapping) else None
-        described = describe_error(f"{text} {details}" if details else text, status=status)
-        return [*events, RunErrorEvent(message=described.message, code=described.code)]
-
-    def close_open_blocks(self) -> list[BaseEvent]:
-        """END events for what is open (the text message; a tool call is whole once started)."""
-        return self._close_text()
-
-    def has_started(self, tool_call_id: str) -> bool:
-        return tool_call_id in self._started
-
-    def note_started(self, tool_call_id: str) -> None:
-        self._started.add(tool_call_id)
-
-    # ----- blocks ----------------------------------------------------------------------------------------
-    def _next_id(self, kind: str) -> str:
-        self._count += 1
-        return f"{kind}-{self.run_id}-{self._count}"
-
-    def _close_text(self) -> list[BaseEvent]:
-        if self._message_id is None:
-            return []
-        event = TextMessageEndEvent(message_id=self._message_id)
-        self._message_id = None
-        return [event]
+        return self.blocks.fail(describe_error(f"{text} {details}" if details else text, status=status))
 
     # ----- handlers --------------------------------------------------------------------------------------
     def _on_message(self, update: Mapping[str, Any]) -> list[BaseEvent]:
         text = _content_text(update)
         if not text or text.startswith(MODE_UPDATE):
             return []
-        events: list[BaseEvent] = []
-        if self._message_id is None:
-            self._message_id = self._last_message_id = self._next_id("msg")
-            events.append(TextMessageStartEvent(message_id=self._message_id, role="assistant"))
-        events.append(TextMessageContentEvent(message_id=self._message_id, delta=text))
-        return events
+        return self.blocks.segment(self.run_id, text)
 
     def _on_thought(self, update: Mapping[str, Any]) -> list[BaseEvent]:
         text = thought_text(_content_text(update))
         if not text:
             return []
-        events = self._close_text()
-        reasoning_id = self._next_id("reasoning")
-        return [*events, ReasoningStartEvent(message_id=reasoning_id),
-                ReasoningMessageStartEvent(message_id=reasoning_id, role="reasoning"),
-                ReasoningMessageContentEvent(message_id=reasoning_id, delta=text),
-                ReasoningMessageEndEvent(message_id=reasoning_id), ReasoningEndEvent(message_id=reasoning_id)]
+        events = self.blocks.close_segment()
+        reasoning_id = self.blocks.next_message_id(self.run_id, "reasoning")
+        return events + self.blocks.reasoning(reasoning_id, text) + self.blocks.end_reasoning(reasoning_id)
 
     def _on_tool(self, update: Mapping[str, Any]) -> list[BaseEvent]:
         tool_call_id = str(update.get("toolCallId") or "")
-        if not tool_call_id or tool_call_id in self._ended:
+        if not tool_call_id or self.blocks.has_result(tool_call_id):
             return []
         events = self._start(update)
         status = update.get("status")
@@ -265,22 +214,14 @@ class GeminiAcpAdapter:
 
     def _start(self, call: Mapping[str, Any]) -> list[BaseEvent]:
         tool_call_id = str(call.get("toolCallId") or "")
-        if not tool_call_id or tool_call_id in self._started:
+        if not tool_call_id or self.blocks.has_started(tool_call_id):
             return []
-        self._started.add(tool_call_id)
-        events = self._close_text()
-        events += [ToolCallStartEvent(tool_call_id=tool_call_id, tool_call_name=tool_name(tool_call_id),
-                                      parent_message_id=self._last_message_id),
-                   ToolCallArgsEvent(tool_call_id=tool_call_id, delta=json.dumps(tool_arguments(call))),
-                   ToolCallEndEvent(tool_call_id=tool_call_id)]
-        return events
+        return self.blocks.close_segment() + self.blocks.tool_call(
+            tool_call_id, tool_name(tool_call_id), json.dumps(tool_arguments(call)),
+            parent_message_id=self.blocks.last_segment_id)
 
     def _result(self, tool_call_id: str, content: str) -> list[BaseEvent]:
-        if tool_call_id in self._ended:
-            return []
-        self._ended.add(tool_call_id)
-        return [ToolCallResultEvent(message_id=f"{tool_call_id}-result", tool_call_id=tool_call_id,
-                                    content=content, role="tool")]
+        return [] if self.blocks.has_result(tool_call_id) else self.blocks.tool_result(tool_call_id, content)
 
 
 def _content_text(update: Mapping[str, Any]) -> str:

@@ -62,8 +62,6 @@ class GeminiCliAdapter(CliAdapter[str]):
         super().__init__(thread_id, run_id)
         self.session_id: str | None = None
         self.model: str | None = None
-        self._text_id: str | None = None  # the assistant text message being written
-        self._last_text_id: str | None = None  # the parent of the next tool call
         self._answer_chars: list[str] = []  # assistant text, for the output-token estimate
         self._last_error: str | None = None
         self.handlers = {
@@ -92,21 +90,15 @@ class GeminiCliAdapter(CliAdapter[str]):
     def _on_message(self, line: MessageLine) -> list[BaseEvent]:
         if line.role != "assistant" or not line.content:
             return []  # the CLI echoes the user's prompt; empty deltas are dropped
-        if self._text_id is None or not self.blocks.is_open(self._text_id):
-            self._text_id = self._last_text_id = self.blocks.next_message_id(self.run_id)
-        events = self.blocks.text(self._text_id, line.content, timestamp=_millis(line.timestamp))
+        events = self.blocks.segment(self.run_id, line.content, timestamp=_millis(line.timestamp))
         self._answer_chars.append(line.content)
         if not line.delta:  # a whole message at once
-            events += self._close_text()
+            events += self.blocks.close_segment()
         return events
 
-    def _close_text(self) -> list[BaseEvent]:
-        text_id, self._text_id = self._text_id, None
-        return self.blocks.close(text_id) if text_id is not None else []
-
     def _on_tool_use(self, line: ToolUseLine) -> list[BaseEvent]:
-        return self._close_text() + self.blocks.tool_call(
-            line.tool_id, line.tool_name, json.dumps(line.parameters), parent_message_id=self._last_text_id,
+        return self.blocks.close_segment() + self.blocks.tool_call(
+            line.tool_id, line.tool_name, json.dumps(line.parameters), parent_message_id=self.blocks.last_segment_id,
             timestamp=_millis(line.timestamp))
 
     def _on_tool_result(self, line: ToolResultLine) -> list[BaseEvent]:
@@ -128,7 +120,6 @@ class GeminiCliAdapter(CliAdapter[str]):
                             timestamp=_millis(line.timestamp))]
 
     def _on_result(self, line: ResultLine) -> list[BaseEvent]:
-        self._text_id = None  # closed with everything else before the terminal event
         timestamp = _millis(line.timestamp)
         if line.status == "success":
             usage = usage_from_stats(line.stats, self.model, "".join(self._answer_chars))

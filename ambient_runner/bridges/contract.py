@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ag_ui.core import BaseEvent, RunAgentInput
+from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -45,6 +45,11 @@ class BridgeError(Exception):
         self.message = message
         self.code = code
         self.stderr_tail = stderr_tail
+
+    @classmethod
+    def of_event(cls, event: RunErrorEvent, stderr_tail: str = "") -> BridgeError:
+        """An adapter's ``RUN_ERROR`` as the run's error (the core puts the stderr tail after the message)."""
+        return cls(event.message, code=event.code or "AGENT_ERROR", stderr_tail=stderr_tail)
 
     @classmethod
     def of_start(cls, error: ProcessStartError) -> BridgeError:

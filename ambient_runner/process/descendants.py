@@ -14,34 +14,17 @@ import contextlib
 import os
 import signal
 
+from ambient_runner.process.proc_stat import descendants, processes
+
 REAP_AFTER_STOP = 30.0  # s a tool may take to exit after its turn ended and still be reaped
 _reapers: set[asyncio.Task[None]] = set()
 
 
 def descendant_groups(pid: int) -> set[int]:
     """Process groups of ``pid``'s live descendants, other than ``pid``'s own group."""
-    children: dict[int, list[int]] = {}
-    groups: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] == "Z":
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-        groups[int(entry)] = int(fields[2])
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(groups[child])
-            todo.append(child)
-    found.discard(groups.get(pid, pid))
-    return found
+    live = [stat for stat in processes() if not stat.zombie]
+    own = next((stat.pgid for stat in live if stat.pid == pid), pid)
+    return {stat.pgid for stat in descendants(pid, live)} - {own}
 
 
 def group_exists(pgid: int) -> bool:

@@ -26,6 +26,8 @@ import signal as signals
 import subprocess
 from typing import Any, Protocol, TypeVar
 
+from ambient_runner.process.proc_stat import processes
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 POLL_FIRST, POLL_MAX = 0.005, 0.1  # s between two looks at a dying group: doubling from the first to the most
@@ -203,14 +205,4 @@ class ProcessGroup:
 
 def has_live_member(pgid: int) -> bool:
     """Whether a process of group ``pgid`` is alive (not a zombie), from /proc."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+    return any(stat.pgid == pgid and not stat.zombie for stat in processes())

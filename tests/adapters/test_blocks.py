@@ -63,3 +63,20 @@ def test_a_call_streamed_elsewhere_is_not_started_again() -> None:
     assert blocks.has_started("c1") and blocks.start_tool("c1", "Bash") == [] and blocks.tool_args("c1", "{}") == []
     assert wire_all(blocks.tool_result("c1", "ok")) == [
         {"type": "TOOL_CALL_RESULT", "messageId": "c1-result", "toolCallId": "c1", "content": "ok", "role": "tool"}]
+
+
+def test_segments_of_a_cli_that_names_no_messages_and_prefixed_ids() -> None:
+    blocks = BlockTracker()
+    assert blocks.close_segment() == [] and blocks.last_segment_id is None
+    events = [*blocks.segment("r", "Hel"), *blocks.segment("r", "lo")]
+    reasoning_id = blocks.next_message_id("r", "reasoning")  # one count for every prefix
+    events += [*blocks.close_segment(), *blocks.close_segment(),
+               *blocks.tool_call("c1", "shell", "{}", parent_message_id=blocks.last_segment_id),
+               *blocks.segment("r", "Done.")]
+    assert reasoning_id == "reasoning-r-2" and blocks.last_segment_id == "msg-r-3"
+    events += blocks.finish(RunFinishedEvent(thread_id="thread-1", run_id="run-1"))  # closes the open segment
+    events += blocks.segment("r", "again")  # the closed segment is not reopened
+    assert wire_all(events) == [
+        *text("msg-r-1", "Hel", "lo"), *tool("c1", "shell", {}, parentMessageId="msg-r-1"),
+        *text("msg-r-3", "Done."), finished(),
+        *text("msg-r-4", "again")[:2]]

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
 
 def model_bodies(kit: RunnerKit) -> list[Any]:
-    server = kit.bridge.scripted_server  # type: ignore[attr-defined]
+    server = kit.bridge.scripted  # type: ignore[attr-defined]
     return [r.body for r in server.requests if ":streamGenerateContent" in r.path]
 
 

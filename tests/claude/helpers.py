@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import runner_kits
+from proctable import pid_alive
 
 from ambient_runner.settings import RunnerSettings
 
@@ -25,10 +26,8 @@ def claude_pids() -> set[int]:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 argv0 = f.read().split(b"\0", 1)[0]
-            with open(f"/proc/{entry}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if argv0.endswith(b"/claude") and state != "Z":
+        if argv0.endswith(b"/claude") and pid_alive(int(entry)):
             pids.add(int(entry))
     return pids

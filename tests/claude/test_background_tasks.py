@@ -60,7 +60,7 @@ async def test_a_background_command_is_a_task(tmp_path, monkeypatch, isolated_ne
 
         # The CLI answers the finished task by itself (a turn of its own); a run sent while that turn goes on waits
         # for it and gets its own answer, not that turn's.
-        session = runner.bridge._sessions["t1"]  # noqa: SLF001 - the test waits for Claude's own turn to end
+        session = runner.bridge._clients["t1"]  # noqa: SLF001 - the test waits for Claude's own turn to end
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(60):
             while not any("<task-notification>" in json.dumps(r.body) for r in server.requests):

@@ -91,7 +91,7 @@ async def test_second_turn_continues_the_session_also_from_a_new_bridge(settings
     async with harness_for(bridge, settings) as runner:
         first = await runner.run("t-resume", "NOTOOL remember the word PELICAN")
         second = await runner.run("t-resume", "NOTOOL what was the word?")
-        pid = bridge._sessions["t-resume"].pid  # noqa: SLF001
+        pid = bridge._clients["t-resume"].pid  # noqa: SLF001
         last_request = bridge.scripted.bodies()[-1] if bridge.scripted else None
     assert last_request is not None
     assert "NOTOOL remember the word PELICAN" in request_texts([last_request])  # the CLI sent turn 1 again
@@ -155,7 +155,7 @@ async def test_shutdown_leaves_no_claude_process(settings: RunnerSettings) -> No
     async with harness_for(bridge, settings) as runner:
         await runner.run("t-a", "NOTOOL one")
         await runner.run("t-b", "NOTOOL two")
-        pids = {bridge._sessions[t].pid for t in ("t-a", "t-b")}  # noqa: SLF001
+        pids = {bridge._clients[t].pid for t in ("t-a", "t-b")}  # noqa: SLF001
         assert None not in pids and pids <= claude_pids()
         assert all(os.getpgid(p) == p for p in pids)  # each CLI leads its own process group
     assert not pids & claude_pids()

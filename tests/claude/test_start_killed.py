@@ -29,7 +29,7 @@ def _session(tmp_path: Path, cli: Path) -> ClaudeSession:
     return ClaudeSession("t-1", options, session_id=None, on_session_id=lambda _: None)
 
 
-async def start_error(tmp_path: Path, body: str) -> BridgeError:
+async def start_error(tmp_path: Path, body: str, code: str = "CLI_START_FAILED") -> BridgeError:
     """The error of a turn on a CLI that runs ``body`` (a shell script) instead of Claude Code."""
     session = _session(tmp_path, _cli(tmp_path, body))
     try:
@@ -38,7 +38,7 @@ async def start_error(tmp_path: Path, body: str) -> BridgeError:
                 pass
     finally:
         await session.close()
-    assert raised.value.code == "CLI_START_FAILED"
+    assert raised.value.code == code
     return raised.value
 
 
@@ -47,7 +47,7 @@ async def start_error(tmp_path: Path, body: str) -> BridgeError:
     ("sleep 0.2; kill -TERM $$", "killed by SIGTERM"),
 ])
 async def test_a_cli_that_dies_at_start_names_the_signal(tmp_path: Path, body: str, said: str) -> None:
-    error = await start_error(tmp_path, body)
+    error = await start_error(tmp_path, body, code="CLI_KILLED")  # as when it is killed later in a turn
     assert said in str(error), str(error)
 
 

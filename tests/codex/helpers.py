@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from harness import RunnerHarness
+from proctable import pid_alive
 
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.settings import RunnerSettings
@@ -37,10 +38,8 @@ def codex_processes() -> list[tuple[int, str]]:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as handle:
                 argv = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state != "Z" and argv and argv[0].endswith(b"codex_cli_bin/bin/codex"):
+        if pid_alive(int(entry)) and argv and argv[0].endswith(b"codex_cli_bin/bin/codex"):
             found.append((int(entry), b" ".join(argv).decode(errors="replace")))
     return found

@@ -71,6 +71,7 @@ async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkey
         r.server.mode = "ok"
 
         assert events[-1]["type"] == "RUN_ERROR", (command, events[-1])
+        assert events[-1]["code"] == "CLI_KILLED", (command, events[-1])  # the same code from every runner
         assert await wait_gone(groups, r) == [], [(p, s, cmdline(p)) for p, s in r.strays(groups)]
         assert tool_processes(old_pids) == []
         assert not (r.settings.workspace_path / "late.txt").exists()

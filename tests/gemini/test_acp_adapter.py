@@ -23,7 +23,7 @@ def chunk(kind: str, text: str) -> dict[str, Any]:
 
 
 def feed(adapter: GeminiAcpAdapter, *updates: dict[str, Any]) -> list[dict[str, Any]]:
-    return [wire(e) for update in updates for e in adapter.update(update)]
+    return [wire(e) for update in updates for e in adapter.feed(update)]
 
 
 def test_thought_text_tool_and_usage() -> None:
@@ -39,7 +39,7 @@ def test_thought_text_tool_and_usage() -> None:
                    "title": "echo hello > out.txt", "content": [], "locations": [], "kind": "execute"},
                   chunk("agent_message_chunk", "[MODE_UPDATE] autoEdit"),
                   chunk("agent_message_chunk", "Done."))
-    events += [wire(e) for e in adapter.finish({"stopReason": "end_turn", **QUOTA})]
+    events += [wire(e) for e in adapter.end({"stopReason": "end_turn", **QUOTA})]
 
     def reasoning(n: int, text: str) -> list[dict[str, Any]]:
         rid = f"reasoning-r-{n}"
@@ -110,8 +110,8 @@ def test_errors_and_ends() -> None:
             answered: bool = False) -> dict[str, Any] | None:
         adapter = GeminiAcpAdapter("t", "r")
         if answered:
-            adapter.update(chunk("agent_message_chunk", "partial "))
-        events = adapter.fail(error) if error is not None else adapter.finish(result or {})
+            adapter.feed(chunk("agent_message_chunk", "partial "))
+        events = adapter.fail(error) if error is not None else adapter.end(result or {})
         return wire(events[-1]) if events and events[-1].type in ("RUN_ERROR", "RUN_FINISHED") else None
 
     body = '{"error":{"code":401,"message":"API key not valid. (scripted)","status":"UNAUTHENTICATED"}}'
@@ -127,3 +127,11 @@ def test_errors_and_ends() -> None:
                                                          "model_usage": []}}}
     assert end(cut, answered=True)["code"] == "PROVIDER_ERROR"  # the stream broke off: not a success
     assert end(cut)["type"] == "RUN_FINISHED"  # nothing was answered (a slash command): no model call to miss
+
+
+def test_one_terminal_event_and_nothing_after_it() -> None:
+    adapter = GeminiAcpAdapter("t", "r")
+    feed(adapter, chunk("agent_message_chunk", "partial "))
+    ended = adapter.end({"stopReason": "max_turn_requests"})
+    assert [e.type for e in ended] == ["TEXT_MESSAGE_END", "RUN_ERROR"] and adapter.terminal is ended[-1]
+    assert feed(adapter, chunk("agent_message_chunk", "late")) == []

@@ -39,8 +39,8 @@ def harness_for(bridge: GeminiCliBridge, settings: RunnerSettings) -> RunnerHarn
 
 
 def server(bridge: GeminiCliBridge) -> ScriptedGeminiServer:
-    assert bridge.scripted_server is not None
-    return bridge.scripted_server
+    assert bridge.scripted is not None
+    return bridge.scripted
 
 
 def model_turns(bridge: GeminiCliBridge) -> list[dict[str, Any]]:

@@ -42,8 +42,8 @@ def texts(events: list[dict[str, Any]]) -> list[str]:
 
 
 def server(bridge: GeminiCliBridge) -> ScriptedGeminiServer:
-    assert bridge.scripted_server is not None
-    return bridge.scripted_server
+    assert bridge.scripted is not None
+    return bridge.scripted
 
 
 def model_turns(srv: ScriptedGeminiServer) -> list[dict[str, Any]]:

@@ -14,36 +14,17 @@ from pathlib import Path
 import httpx
 import pytest
 from harness import check_stream
+from proctable import pid_alive
 from runner_process import free_port, wait_ready
+
+from ambient_runner.process import proc_stat
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
 
 
 def descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return {stat.pid for stat in proc_stat.descendants(pid)}
 
 
 def start_runner(runner_type: str, tmp_path: Path, port: int, **env: str) -> subprocess.Popen:
@@ -91,4 +72,4 @@ def test_sigterm_during_a_run_ends_it_cleanly(runner_type, tmp_path, isolated_ne
     assert code == 0, proc.stdout.read() if proc.stdout else code  # a drained SIGTERM is a clean stop
     assert exited_after < 8 + 5
     time.sleep(0.5)
-    assert [pid for pid in cli_processes if alive(pid)] == []
+    assert [pid for pid in cli_processes if pid_alive(pid)] == []

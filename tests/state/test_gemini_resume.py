@@ -47,7 +47,7 @@ async def test_a_replaced_pod_continues_a_gemini_conversation(bucket: str, tmp_p
         assert b.settings.state_dir != a_state
         second = await b.run("t-gem", "NOTOOL which word did I ask you to remember?")
         assert b.bridge.sessions.get("t-gem") == session  # type: ignore[attr-defined]
-        server = b.bridge.scripted_server  # type: ignore[attr-defined]
+        server = b.bridge.scripted  # type: ignore[attr-defined]
         turns = [r.body for r in server.requests if ":streamGenerateContent" in r.path]
     assert second[-1]["type"] == "RUN_FINISHED", second[-1]
     assert user_texts(turns[-1])[-2:] == ["NOTOOL remember the word pineapple",

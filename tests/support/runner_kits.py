@@ -20,6 +20,7 @@ from ag_ui.core import RunAgentInput, UserMessage
 from events import wire
 from harness import RunnerHarness
 
+from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
@@ -40,12 +41,12 @@ CREDENTIAL_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VE
 class RunnerKit:
     runner_type: str
     settings: RunnerSettings
-    bridge: Bridge
+    bridge: CliBridge[Any]
     runner: RunnerHarness
 
     @property
     def model_server(self) -> ScriptedModelServer:
-        server = getattr(self.bridge, "scripted_server", None) or getattr(self.bridge, "scripted", None)
+        server = self.bridge.scripted
         assert server is not None, "the bridge has no scripted model server"
         return server
 

@@ -27,6 +27,7 @@ from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
+from ambient_runner.process import proc_stat
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
@@ -96,7 +97,7 @@ class ScriptedRunner:
             app = bridge._app  # noqa: SLF001 - the test checks the process table
             return {app.pgid} if app is not None and app.alive and app.pgid else set()
         if isinstance(bridge, ClaudeBridge):
-            return {s.pid for s in bridge._sessions.values() if s.pid}  # noqa: SLF001
+            return {s.pid for s in bridge._clients.values() if s.pid}  # noqa: SLF001
         if isinstance(bridge, GeminiCliBridge) and bridge.live.pgid:  # the live gemini --acp
             return {bridge.live.pgid}
         return set()
@@ -134,39 +135,15 @@ async def scripted_runner(runner_type: str, root: Path, monkeypatch: pytest.Monk
 
 
 # ----- processes ---------------------------------------------------------------------------------------------
-def _stat(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
 def _parent(pid: int) -> int | None:
     """The parent pid (for a zombie: one the live CLI has not collected yet is the CLI's, gone when it exits)."""
-    fields = _stat(pid)
-    return int(fields[1]) if fields else None
+    stat = proc_stat.read_stat(pid)
+    return stat.ppid if stat else None
 
 
 def descendants(pid: int | None = None) -> dict[int, tuple[int, str]]:
     """pid -> (process group, state) of every descendant of ``pid`` (default: this process)."""
-    root = os.getpid() if pid is None else pid
-    children: dict[int, list[int]] = {}
-    info: dict[int, tuple[int, str]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat(int(entry))
-            if fields is None:
-                continue
-            children.setdefault(int(fields[1]), []).append(int(entry))
-            info[int(entry)] = (int(fields[2]), fields[0])
-    found: dict[int, tuple[int, str]] = {}
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found[child] = info[child]
-            todo.append(child)
-    return found
+    return {stat.pid: (stat.pgid, stat.state) for stat in proc_stat.descendants(os.getpid() if pid is None else pid)}
 
 
 def cli_groups() -> set[int]:

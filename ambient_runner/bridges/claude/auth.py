@@ -47,7 +47,11 @@ class ClaudeAuth:
     def secrets(self) -> list[str]:
         return [v for k, v in self.env.items() if k in SECRET_NAMES and v and v != SCRIPTED_KEY]
 
-    def describe_missing(self) -> str:
+    @property
+    def problem(self) -> str:
+        """Why there are no usable credentials ("" when there are)."""
+        if self.ok:
+            return ""
         return ("No Anthropic credentials are configured. Set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN, or "
                 "CLAUDE_CODE_USE_VERTEX=1 with ANTHROPIC_VERTEX_PROJECT_ID and CLOUD_ML_REGION, or ANTHROPIC_BASE_URL "
                 "with ANTHROPIC_AUTH_TOKEN" + (f" (missing: {', '.join(self.missing)})" if self.missing else "") + ".")

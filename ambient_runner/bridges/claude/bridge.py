@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,6 +24,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.config import (
@@ -37,17 +38,16 @@ from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_front
 from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
 from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
 from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
+from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, Pauses, TurnEnd
-from ambient_runner.mcp import config as mcp_config
+from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd
 from ambient_runner.mcp.render import claude_servers
+from ambient_runner.model_proxy import Upstream
 from ambient_runner.runs.interrupts import Answer, PendingInterrupt
 from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.session_map import SessionMap
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
@@ -55,28 +55,25 @@ if TYPE_CHECKING:
     from ag_ui_claude import ClaudeEventAdapter
     from ambient_runner.bridges.claude.session import ClaudeSession
 
-SHUTDOWN_TIMEOUT = 40.0
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")
 
 
-class ClaudeBridge(Bridge):
+class ClaudeBridge(CliBridge[ClaudeAuth]):
     runner_type = "claude"
     framework: ClassVar[str] = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
+    options = OPTIONS
+    scripted_model = AnthropicScriptedServer
 
     def __init__(self, settings: RunnerSettings) -> None:
-        self.settings = settings
-        self.scripted: AnthropicScriptedServer | None = None
-        self._sessions: dict[str, ClaudeSession] = {}
-        self._session_map: SessionMap | None = None
+        super().__init__(settings)
+        self._clients: dict[str, ClaudeSession] = {}  # thread -> its Claude Code process
         self._cli_path: Path | None = None
-        self.mcp = settings.mcp_servers
         self._mcp_status = ClaudeMcpStatus(self.mcp)
-        self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
         self._frontend_tools: dict[str, list[Tool]] = {}  # thread -> the frontend tools of its latest run
         self._frontend_calls = FrontendCalls()
@@ -88,57 +85,39 @@ class ClaudeBridge(Bridge):
         shell snapshots and caches."""
         return [*self.credential_files, "debug", "shell-snapshots", "statsig", "cache", "*.sock", "*.lock"]
 
-    async def startup(self) -> None:
+    async def prepare(self) -> None:
         os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")  # read by the SDK in this process
         (self.settings.state_dir / "home").mkdir(parents=True, exist_ok=True)
-        self._session_map = SessionMap(self.settings.state_dir)
-        if self.settings.runner_scripted_model and self.scripted is None:
-            self.scripted = AnthropicScriptedServer().start()
-        await self.start_model_proxy(model_upstream(self.auth()), self.settings.runner_model_proxy)
+        self.sessions.reload()  # the state dir may have been hydrated from the store since it was read
         self.sdk.start()
 
-    async def shutdown(self) -> None:
-        await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
-        sessions, self._sessions = list(self._sessions.values()), {}
-        if sessions:
-            await asyncio.wait_for(asyncio.gather(*(s.close() for s in sessions), return_exceptions=True),
-                                   SHUTDOWN_TIMEOUT)
-        if self.scripted is not None:
-            self.scripted.stop()
-            self.scripted = None
-        await self.stop_model_proxy()
+    async def stop_cli(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
         launcher = launcher_dir()
         if launcher.exists():
             shutil.rmtree(launcher, ignore_errors=True)
 
     # ----- status ----------------------------------------------------------------------------------------
-    def auth(self) -> ClaudeAuth:
+    def resolve_auth(self) -> ClaudeAuth:
         if self.settings.runner_scripted_model:
-            base_url = self.scripted.base_url if self.scripted is not None else "http://127.0.0.1:0"
-            return scripted_auth(base_url)
+            return scripted_auth(self.scripted_url or "http://127.0.0.1:0")
         return resolve_auth(os.environ)
+
+    def model_upstream(self) -> Upstream | None:
+        return model_upstream(self.auth)
 
     def readiness(self) -> Readiness:
         if find_cli() is None:
             return Readiness(False, ["CLAUDE_CLI_PATH"],
                              "The Claude Code CLI was not found (claude-agent-sdk bundles it; or set CLAUDE_CLI_PATH).")
-        auth = self.auth()
+        auth = self.auth
         if not auth.ok:
-            return Readiness(False, auth.missing, auth.describe_missing())
+            return Readiness(False, auth.missing, auth.problem)
         return Readiness(True, detail=f"claude credentials: {auth.source}")
 
-    def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type="claude", framework=self.framework, reasoning=True, mcp=True, approvals=True,
-                            client_tools=True,
-                            subagents=True, input_mime_types=sorted(self.attachment_types),
-                            default_model=self.settings.runner_default_model, models=OPTIONS.models(self.settings),
-                            options=OPTIONS.specs(self.settings))
-
-    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
-        return OPTIONS.parse(forwarded_props, self.settings)
-
-    def secret_values(self) -> Iterable[str]:
-        return [*self.auth().secrets, *mcp_config.secret_values(self.mcp)]
+    def features(self) -> dict[str, bool]:
+        return {"reasoning": True, "mcp": True, "approvals": True, "client_tools": True, "subagents": True}
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         return self._mcp_status.status()
@@ -147,9 +126,7 @@ class ClaudeBridge(Bridge):
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         """A turn of Claude Code; when the thread's last run paused on a person's answer, that turn goes on first
         (its answer is given by now) and the run's new message, if any, follows it."""
-        auth = self.auth()
-        if not auth.ok:
-            raise BridgeError(auth.describe_missing(), code="AUTH_MISSING")
+        self.require_auth()
         await self.sdk.ready()
         from ag_ui_claude import ClaudeEventAdapter
         from ambient_runner.bridges.claude.session import DEFAULT_PERMISSION_MODE
@@ -168,7 +145,7 @@ class ClaudeBridge(Bridge):
                 return
         session = self._session(turn.thread_id)
         adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
-        model = turn.options.model or self.settings.runner_default_model
+        model = turn.options.model or self.default_model
         permission_mode = "plan" if turn.options.mode == "plan" else DEFAULT_PERMISSION_MODE
         self._frontend_tools[turn.thread_id] = list(turn.input.tools or ())
         messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
@@ -209,8 +186,7 @@ class ClaudeBridge(Bridge):
                         why = self._stopped.pop(event.tool_call_id)
                         event = event.model_copy(update={"content": f"{why}\n\n{event.content}"})
                     if isinstance(event, RunErrorEvent):
-                        raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
-                                          stderr_tail=turn.stderr_tail.text())
+                        raise BridgeError.of_event(event, turn.stderr_tail.text())
                     yield event
             for event in adapter.finish():
                 yield event
@@ -253,7 +229,7 @@ class ClaudeBridge(Bridge):
     async def _answer_of(self, thread_id: str, pending: PendingInterrupt) -> Answer | None:
         """Tell the thread's running turn that the CLI waits, then wait for the answer (None: the runner stopped
         first)."""
-        session = self._sessions.get(thread_id)
+        session = self._clients.get(thread_id)
         if session is not None:
             await session.pause(pending.id)
         try:
@@ -262,12 +238,12 @@ class ClaudeBridge(Bridge):
             return None
 
     async def interrupt(self, thread_id: str) -> None:
-        session = self._sessions.get(thread_id)
+        session = self._clients.get(thread_id)
         if session is not None:
             await session.interrupt()
 
     async def stop_task(self, task: BackgroundTask) -> None:
-        session = self._sessions.get(task.thread_id)
+        session = self._clients.get(task.thread_id)
         if session is None or not await session.stop_task(task.task_id):
             raise TaskNotStoppableError(f"the Claude Code process of task {task.task_id} is gone")
 
@@ -282,22 +258,17 @@ class ClaudeBridge(Bridge):
 
     # ----- sessions --------------------------------------------------------------------------------------
     def _session(self, thread_id: str) -> ClaudeSession:
-        session = self._sessions.get(thread_id)
+        session = self._clients.get(thread_id)
         if session is None:
             from ambient_runner.bridges.claude.session import ClaudeSession
 
-            session_map = self._map()
+            session_map = self.sessions
             session = ClaudeSession(
                 thread_id, self._options_factory(thread_id), session_id=session_map.get(thread_id),
                 on_session_id=lambda session_id: session_map.set(thread_id, session_id),
                 between_turns=lambda item: self._between_turns(thread_id, item))
-            self._sessions[thread_id] = session
+            self._clients[thread_id] = session
         return session
-
-    def _map(self) -> SessionMap:
-        if self._session_map is None:
-            self._session_map = SessionMap(self.settings.state_dir)
-        return self._session_map
 
     def _options_factory(self, thread_id: str):  # noqa: ANN202 - see worker.OptionsFactory
         def make(resume: str | None, model: str | None, stderr, effort: str | None = None  # noqa: ANN001
@@ -307,7 +278,7 @@ class ClaudeBridge(Bridge):
                 raise BridgeError("The Claude Code CLI was not found.", code="CLI_NOT_FOUND")
             if self._cli_path is None:
                 self._cli_path = process_group_launcher(cli, launcher_dir())
-            env = claude_environment(self.settings, through_proxy(self.auth(), self.model_proxy).env,
+            env = claude_environment(self.settings, through_proxy(self.auth, self.model_proxy).env,
                                      passthrough=self.mcp.references())
             return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
                                  stderr=stderr, effort=effort, mcp_servers={

@@ -17,7 +17,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
-from ag_ui_cli_common import how_it_ended
+from ag_ui_cli_common import ErrorCode, how_it_ended
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.bridges.pauses import Paused
@@ -232,8 +232,9 @@ class ClaudeSession:
             tail = self._stderr.text() if self._stderr else self.session_stderr.text()
             resumed = f" while resuming session {self.session_id}" if self.session_id else ""
             why = _with_death(describe_failure(exc), died, exit_code_too=True)  # e.g. a write to its stdin failed
-            raise BridgeError(f"Claude Code could not start{resumed}: {why}",
-                              code="CLI_START_FAILED", stderr_tail=tail) from exc
+            raise BridgeError(f"Claude Code could not start{resumed}: {why}",  # killed: the same code as mid-turn
+                              code=ErrorCode.CLI_KILLED if "killed by" in why else "CLI_START_FAILED",
+                              stderr_tail=tail) from exc
         self._client = client
         self._model = model
         self._effort = effort
@@ -302,10 +303,13 @@ class ClaudeSession:
         """Why the CLI's stream ended early, the killing signal named (the SDK may see only an end of output or a
         failed write, whichever came first)."""
         why = describe_failure(end.error) if end.error else ""
+        died = await transport.exit_code()
         if "killed by" not in why:
-            why = _with_death(why, await transport.exit_code())
+            why = _with_death(why, died)
+        killed = "killed by" in why  # by a signal, whether the SDK or the exit code said it
         return BridgeError(f"Claude Code stopped before finishing the turn{': ' + why if why else ''}",
-                           code="CLI_EXITED", stderr_tail=tail.text() or self.session_stderr.text())
+                           code=ErrorCode.CLI_KILLED if killed else ErrorCode.CLI_EXITED,
+                           stderr_tail=tail.text() or self.session_stderr.text())
 
     async def close(self) -> None:
         """Disconnect (stdin closed, then SIGTERM, then SIGKILL inside the SDK) and end the process group: the tool

@@ -45,8 +45,17 @@ class CodexAuth:
         """The variables the app-server needs for this auth (and nothing else)."""
         return {self.env_key: self.key} if self.key else {}
 
+    @property
     def secrets(self) -> list[str]:
         return [self.key] if self.key and self.kind != "scripted" else []
+
+    @property
+    def problem(self) -> str:
+        return "" if self.ok else MISSING_MESSAGE
+
+    @property
+    def missing(self) -> list[str]:
+        return [] if self.ok else [*KEY_VARIABLES, AUTH_FILE_VARIABLE]
 
 
 def resolve_auth(environ: Mapping[str, str] | None = None, scripted_base_url: str | None = None) -> CodexAuth:

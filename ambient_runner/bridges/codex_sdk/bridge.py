@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ag_ui.core import BaseEvent, RunErrorEvent
 
+from ag_ui_cli_common import code_for_exit, how_it_ended
 from ag_ui_codex_sdk import CodexEventAdapter
+from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.codex_sdk.approvals import (
     auto_answer,
     bind_mcp_calls,
@@ -32,11 +34,8 @@ from ambient_runner.bridges.codex_sdk.approvals import (
     request_for,
 )
 from ambient_runner.bridges.codex_sdk.auth import (
-    AUTH_FILE_VARIABLE,
     CREDENTIAL_FILES,
     KEY_KINDS,
-    KEY_VARIABLES,
-    MISSING_MESSAGE,
     CodexAuth,
     install_auth_file,
     model_upstream,
@@ -46,11 +45,8 @@ from ambient_runner.bridges.codex_sdk.auth import (
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile, bundled_codex
 from ambient_runner.bridges.codex_sdk.turn_control import end_commands_since, interrupt_turn
 from ambient_runner.bridges.contract import (
-    Bridge,
     BridgeError,
-    Capabilities,
     Readiness,
-    RunOptions,
     Turn,
 )
 from ambient_runner.bridges.lazy import LazyModules
@@ -61,18 +57,17 @@ from ambient_runner.bridges.pauses import (
     ParkedTurn,
     PausableFeed,
     Paused,
-    Pauses,
     TurnEnd,
 )
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.mcp.status import configured
+from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.descendants import GroupTracker, descendant_groups
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.session_map import SessionMap
 
 if TYPE_CHECKING:
     from openai_codex import ImageInput, TextInput
@@ -90,20 +85,19 @@ OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, 
                         effort_note="Codex reasoning effort")
 
 
-class CodexBridge(Bridge):
+class CodexBridge(CliBridge[CodexAuth]):
     runner_type: ClassVar[str] = "codex-sdk"
     framework: ClassVar[str] = "codex-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
+    options = OPTIONS
+    scripted_model = OpenAIResponsesServer
 
     def __init__(self, settings: RunnerSettings) -> None:
-        self.settings = settings
+        super().__init__(settings)
         self.codex_home = Path(settings.state_dir)
         self.runner_home = Path(settings.runner_state_root) / ".codex-runner-home"
-        self.sessions = SessionMap(self.codex_home)
         self.codex_bin, self.path_dir = bundled_codex()
-        self.scripted: OpenAIResponsesServer | None = None
-        self._auth: CodexAuth | None = None
         self._app: AppServer | None = None
         self._launch: tuple[list[str], dict[str, str]] | None = None  # written at startup for the first app-server
         self.sdk = LazyModules("codex-sdk", "ambient_runner.bridges.codex_sdk.session",
@@ -111,21 +105,18 @@ class CodexBridge(Bridge):
         self._prepare_lock = asyncio.Lock()
         self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
         self._baselines: dict[str, tuple[int, set[int]]] = {}  # thread -> (app-server group, groups before turn)
-        self.mcp = settings.mcp_servers
         self._mcp_ready: set[tuple[int, str]] = set()  # (app-server, Codex thread) whose MCP startup was awaited
         self._mcp_thread: str | None = None  # latest such thread: /mcp-status reports its connections
-        self.pauses = Pauses(lambda: self.host.interrupts)  # turns waiting for a person's answer
         self._feeds: dict[str, PausableFeed] = {}  # AG-UI thread -> its running turn's stream
         self._agui_threads: dict[str, str] = {}  # Codex thread id -> AG-UI thread id
         self._requests: set[asyncio.Task[None]] = set()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
-    @property
-    def auth(self) -> CodexAuth:
-        if self._auth is None:
-            scripted = f"{self.scripted.base_url}/v1" if self.scripted is not None else None
-            self._auth = resolve_auth(scripted_base_url=scripted)
-        return self._auth
+    def resolve_auth(self) -> CodexAuth:
+        return resolve_auth(scripted_base_url=f"{self.scripted_url}/v1" if self.scripted_url else None)
+
+    def model_upstream(self) -> Upstream | None:
+        return model_upstream(self.auth)
 
     def login_files(self) -> tuple[str, ...]:
         return self.credential_files if self.auth.kind == "auth_json" else ()
@@ -135,25 +126,16 @@ class CodexBridge(Bridge):
         the mounted ChatGPT login."""
         return [*self.credential_files, ".env", "log", "tmp", ".tmp", "cache", "*.sock"]
 
-    async def startup(self) -> None:
-        self.sessions.reload()  # the state dir may have been hydrated from the store since __init__
-        if self.settings.runner_scripted_model and self.scripted is None:
-            self.scripted = OpenAIResponsesServer().start()
-            self._auth = None
-        await self.start_model_proxy(model_upstream(self.auth), self.settings.runner_model_proxy)
+    async def prepare(self) -> None:
+        self.sessions.reload()  # the state dir may have been hydrated from the store since it was read
         (self.codex_home / ".env").unlink(missing_ok=True)  # Codex loads it over its environment: never ours
         self._launch = self._configure()  # CODEX_HOME now; the app-server starts with the first turn
         self.sdk.start()
 
-    async def shutdown(self) -> None:
-        await self.pauses.close()
+    async def stop_cli(self) -> None:
         app, self._app = self._app, None
         if app is not None:
             await app.close()
-        if self.scripted is not None:
-            self.scripted.stop()
-            self.scripted = None
-        await self.stop_model_proxy()
 
     def _configure(self) -> tuple[list[str], dict[str, str]]:
         """Write CODEX_HOME (config.toml, auth.json): the app-server's ``-c`` overrides and environment."""
@@ -204,30 +186,17 @@ class CodexBridge(Bridge):
         install_auth_file(auth, self.codex_home)
         return config.session_overrides()
 
-    @property
-    def default_model(self) -> str:
-        return self.settings.runner_default_model or DEFAULT_MODEL
-
     # ----- description -----------------------------------------------------------------------------------
     def readiness(self) -> Readiness:
         if self.codex_bin is None:
             return Readiness(False, ["openai-codex-cli-bin"], "the bundled codex binary is not installed")
-        if not self.settings.runner_scripted_model and not self.auth.ok:
-            return Readiness(False, [*KEY_VARIABLES, AUTH_FILE_VARIABLE], MISSING_MESSAGE)
+        if not self.auth.ok:
+            return Readiness(False, list(self.auth.missing), self.auth.problem)
         return Readiness(True)
 
-    def capabilities(self) -> Capabilities:
-        return Capabilities(
-            runner_type=self.runner_type, framework=self.framework, reasoning=True, state_snapshots=True,
-            approvals=True, client_tools=True, state_deltas=True, input_mime_types=sorted(self.attachment_types),
-            mcp=True, default_model=self.default_model, models=OPTIONS.models(self.settings),
-            options=OPTIONS.specs(self.settings))
-
-    def secret_values(self) -> Iterable[str]:
-        return [*self.auth.secrets(), *mcp_config.secret_values(self.mcp)]
-
-    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
-        return OPTIONS.parse(forwarded_props, self.settings)
+    def features(self) -> dict[str, bool]:
+        return {"reasoning": True, "state_snapshots": True, "state_deltas": True, "approvals": True,
+                "client_tools": True, "mcp": True}
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         app = self._app
@@ -241,8 +210,7 @@ class CodexBridge(Bridge):
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         """A Codex turn; when the thread's last run paused on a person's answer, that turn goes on first and what
         follows it (the person's words with a refusal, the run's new message) is the next turn."""
-        if not self.settings.runner_scripted_model and not self.auth.ok:
-            raise BridgeError(MISSING_MESSAGE, code="AUTH_MISSING")
+        self.require_auth()
         following = Following()
         async for event in self.pauses.go_on(turn, self._stream_parked, following):
             yield event
@@ -287,8 +255,7 @@ class CodexBridge(Bridge):
                         if event.type in TERMINAL_EVENTS and not last:
                             continue
                         if isinstance(event, RunErrorEvent):
-                            raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
-                                              stderr_tail=self._stderr(turn, app))
+                            raise BridgeError.of_event(event, self._stderr(turn, app))
                         yield event
                     if adapter.terminal is not None:
                         break
@@ -304,15 +271,15 @@ class CodexBridge(Bridge):
                 yield event
         except (CodexError, OSError) as exc:  # transport closed (or a broken pipe): the app-server died mid-turn
             log.warning("codex app-server failed mid-turn: %s", exc)
-            how = await app.death()
+            died = await app.exit_code()
             stderr = self._stderr(turn, app)
             if not app.alive:  # end what it left behind (its group, a running command) now, not next turn
                 await app.close()
                 if tools is not None:
                     await tools.kill()
-            raise BridgeError(f"The Codex app-server stopped unexpectedly{f' ({how})' if how else ''}; the next "
-                              "run starts a new one and continues the thread.", code="CLI_EXITED",
-                              stderr_tail=stderr) from exc
+            how = f" ({how_it_ended(died)})" if died is not None else ""
+            raise BridgeError(f"The Codex app-server stopped unexpectedly{how}; the next run starts a new one and "
+                              "continues the thread.", code=code_for_exit(died), stderr_tail=stderr) from exc
         finally:
             if end.paused:
                 self.pauses.park(turn.thread_id, feed, adapter)
@@ -373,12 +340,13 @@ class CodexBridge(Bridge):
             thread = await app.thread(codex_thread_id, model=model, tools=dynamic_tools(turn.input.tools or ()))
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             what = f"resume Codex thread {codex_thread_id}" if codex_thread_id else "start a Codex thread"
-            how = await app.death()
+            died = await app.exit_code()
             stderr = self._stderr(turn, app)
-            if how and not app.alive:
+            if died is not None and not app.alive:
                 await app.close()
-            why = f"the Codex app-server {how}" if how else str(exc)
-            raise BridgeError(f"Could not {what}: {why}", code="SESSION_ERROR", stderr_tail=stderr) from exc
+            why = f"the Codex app-server {how_it_ended(died)}" if died is not None else str(exc)
+            code = code_for_exit(died) if died is not None else "SESSION_ERROR"  # the app-server died, or refused
+            raise BridgeError(f"Could not {what}: {why}", code=code, stderr_tail=stderr) from exc
         self.sessions.set(turn.thread_id, thread.id)
         self._agui_threads[thread.id] = turn.thread_id
         started = (id(app.codex), thread.id)

@@ -32,7 +32,6 @@ from openai_codex.api import (
 )
 from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue
 
-from ag_ui_cli_common import how_it_ended
 from ambient_runner.bridges.codex_sdk.requests import AnsweringClient, OnRequest
 from ambient_runner.process.group import PopenLeader, ProcessGroup
 
@@ -171,17 +170,14 @@ class AppServer:
             await ProcessGroup(pgid, PopenLeader(proc) if proc is not None else None).kill_and_reap()
         self._pgid = None
 
-    async def death(self) -> str:
-        """How a dead app-server ended ("killed by SIGKILL", "exited with code 1"); "" if unknown."""
+    async def exit_code(self) -> int | None:
+        """A dead app-server's exit code (negative: the signal that killed it); None if unknown."""
         proc = (_process_of(self._codex) if self._codex is not None else None) or self._last_proc
         if proc is None:
-            return ""
+            return None
         with contextlib.suppress(Exception):
             await asyncio.to_thread(proc.wait, 2)
-        code = proc.returncode
-        if code is None:
-            return ""
-        return how_it_ended(code)
+        return proc.returncode
 
     # ----- threads ---------------------------------------------------------------------------------------
     async def thread(self, codex_thread_id: str | None, *, model: str | None,

@@ -9,13 +9,14 @@ for a turn whose session cannot be loaded into the live CLI yet.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, RunOptions, Turn
+from ambient_runner.bridges.base import CliBridge
+from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
 from ambient_runner.bridges.gemini_cli.acp.live import CliCommand, LiveGemini
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
@@ -52,15 +53,13 @@ from ambient_runner.bridges.gemini_cli.config import (
 from ambient_runner.bridges.gemini_cli.mcp_status import GeminiMcpStatus
 from ambient_runner.bridges.gemini_cli.session import TurnRunner, TurnSpec
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import Pauses
-from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.naming import from_gemini
 from ambient_runner.mcp.render import gemini_servers
+from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import ProcessLimits
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.session_map import SessionMap
 
 log = logging.getLogger(__name__)
 
@@ -75,39 +74,35 @@ OPTIONS = runner_options(approvals=True)  # ACP (the default transport) asks; st
 STREAM_JSON_OPTIONS = runner_options(approvals=False)
 
 
-class GeminiCliBridge(Bridge):
+class GeminiCliBridge(CliBridge[GeminiAuth]):
     runner_type: ClassVar[str] = "gemini-cli"
     framework: ClassVar[str] = "gemini-cli"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILE_NAMES
+    scripted_model = ScriptedGeminiServer
 
     def __init__(self, settings: RunnerSettings) -> None:
-        self.settings = settings
+        super().__init__(settings)
         self.home = GeminiHome.for_state_dir(settings.state_dir)
         self.max_attempts = max_attempts()
-        self.scripted_server: ScriptedGeminiServer | None = None
-        self._scripted_running = False
-        self._auth: GeminiAuth | None = None
-        self._sessions: SessionMap | None = None
         self._runner: TurnRunner | None = None
         self._prepared = False
-        self.mcp = settings.mcp_servers
         self._mcp_status = GeminiMcpStatus()
         self.system_settings: Path | None = None
         self.transport = transport()
         self.options = OPTIONS if self.transport == "acp" else STREAM_JSON_OPTIONS
         self.live = LiveGemini(self._acp_command)
-        self.pauses = Pauses(lambda: self.host.interrupts)
         self._acp: AcpTurns | None = None
         self._start_problem: str | None = None
 
     # ----- lifecycle -------------------------------------------------------------------------------------
-    async def startup(self) -> None:
-        if self.settings.runner_scripted_model and not self._scripted_running:
-            self.scripted_server = ScriptedGeminiServer().start()
-            self._scripted_running = True
-            log.info("scripted Gemini model serving at %s", self.scripted_server.base_url)
-        await self.start_model_proxy(model_upstream(self.auth), self.settings.runner_model_proxy)
+    def resolve_auth(self) -> GeminiAuth:
+        return scripted_auth(self.scripted_url) if self.scripted_url else resolve_auth()
+
+    def model_upstream(self) -> Upstream | None:
+        return model_upstream(self.auth)
+
+    async def prepare(self) -> None:
         self.system_settings = ensure_system_settings()
         if self.system_settings is None:
             log.warning("no Gemini system settings file at %s (needs root to write): a workspace .gemini/settings.json "
@@ -120,13 +115,8 @@ class GeminiCliBridge(Bridge):
                 self._start_problem = f"The Gemini CLI did not start: {exc}"
                 log.error("%s", self._start_problem)
 
-    async def shutdown(self) -> None:
-        await self.pauses.close()
+    async def stop_cli(self) -> None:
         await self.live.close()
-        if self.scripted_server is not None and self._scripted_running:
-            self.scripted_server.stop()  # kept: its request log stays readable
-            self._scripted_running = False
-        await self.stop_model_proxy()
 
     def _prepare(self) -> None:
         """Idempotent: CLI home, settings.json, login credentials, session map."""
@@ -138,10 +128,9 @@ class GeminiCliBridge(Bridge):
                 install_oauth_credentials(auth, self.home.gemini_dir)
             self._prepared = auth.ok
         if self._runner is None:
-            self._sessions = SessionMap(self.settings.state_dir)
-            self._runner = TurnRunner(self._sessions)
+            self._runner = TurnRunner(self.sessions)
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
-            self._acp = AcpTurns(self.live, self._sessions, files, self.pauses, lambda: self.host.interrupts,
+            self._acp = AcpTurns(self.live, self.sessions, files, self.pauses, lambda: self.host.interrupts,
                                  self.settings.workspace_path, self._model)
 
     def _acp_command(self) -> CliCommand:
@@ -159,20 +148,6 @@ class GeminiCliBridge(Bridge):
         return (f"The Gemini CLI was not found ('{cli_path_or_name()}'). Install @google/gemini-cli "
                 f"(npm install) or set {CLI_PATH_VAR} to the gemini executable.")
 
-    @property
-    def auth(self) -> GeminiAuth:
-        if self.scripted_server is not None:
-            return scripted_auth(self.scripted_server.base_url)
-        if self._auth is None:
-            self._auth = resolve_auth()
-        return self._auth
-
-    @property
-    def sessions(self) -> SessionMap:
-        self._prepare()
-        assert self._sessions is not None
-        return self._sessions
-
     # ----- contract --------------------------------------------------------------------------------------
     def readiness(self) -> Readiness:
         missing: list[str] = []
@@ -184,7 +159,7 @@ class GeminiCliBridge(Bridge):
         if self.transport not in TRANSPORTS:
             missing.append(TRANSPORT_VAR)
             details.append(f"{TRANSPORT_VAR}={self.transport!r} is not a transport: use {' or '.join(TRANSPORTS)}.")
-        if self.settings.runner_scripted_model and not self._scripted_running:
+        if self.settings.runner_scripted_model and self.scripted_url is None:
             details.append("The scripted model server is not started yet.")
         elif not self.auth.ok:
             missing.extend(self.auth.missing)
@@ -193,18 +168,9 @@ class GeminiCliBridge(Bridge):
             details.append(self._start_problem)
         return Readiness(not details, missing, " ".join(details))
 
-    def capabilities(self) -> Capabilities:
+    def features(self) -> dict[str, bool]:
         acp = self.transport == "acp"
-        return Capabilities(runner_type=self.runner_type, framework=self.framework, reasoning=acp, mcp=True,
-                            approvals=acp, input_mime_types=sorted(self.attachment_types),
-                            default_model=self._model(None), models=self.options.models(self.settings),
-                            options=self.options.specs(self.settings))
-
-    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
-        return self.options.parse(forwarded_props, self.settings)
-
-    def secret_values(self) -> Iterable[str]:
-        return [*self.auth.secrets, *self.settings.secret_values(), *mcp_config.secret_values(self.mcp)]
+        return {"reasoning": acp, "mcp": True, "approvals": acp}
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         self._prepare()
@@ -225,7 +191,7 @@ class GeminiCliBridge(Bridge):
         return [*self.credential_files, "tmp/*/logs", ".settings.json.*.tmp", "*.sock"]
 
     def _model(self, requested: str | None) -> str:
-        return requested or self.settings.runner_default_model or DEFAULT_MODEL
+        return requested or self.default_model or DEFAULT_MODEL
 
     def resume_failed_message(self, session_id: str) -> str:
         return (f"The conversation could not be resumed: the Gemini CLI did not find its saved session {session_id} "
@@ -234,9 +200,7 @@ class GeminiCliBridge(Bridge):
                 "points at that session (nothing was dropped): restore the state dir, or start a new thread.")
 
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
-        auth = self.auth
-        if not auth.ok:
-            raise BridgeError(auth.problem, code="AUTH_MISSING")
+        self.require_auth()
         if not turn.prompt.strip() and not self.pauses.parked(turn.thread_id):  # a resume needs no message
             raise BridgeError("The run has no user message to send to the Gemini CLI.", code="EMPTY_PROMPT")
         self._prepare()

@@ -111,8 +111,7 @@ class TurnRunner:
                     yield event
                 return  # the core ends the run as cancelled
             if isinstance(terminal, RunErrorEvent):
-                raise BridgeError(terminal.message, code=terminal.code or "AGENT_ERROR",
-                                  stderr_tail=turn.stderr_tail.text())
+                raise BridgeError.of_event(terminal, turn.stderr_tail.text())
             if terminal is not None:
                 yield terminal
                 return

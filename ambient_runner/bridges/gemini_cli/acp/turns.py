@@ -162,14 +162,14 @@ class AcpTurns:
             async for item in feed:
                 kind, paused = item[0], False
                 if kind == "update":
-                    events = adapter.update(item[1])
+                    events = adapter.feed(item[1])
                 elif kind == "permission":
                     events = adapter.permission(item[2].get("toolCall") or {})
                     paused = self._permission(turn.thread_id, feed, item[1], item[2])
                 elif kind == "refused":
                     events = adapter.refused(item[1], item[2])
                 elif kind == "end":
-                    events = adapter.finish(item[1])
+                    events = adapter.end(item[1])
                     if item[1].get("stopReason") == "cancelled":
                         self._cancelled[turn.thread_id] = feed.texts
                 elif isinstance(item[1], AcpClosed):
@@ -183,8 +183,7 @@ class AcpTurns:
                         continue
                     if isinstance(event, RunErrorEvent):
                         self._take_stderr(turn, feed.stderr_mark)
-                        raise BridgeError(event.message, code=event.code or "AGENT_ERROR",
-                                          stderr_tail=turn.stderr_tail.text())
+                        raise BridgeError.of_event(event, turn.stderr_tail.text())
                     yield event
                 if paused:
                     end.paused = True

@@ -1,0 +1,154 @@
+"""What the three CLI runners share, written once: ``CliBridge``, the base of the Claude, Codex and Gemini bridges.
+
+It owns, so a runner's ``bridge.py`` holds only what differs about its CLI:
+
+* the run options (``options``, a declared ``RunnerOptions``): parsing ``forwardedProps`` and listing them, with
+  the models, in ``/capabilities``;
+* the offline scripted model server (``scripted_model``): started at ``startup`` when ``RUNNER_SCRIPTED_MODEL``
+  is on, stopped at ``shutdown`` (the object stays, so its request log is still readable);
+* one auth protocol (``Credentials``: ``ok``, ``problem``, ``missing``, ``secrets``), resolved once and again
+  when the scripted server starts; the model proxy in front of the upstream it names;
+* the redaction list (the credential, the AG-UI token, the MCP servers' secrets);
+* the thread -> CLI session map of the state dir (``sessions``);
+* the turns waiting for a person (``pauses``), ended at ``shutdown`` before the CLI is stopped.
+
+A runner implements ``resolve_auth``, ``model_upstream``, ``features`` (what ``/capabilities`` says it can do),
+``readiness``, ``run_turn`` and ``interrupt``, and the ``prepare`` / ``stop_cli`` hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions
+from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.pauses import Pauses
+from ambient_runner.mcp import config as mcp_config
+from ambient_runner.model_proxy import Upstream
+from ambient_runner.scripted_models.base import ScriptedModelServer
+from ambient_runner.settings import RunnerSettings
+from ambient_runner.state.session_map import SessionMap
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_TIMEOUT = 40.0  # s for the waiting turns, then the CLI, to end at shutdown
+
+
+class Credentials(Protocol):
+    """How a CLI authenticates, as the base needs to know it."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def problem(self) -> str: ...  # why it cannot work, for a person ("" when ``ok``)
+
+    @property
+    def missing(self) -> Sequence[str]: ...  # the variables to set
+
+    @property
+    def secrets(self) -> Sequence[str]: ...  # the values never to show
+
+
+AuthT = TypeVar("AuthT", bound=Credentials)
+
+
+class CliBridge(Bridge, Generic[AuthT]):
+    options: RunnerOptions  # declared by each runner (Gemini's depends on its transport)
+    scripted_model: ClassVar[type[ScriptedModelServer]]
+
+    def __init__(self, settings: RunnerSettings) -> None:
+        self.settings = settings
+        self.mcp = settings.mcp_servers
+        self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
+        self.scripted: ScriptedModelServer | None = None
+        self._scripted_running = False
+        self._auth: AuthT | None = None
+        self._sessions: SessionMap | None = None
+
+    # ----- what a runner writes --------------------------------------------------------------------------
+    @abstractmethod
+    def resolve_auth(self) -> AuthT:
+        """The credentials from the environment (the scripted server's when ``scripted_url`` is set)."""
+
+    @abstractmethod
+    def model_upstream(self) -> Upstream | None:
+        """Where the model proxy forwards the CLI's model requests (None: the CLI talks to its API itself)."""
+
+    def features(self) -> dict[str, bool]:
+        """The ``Capabilities`` flags this runner sets (reasoning, mcp, approvals, ...)."""
+        return {}
+
+    async def prepare(self) -> None:  # noqa: B027 - optional hook
+        """The runner's own start, after the scripted server and the model proxy are up."""
+
+    async def stop_cli(self) -> None:  # noqa: B027 - optional hook
+        """End the CLI processes (after the turns waiting for a person have ended)."""
+
+    # ----- lifecycle -------------------------------------------------------------------------------------
+    async def startup(self) -> None:
+        if self.settings.runner_scripted_model and not self._scripted_running:
+            self.scripted = self.scripted_model().start()
+            self._scripted_running = True
+            self._auth = None  # the scripted server's credentials from now on
+            log.info("scripted model serving at %s", self.scripted.base_url)
+        await self.start_model_proxy(self.model_upstream(), self.settings.runner_model_proxy)
+        await self.prepare()
+
+    async def shutdown(self) -> None:
+        try:
+            await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
+            await asyncio.wait_for(self.stop_cli(), SHUTDOWN_TIMEOUT)
+        finally:
+            if self.scripted is not None and self._scripted_running:
+                self.scripted.stop()
+                self._scripted_running = False
+            await self.stop_model_proxy()
+
+    @property
+    def scripted_url(self) -> str | None:
+        """The running scripted model server's URL (None when it is off or not started yet)."""
+        return self.scripted.base_url if self.scripted is not None and self._scripted_running else None
+
+    # ----- credentials -----------------------------------------------------------------------------------
+    @property
+    def auth(self) -> AuthT:
+        if self._auth is None:
+            self._auth = self.resolve_auth()
+        return self._auth
+
+    def require_auth(self) -> AuthT:
+        """The credentials, or the run's ``AUTH_MISSING`` error saying what to set."""
+        auth = self.auth
+        if not auth.ok:
+            raise BridgeError(auth.problem, code="AUTH_MISSING")
+        return auth
+
+    def secret_values(self) -> Iterable[str]:
+        return [*self.auth.secrets, *self.settings.secret_values(), *mcp_config.secret_values(self.mcp)]
+
+    # ----- options and description -----------------------------------------------------------------------
+    @property
+    def default_model(self) -> str | None:
+        return self.options.model_default(self.settings)
+
+    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+        return self.options.parse(forwarded_props, self.settings)
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(runner_type=self.runner_type, framework=self.framework,
+                            input_mime_types=sorted(self.attachment_types), default_model=self.default_model,
+                            models=self.options.models(self.settings), options=self.options.specs(self.settings),
+                            **self.features())
+
+    # ----- sessions --------------------------------------------------------------------------------------
+    @property
+    def sessions(self) -> SessionMap:
+        """AG-UI thread -> the CLI's session, in the state dir (read when first used: after the state restore)."""
+        if self._sessions is None:
+            self._sessions = SessionMap(self.settings.state_dir)
+        return self._sessions
