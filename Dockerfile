@@ -87,14 +87,14 @@ COPY . ./
 # The Gemini CLI's system settings (rank above a repository's .gemini/settings.json): root's, read-only.
 # The user is the platform's: uid 1001, group 0 (its init container chowns the workspace to 1001:0; OpenShift runs
 # any uid in group 0), so what the runner writes is group-writable. The CLI state dirs sit at /app/<stateDir>, where
-# the platform's operator mounts /workspace/<stateDir> (its sidecar uploads them), with Codex's HOME beside them
-# (/app/.codex-runner-home); /app itself stays root's.
+# the platform's operator mounts /workspace/<stateDir> (its sidecar uploads them), with what the runners keep beside
+# them (Codex's HOME /app/.codex-runner-home, Gemini's temp dir /app/.gemini-tmp); /app itself stays root's.
 RUN python -m compileall -q /app \
  && case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) ;; *) python -c \
       "from ambient_runner.bridges.gemini_cli.config import ensure_system_settings as e; assert e()" ;; esac \
  && useradd --uid 1001 --gid 0 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
  && install -d -o 1001 -g 0 -m 2775 /workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex \
-      /app/.codex-runner-home
+      /app/.codex-runner-home /app/.gemini-tmp
 
 USER 1001:0
 EXPOSE 8001

@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
+from ambient_runner.bridges.gemini_cli.config import GeminiHome
+from ambient_runner.settings import load_settings
 from tests.deploy.helpers import ROOT, tool
 
 DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "image" / "Containerfile.base"]
@@ -59,8 +63,13 @@ def test_runs_as_non_root_with_the_runner_as_pid_1():
     # The state dirs where the platform's operator mounts /workspace/<stateDir>, writable by the image's group.
     assert "RUNNER_STATE_ROOT=/app" in env
     runs = " ".join(" ".join(arg.split()) for op, arg in instructions() if op == "RUN")
-    state_dirs = "/workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex /app/.codex-runner-home"
+    state_dirs = ("/workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex /app/.codex-runner-home "
+                  "/app/.gemini-tmp")
     assert f"install -d -o 1001 -g 0 -m 2775 {state_dirs}" in runs
+    # what the runners create beside their state dir under the image's RUNNER_STATE_ROOT=/app (root's) is there
+    codex = CodexBridge(load_settings(runner_type="codex-sdk", runner_state_root="/app", workspace_path="/workspace"))
+    for beside in (codex.runner_home, GeminiHome.for_state_dir(Path("/app/.gemini")).tmp_dir):
+        assert str(beside) in state_dirs.split()
     assert "RUNNER_SCRIPTED_MODEL" not in (ROOT / "Dockerfile").read_text()
 
 
