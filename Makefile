@@ -47,10 +47,10 @@ test-slow: install
 lint: install
 	$(VENV)/bin/ruff check ambient_runner ag_ui_cli_common ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy
 
-image:  ## build the runner image with buildah as root (no Docker engine needed): deploy/image/build.sh
+image:  ## build the images (one per runner, and the all-in-one) with buildah as root, no Docker engine: deploy/image/build.sh
 	bash deploy/image/build.sh
 
-image-smoke:  ## run the built image once per runner on the offline scripted model (loopback only)
+image-smoke:  ## each image: size budget, a run per runner on the offline scripted model (loopback only), cold start
 	bash deploy/image/smoke.sh
 
 deploy-render: install  ## the kustomize base as the cluster gets it (SESSION=s1 ENTRY=gemini-cli: one session's pod)
