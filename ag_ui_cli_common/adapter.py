@@ -112,9 +112,10 @@ class CliAdapter(Generic[NativeT]):
         except Exception:  # a payload shape the adapter did not expect: keep it, never crash the run
             log.warning("%s: a %r event was not understood; kept as RAW", self.source, kind, exc_info=True)
             return self.on_malformed(kind, payload)
-        extra = getattr(payload, "model_extra", None)
-        if extra and events:  # a typed event's fields the adapter does not know: kept on its first event
-            events[0].raw_event = {"unknownFields": extra}
+        if events and type(payload) is not dict:  # a typed event's fields the adapter does not know: kept
+            extra = getattr(payload, "model_extra", None)  # on its first event
+            if extra:
+                events[0].raw_event = {"unknownFields": extra}
         return events
 
     def finish(self, exit: Exit | None = None) -> list[BaseEvent]:

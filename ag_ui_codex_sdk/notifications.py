@@ -13,8 +13,10 @@ from typing import Any
 
 def to_wire(notification: Any) -> dict[str, Any]:
     """Normalise a notification to ``{"method": str, "params": dict}``."""
-    if isinstance(notification, dict):
-        return {"method": str(notification.get("method", "")), "params": dict(notification.get("params") or {})}
+    if isinstance(notification, dict):  # the params are read, never changed: not copied
+        method, params = notification.get("method", ""), notification.get("params")
+        return {"method": method if type(method) is str else str(method),
+                "params": params if type(params) is dict else dict(params or {})}
     if isinstance(notification, tuple) and len(notification) == 2:
         method, params = notification
         return {"method": str(method), "params": payload_dict(params)}
