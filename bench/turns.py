@@ -30,6 +30,7 @@ import httpx
 from common import PYTHON, REPO, RunnerProcess, rss_kib, summary, wait_status
 
 from ambient_runner.process.environment import cli_environment
+from ambient_runner.process.proc_stat import descendants
 from ambient_runner.settings import RunnerSettings
 
 PROMPT_1 = "NOTOOL say hello"
@@ -171,23 +172,10 @@ def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
 
 def tree_rss_kib(pid: int) -> dict[str, int]:
     """VmRSS of the runner process and, summed, of every process below it (a CLI kept between turns)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    below, todo = [], list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        below.append(child)
-        todo += children.get(child, [])
     cli = 0
-    for child in below:
+    for child in descendants(pid):
         try:
-            cli += rss_kib(child).get("VmRSS", 0)
+            cli += rss_kib(child.pid).get("VmRSS", 0)
         except OSError:
             continue
     return {"runner": rss_kib(pid)["VmRSS"], "cli": cli}

@@ -91,6 +91,8 @@ class CliBridge(Bridge, Generic[AuthT]):
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:
+        if self._sessions is not None:  # read before the state dir was restored from the store: read it again
+            self._sessions.reload()
         if self.settings.runner_scripted_model and not self._scripted_running:
             self.scripted = self.scripted_model().start()
             self._scripted_running = True

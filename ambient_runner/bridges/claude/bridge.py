@@ -88,7 +88,6 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
     async def prepare(self) -> None:
         os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")  # read by the SDK in this process
         (self.settings.state_dir / "home").mkdir(parents=True, exist_ok=True)
-        self.sessions.reload()  # the state dir may have been hydrated from the store since it was read
         self.sdk.start()
 
     async def stop_cli(self) -> None:

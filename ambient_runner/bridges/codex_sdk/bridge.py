@@ -127,7 +127,6 @@ class CodexBridge(CliBridge[CodexAuth]):
         return [*self.credential_files, ".env", "log", "tmp", ".tmp", "cache", "*.sock"]
 
     async def prepare(self) -> None:
-        self.sessions.reload()  # the state dir may have been hydrated from the store since it was read
         (self.codex_home / ".env").unlink(missing_ok=True)  # Codex loads it over its environment: never ours
         self._launch = self._configure()  # CODEX_HOME now; the app-server starts with the first turn
         self.sdk.start()
