@@ -9,8 +9,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
+from ambient_runner import __version__
 from ambient_runner.api import capabilities as capabilities_api
 from ambient_runner.api import feedback as feedback_api
 from ambient_runner.api import model as model_api
@@ -19,7 +23,8 @@ from ambient_runner.api import status as status_api
 from ambient_runner.api import tasks as tasks_api
 from ambient_runner.api import workspace as workspace_api
 from ambient_runner.api.auth import TokenAuthMiddleware
-from ambient_runner.api.errors import install_error_handlers
+from ambient_runner.api.errors import EXCEPTION_HANDLERS
+from ambient_runner.api.routing import Endpoint, openapi_document
 from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
@@ -36,10 +41,33 @@ from ambient_runner.workspace.repos import Repositories
 from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
 
 log = logging.getLogger(__name__)
+ENDPOINTS: list[Endpoint] = [*status_api.routes.endpoints, *capabilities_api.routes.endpoints,
+                             *runs_api.routes.endpoints, *model_api.routes.endpoints, *feedback_api.routes.endpoints,
+                             *workspace_api.routes.endpoints, *tasks_api.routes.endpoints]
+DESCRIPTION = "Runs a coding-agent CLI and streams its work as AG-UI events."
+
+
+class RunnerApp(Starlette):
+    """The ASGI app: Starlette serving ``ENDPOINTS``, with their OpenAPI document at ``/openapi.json``."""
+
+    def __init__(self, lifespan: Callable[[Starlette], Any]) -> None:
+        routes = [e.route() for e in ENDPOINTS] + [Route("/openapi.json", self._openapi_json, methods=["GET"])]
+        super().__init__(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)
+        self._openapi: dict[str, Any] | None = None
+
+    def openapi(self) -> dict[str, Any]:
+        if self._openapi is None:
+            self._openapi = openapi_document(ENDPOINTS, title="ambient-runner", version=__version__,
+                                             description=DESCRIPTION)
+        return self._openapi
+
+    async def _openapi_json(self, _: Request) -> JSONResponse:
+        return JSONResponse(self.openapi())
+
 
 def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = None, *,
                install_signal_handlers: bool = True,
-               extensions: list[StartupExtension] | None = None) -> FastAPI:
+               extensions: list[StartupExtension] | None = None) -> RunnerApp:
     """The app. Without ``bridge``, the one ``RUNNER_TYPE`` names is imported after the server starts (``Boot``)."""
     settings = settings or load_settings()
     metrics = RunnerMetrics(settings.runner_type)
@@ -51,7 +79,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     session_turns = SessionTurns(settings, runs, workflows)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         become_subreaper()
         make_undumpable()  # /proc/<runner>/environ (the real credentials) out of the tools' reach
@@ -78,8 +106,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
             for uninstall in uninstall_redaction:
                 uninstall()
 
-    app = FastAPI(title="ambient-runner", version="0.1.0", lifespan=lifespan,
-                  description="Runs a coding-agent CLI and streams its work as AG-UI events.")
+    app = RunnerApp(lifespan)
     app.state.settings = settings
     app.state.bridge = bridge  # set by Boot when it is imported after start
     app.state.boot = boot
@@ -91,14 +118,6 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.state.repos = Repositories(workspace)
     app.state.workflows = workflows
     app.state.on_workflow_change = session_turns.workflow_changed
-    install_error_handlers(app)
-    app.include_router(status_api.router)
-    app.include_router(capabilities_api.router)
-    app.include_router(runs_api.router)
-    app.include_router(model_api.router)
-    app.include_router(feedback_api.router)
-    app.include_router(workspace_api.router)
-    app.include_router(tasks_api.router)
     token = settings.agui_token.get_secret_value() if settings.agui_token else None
     app.add_middleware(TokenAuthMiddleware, token=token)
     return app

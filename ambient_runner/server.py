@@ -12,7 +12,7 @@ import signal
 from collections.abc import Iterator
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from ambient_runner.settings import RunnerSettings
 
@@ -27,7 +27,7 @@ class RunnerServer(uvicorn.Server):
                 self._captured_signals[:] = [s for s in self._captured_signals if s != signal.SIGTERM]
 
 
-def serve(app: FastAPI, settings: RunnerSettings) -> None:
+def serve(app: Starlette, settings: RunnerSettings) -> None:
     config = uvicorn.Config(app, host=settings.agui_host, port=settings.agui_port, log_level=settings.runner_log_level,
                             timeout_graceful_shutdown=int(settings.runner_shutdown_grace) + 5, lifespan="on")
     RunnerServer(config).run()

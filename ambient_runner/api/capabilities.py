@@ -19,16 +19,17 @@ from ag_ui.core import (
     ToolsCapabilities,
     TransportCapabilities,
 )
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from ambient_runner import __version__
 from ambient_runner.api.errors import ready_bridge
+from ambient_runner.api.routing import Routes
 from ambient_runner.bridges.contract import Capabilities
 from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.settings import RunnerSettings
 
-router = APIRouter()
+routes = Routes()
 BOOT_WAIT = 30.0  # s /capabilities waits for a runner that is still starting
 
 # The platform's names for what its UI can use, by the route that serves it (its reference runner derives the list
@@ -109,10 +110,10 @@ def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: dic
     return body | platform_fields(native, settings, paths) | {"tracing": ",".join(tracing) if tracing else None}
 
 
-@router.get("/capabilities")
+@routes.get("/capabilities", "What this runner and its agent can do (AG-UI AgentCapabilities)")
 async def capabilities(request: Request) -> JSONResponse:
     bridge = await ready_bridge(request, BOOT_WAIT)
-    paths = request.app.openapi().get("paths", {})  # public, built once and cached by FastAPI
+    paths = request.app.openapi()["paths"]
     tracer = request.app.state.tracer
     tracing = [d.name for d in tracer.destinations] if tracer is not None else None
     return JSONResponse(capabilities_body(bridge.capabilities(), request.app.state.settings, paths, tracing))

@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from ambient_runner.boot import BootError
 from ambient_runner.bridges.contract import Bridge
@@ -41,22 +40,23 @@ def error_response(status: int, code: str, message: str, **details: Any) -> JSON
     return JSONResponse({"error": body}, status_code=status)
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, **exc.details)
+async def _api_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.code, exc.message, **exc.details)
 
-    @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [{"loc": [str(p) for p in e.get("loc", ())], "msg": e.get("msg", "")} for e in exc.errors()]
-        return error_response(422, "INVALID_REQUEST", "the request is not valid", problems=problems[:20])
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
-        return error_response(exc.status_code, codes.get(exc.status_code, "HTTP_ERROR"), str(exc.detail))
+async def _http_error(_: Request, exc: Exception) -> Response:
+    """Starlette's own: no route (404), a method the path does not take (405, with its ``Allow``)."""
+    assert isinstance(exc, HTTPException)
+    codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+    response = error_response(exc.status_code, codes.get(exc.status_code, "HTTP_ERROR"), str(exc.detail))
+    response.headers.update(exc.headers or {})
+    return response
 
-    @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error while serving a request")
-        return error_response(500, "INTERNAL", f"unexpected {type(exc).__name__}; see the runner log")
+
+async def _unexpected(_: Request, exc: Exception) -> Response:
+    log.exception("unexpected error while serving a request")
+    return error_response(500, "INTERNAL", f"unexpected {type(exc).__name__}; see the runner log")
+
+
+EXCEPTION_HANDLERS = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}

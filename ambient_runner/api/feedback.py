@@ -16,16 +16,17 @@ import time
 from typing import Any
 
 from ag_ui.core import EventType, RawEvent
-from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from starlette.requests import Request
+from starlette.responses import Response
 
 from ambient_runner.api.errors import ApiError
+from ambient_runner.api.routing import Routes
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.stream.encoding import event_json
 from ambient_runner.tracing.feedback import record_feedback
 
 log = logging.getLogger(__name__)
-router = APIRouter()
+routes = Routes()
 META_TYPES = ("thumbs_up", "thumbs_down")
 FEEDBACK_EVENT = "ambient:feedback"
 MAX_FEEDBACK_BYTES = 4 * 1024 * 1024  # a payload may carry the transcript
@@ -52,10 +53,10 @@ def _check(data: Any) -> tuple[str, dict[str, Any]]:
     return meta_type, payload
 
 
-@router.post("/feedback", openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
-    "schema": {"type": "object", "required": ["metaType"], "properties": {
+@routes.post("/feedback", "A person's thumbs up or down", body={
+    "type": "object", "required": ["metaType"], "properties": {
         "type": {"const": "META"}, "metaType": {"enum": list(META_TYPES)}, "payload": {"type": "object"},
-        "threadId": {"type": "string"}}}}}}})
+        "threadId": {"type": "string"}}})
 async def feedback(request: Request) -> Response:
     data = parse_json(await read_body(request, limit=MAX_FEEDBACK_BYTES))
     meta_type, payload = _check(data)

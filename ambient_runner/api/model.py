@@ -12,21 +12,22 @@ from __future__ import annotations
 import logging
 
 from ag_ui.core import CustomEvent, EventType
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
+from ambient_runner.api.routing import Routes
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.runs.manager import RunManager
 
 log = logging.getLogger(__name__)
-router = APIRouter()
+routes = Routes()
 BOOT_WAIT = 25.0  # below the backend's 30 s timeout for this call
 MODEL_SWITCHED = "ambient:model_switched"
 
 
-@router.post("/model", openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
-    "schema": {"type": "object", "required": ["model"], "properties": {"model": {"type": "string"}}}}}}})
+@routes.post("/model", "Switch the model of the next turns", body={
+    "type": "object", "required": ["model"], "properties": {"model": {"type": "string"}}})
 async def switch_model(request: Request) -> JSONResponse:
     data = parse_json(await read_body(request, limit=64 * 1024))
     if not isinstance(data, dict):

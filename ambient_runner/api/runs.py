@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from ag_ui.core import RunAgentInput
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
+from ambient_runner.api.routing import Routes
 from ambient_runner.api.run_input import MAX_BODY_BYTES, check_id, parse_json, parse_run_input, read_body
 from ambient_runner.bridges.contract import Bridge, OptionError, RunOptions
 from ambient_runner.runs.attachments import Attachment, AttachmentError, AttachmentRules, collect, discard_written
@@ -21,16 +22,17 @@ from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import sse_frame
 from ambient_runner.workspace.paths import Workspace
 
-router = APIRouter()
+routes = Routes()
 PING_SECONDS = 15
 STOPPED_WHILE_PAUSED = "The run was stopped while it waited for this answer, so this was not done."
 BOOT_WAIT_FOR_RUN = 120.0  # a run posted while the runner is still starting waits for it this long
-RUN_BODY_SCHEMA = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+RUN_BODY_SCHEMA = {
     "type": "object", "required": ["threadId", "messages"],
     "properties": {"threadId": {"type": "string"}, "runId": {"type": "string"},
                    "messages": {"type": "array", "items": {"type": "object"}},
                    "forwardedProps": {"type": "object"}, "state": {}, "tools": {"type": "array"},
-                   "context": {"type": "array"}}}}}}}
+                   "context": {"type": "array"}}}
+SSE = "text/event-stream"
 
 
 def _runs(request: Request) -> RunManager:
@@ -144,14 +146,13 @@ def run_prompt(runs: RunManager, run_input: RunAgentInput, answers: Answers) -> 
         return ""
 
 
-router.add_api_route("/run", start_run, methods=["POST"], response_class=EventSourceResponse,
-                     openapi_extra=RUN_BODY_SCHEMA, summary="Start a run; answers an SSE stream of AG-UI events")
-router.add_api_route("/", start_run, methods=["POST"], response_class=EventSourceResponse,
-                     openapi_extra=RUN_BODY_SCHEMA, summary="Alias of POST /run")
+routes.add("POST", "/run", start_run, "Start a run; answers an SSE stream of AG-UI events", body=RUN_BODY_SCHEMA,
+           media_type=SSE)
+routes.add("POST", "/", start_run, "Alias of POST /run", body=RUN_BODY_SCHEMA, media_type=SSE)
 
 
-@router.post("/interrupt", openapi_extra={"requestBody": {"required": False, "content": {"application/json": {
-    "schema": {"type": "object", "properties": {"threadId": {"type": "string"}}}}}}})
+@routes.post("/interrupt", body={"type": "object", "properties": {"threadId": {"type": "string"}}},
+             body_required=False)
 async def interrupt(request: Request) -> JSONResponse:
     """Interrupt the run of ``threadId`` (or every active run when no thread is named)."""
     runs = _runs(request)
@@ -196,13 +197,15 @@ async def between_run_frames(request: Request) -> AsyncIterator[bytes]:
         metrics.sse_clients.dec()
 
 
-@router.get("/events/{thread_id:path}", response_class=EventSourceResponse)
-async def events(request: Request, thread_id: str, after: str | None = None) -> EventSourceResponse:
+@routes.get("/events/{thread_id:path}", "Replay a thread's events, or follow the events between runs",
+            query=("after",), media_type=SSE)
+async def events(request: Request) -> EventSourceResponse:
     """With a cursor (``Last-Event-ID`` or ``?after=N``): replay the thread's events after N, then follow its live
     run. Without one (the platform backend's between-run listener): only events outside any run, from now on,
     with keep-alive comments, until the runner stops."""
+    thread_id = request.path_params["thread_id"]
     check_id("threadId", thread_id)
-    raw = after if after is not None else request.headers.get("last-event-id")
+    raw = request.query_params.get("after", request.headers.get("last-event-id"))
     if raw is None:
         return event_source(between_run_frames(request))
     try:

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from ambient_runner.api.errors import ready_bridge
+from ambient_runner.api.routing import Routes
 from ambient_runner.mcp.status import platform_shape
 
-router = APIRouter()
+routes = Routes()
 BOOT_WAIT = 30.0  # what /mcp-status waits for a runner that is still starting
 
 
-@router.get("/health")
+@routes.get("/health")
 async def health(request: Request) -> JSONResponse:
     """Liveness: 200 while the process serves."""
     return JSONResponse({"status": "ok", "runnerType": request.app.state.settings.runner_type})
 
 
-@router.get("/ready")
+@routes.get("/ready")
 async def ready(request: Request) -> JSONResponse:
     """Readiness: 200 only when the CLI/SDK is present, credentials are configured and the runner is not draining."""
     app_state = request.app.state
@@ -45,18 +46,18 @@ async def ready(request: Request) -> JSONResponse:
     return JSONResponse({"ready": True})
 
 
-@router.get("/metrics")
+@routes.get("/metrics", "Prometheus metrics", media_type=CONTENT_TYPE_LATEST)
 async def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
-@router.get("/mcp-status")
+@routes.get("/mcp-status", "The MCP servers and their tools")
 async def mcp_status(request: Request) -> JSONResponse:
     bridge = await ready_bridge(request, BOOT_WAIT)
     return JSONResponse({"servers": await bridge.mcp_status()})
 
 
-@router.get("/mcp/status")
+@routes.get("/mcp/status")
 async def mcp_status_for_the_platform(request: Request) -> JSONResponse:
     """The platform backend's MCP panel call: the same servers in its shape and status words."""
     bridge = await ready_bridge(request, BOOT_WAIT)

@@ -14,14 +14,15 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
+from ambient_runner.api.routing import Routes
 from ambient_runner.runs.tasks import TERMINAL, BackgroundTask, TaskNotStoppableError
 from ambient_runner.stream.encoding import Redactor
 
-router = APIRouter()
+routes = Routes()
 MAX_OUTPUT_BYTES = 10 * 1024 * 1024
 BOOT_WAIT = 8.0
 
@@ -60,13 +61,14 @@ def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Any]
     return lines
 
 
-@router.get("/tasks")
+@routes.get("/tasks", "The agent's background tasks")
 async def list_tasks(request: Request) -> JSONResponse:
     return JSONResponse({"tasks": [task.wire() for task in request.app.state.runs.tasks.list()]})
 
 
-@router.get("/tasks/{task_id}/output")
-async def task_output(request: Request, task_id: str) -> JSONResponse:
+@routes.get("/tasks/{task_id}/output", "A background task's output")
+async def task_output(request: Request) -> JSONResponse:
+    task_id = request.path_params["task_id"]
     task = _task(request, task_id)
     if not task.output_file:
         raise ApiError(404, "NO_OUTPUT", f"background task {task_id!r} has no output file (yet)")
@@ -76,8 +78,9 @@ async def task_output(request: Request, task_id: str) -> JSONResponse:
     return JSONResponse({"task_id": task_id, "output": output})
 
 
-@router.post("/tasks/{task_id}/stop")
-async def stop_task(request: Request, task_id: str) -> JSONResponse:
+@routes.post("/tasks/{task_id}/stop", "Stop a background task")
+async def stop_task(request: Request) -> JSONResponse:
+    task_id = request.path_params["task_id"]
     task = _task(request, task_id)
     if task.status in TERMINAL:
         raise ApiError(409, "TASK_FINISHED", f"background task {task_id!r} has already {task.status}")

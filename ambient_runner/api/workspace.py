@@ -10,11 +10,12 @@ import binascii
 import mimetypes
 from typing import Any, Literal, TypeVar
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from ambient_runner.api.errors import ApiError
+from ambient_runner.api.routing import Routes, query
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitError, GitTokens
@@ -29,7 +30,7 @@ from ambient_runner.workspace.repos import (
 )
 from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
 
-router = APIRouter()
+routes = Routes()
 Body = TypeVar("Body", bound=BaseModel)
 
 
@@ -104,21 +105,23 @@ async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
 
 
 # ----- files -----------------------------------------------------------------------------------------------
-@router.get("/content/list")
-async def content_list(request: Request, path: str = "") -> JSONResponse:
+@routes.get("/content/list", "The entries of a workspace folder", query=("path",))
+async def content_list(request: Request) -> JSONResponse:
+    path = query(request, "path", "")
     items = await _guarded(asyncio.to_thread, files.list_dir, _workspace(request), path)
     return JSONResponse({"items": items})
 
 
-@router.get("/content/file")
-async def content_file(request: Request, path: str = "") -> Response:
+@routes.get("/content/file", "A workspace file's bytes", query=("path",), media_type="application/octet-stream")
+async def content_file(request: Request) -> Response:
+    path = query(request, "path", "")
     limit = request.app.state.settings.runner_max_file_bytes
     target, data = await _guarded(asyncio.to_thread, files.read_file, _workspace(request), path, limit)
     media_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
     return Response(data, media_type=media_type)
 
 
-@router.post("/content/write")
+@routes.post("/content/write", "Write a workspace file")
 async def content_write(request: Request) -> JSONResponse:
     limit = request.app.state.settings.runner_max_file_bytes
     body = await parse_body(request, WriteBody, limit=limit * 4 // 3 + 64 * 1024)
@@ -135,7 +138,7 @@ async def content_write(request: Request) -> JSONResponse:
     return JSONResponse({"message": "ok", "path": _workspace(request).relative(target), "size": len(data)})
 
 
-@router.delete("/content/delete")
+@routes.delete("/content/delete", "Delete a workspace file")
 async def content_delete(request: Request) -> JSONResponse:
     body = await parse_body(request, PathBody)
     await _guarded(asyncio.to_thread, files.delete_file, _workspace(request), body.path)
@@ -143,17 +146,19 @@ async def content_delete(request: Request) -> JSONResponse:
 
 
 # ----- git -------------------------------------------------------------------------------------------------
-@router.get("/content/git-status")
-async def content_git_status(request: Request, path: str = "") -> JSONResponse:
+@routes.get("/content/git-status", "A repository's git status", query=("path",))
+async def content_git_status(request: Request) -> JSONResponse:
+    path = query(request, "path", "")
     return JSONResponse(await _guarded(git_status, _workspace(request), path))
 
 
-@router.get("/content/git-list-branches")
-async def content_git_branches(request: Request, path: str = "artifacts") -> JSONResponse:
+@routes.get("/content/git-list-branches", "A repository's remote branches", query=("path",))
+async def content_git_branches(request: Request) -> JSONResponse:
+    path = query(request, "path", "artifacts")
     return JSONResponse({"branches": await _guarded(list_branches, _workspace(request), path)})
 
 
-@router.post("/content/git-configure-remote")
+@routes.post("/content/git-configure-remote", "Set a repository's remote")
 async def content_git_configure_remote(request: Request) -> JSONResponse:
     body = await parse_body(request, RemoteBody)
     tokens = GitTokens.from_headers(request.headers)
@@ -162,14 +167,14 @@ async def content_git_configure_remote(request: Request) -> JSONResponse:
     return JSONResponse(answer)
 
 
-@router.get("/content/workflow-metadata")
+@routes.get("/content/workflow-metadata", "The active workflow's commands and agents")
 async def workflow_metadata(request: Request) -> JSONResponse:
     workflows: Workflows = request.app.state.workflows
     return JSONResponse(await asyncio.to_thread(workflows.metadata))
 
 
 # ----- repositories and workflows --------------------------------------------------------------------------
-@router.post("/repos/add")
+@routes.post("/repos/add", "Clone a repository into the workspace")
 async def repos_add(request: Request) -> JSONResponse:
     body = await parse_body(request, RepoBody)
     repos: Repositories = request.app.state.repos
@@ -178,7 +183,7 @@ async def repos_add(request: Request) -> JSONResponse:
     return JSONResponse(answer)
 
 
-@router.post("/repos/remove")
+@routes.post("/repos/remove", "Remove a repository from the workspace")
 async def repos_remove(request: Request) -> JSONResponse:
     body = await parse_body(request, NameBody)
     repos: Repositories = request.app.state.repos
@@ -186,13 +191,13 @@ async def repos_remove(request: Request) -> JSONResponse:
     return JSONResponse({"message": "removed", "name": body.name})
 
 
-@router.get("/repos/status")
+@routes.get("/repos/status", "The workspace's repositories")
 async def repos_status(request: Request) -> JSONResponse:
     repos: Repositories = request.app.state.repos
     return JSONResponse({"repos": await _guarded(repos.status)})
 
 
-@router.post("/workflow")
+@routes.post("/workflow", "Select the active workflow")
 async def select_workflow(request: Request) -> JSONResponse:
     body = await parse_body(request, WorkflowBody)
     workflows: Workflows = request.app.state.workflows

@@ -15,7 +15,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.settings import RunnerSettings
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 Cleanup = Callable[[], Awaitable[None]]
 
 
-def state_extensions(settings: RunnerSettings) -> list[Callable[[FastAPI], Awaitable[Cleanup | None]]]:
+def state_extensions(settings: RunnerSettings) -> list[Callable[[Starlette], Awaitable[Cleanup | None]]]:
     """The extensions for ``create_app``: state sync when ``STATE_STORE_URL`` is set, else none (logged once)."""
     if not settings.state_store_url:
         if synced_by_platform(settings):
@@ -49,7 +49,7 @@ class StateSyncExtension:
         self.retry_delays = retry_delays
         self.sync: StateSync | None = None
 
-    async def __call__(self, app: FastAPI) -> Cleanup:
+    async def __call__(self, app: Starlette) -> Cleanup:
         settings = self.settings
         bridge = app.state.bridge
         runs = app.state.runs
