@@ -96,6 +96,29 @@ def test_the_sdk_is_imported_after_the_bridge_started_not_for_readiness(runner_t
     assert result.stdout.strip() == "[False, True, True]"
 
 
+
+# What an idle runner does not need, and what it cost before it was left out (RSS, deploy/image/coldstart.py):
+# FastAPI 7 MiB and pydantic-settings 6 MiB (Starlette and a pydantic model do it); the others only when configured.
+NOT_IMPORTED_IDLE = ("fastapi", "pydantic_settings", "boto3", "botocore", "opentelemetry.sdk",
+                     "opentelemetry.exporter", "rich", "typer")
+
+
+@pytest.mark.parametrize("runner_type", ["gemini-cli", "codex-sdk", "claude"])
+def test_an_idle_runner_imports_no_more_than_it_serves_with(runner_type, tmp_path):
+    """The app built and its bridge started, with no state store and no trace destination set: none of the
+    packages above is loaded (each one is memory every idle pod pays)."""
+    code = ("import sys, main\n"
+            "from ambient_runner.bridges.registry import create_bridge\n"
+            "bridge = create_bridge(main.settings); bridge.readiness(); bridge.capabilities()\n"
+            "main.app.openapi()\n"
+            f"print(sorted(m for m in sys.modules if m.startswith({NOT_IMPORTED_IDLE!r})))")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_", "OTEL_", "LANGFUSE_",
+                                                                       "MLFLOW_", "STATE_STORE"))}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True, capture_output=True, timeout=60,
+                            env=clean | {"RUNNER_TYPE": runner_type, "WORKSPACE_PATH": str(tmp_path / "ws"),
+                                         "RUNNER_STATE_ROOT": str(tmp_path / "state")})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
 async def test_a_missing_sdk_is_a_run_error_naming_the_runner(caplog):
     from ambient_runner.bridges.contract import BridgeError
     from ambient_runner.bridges.lazy import LazyModules
