@@ -211,12 +211,13 @@ def read_manifest(archive: Path) -> dict[str, Any]:
 def unpack(archive: Path, state_dir: Path) -> dict[str, Any]:
     """Extract ``archive`` into ``state_dir`` (entries replace what is there); returns its manifest.
 
-    The whole archive is first extracted into a staging dir beside ``state_dir`` (a corrupt archive fails there
-    and leaves ``state_dir`` alone); members that would land outside the dir are skipped.
+    The whole archive is first extracted into a staging dir inside ``state_dir``, named with the sync's prefix so
+    that it is never packed (the parent need not be writable: in the image it is /app, root's); a corrupt archive
+    fails there and leaves ``state_dir`` alone. Members that would land outside the dir are skipped.
     """
     manifest = read_manifest(archive)
     state_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{SYNC_TEMP_PREFIX}-hydrate-", dir=state_dir.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f"{SYNC_TEMP_PREFIX}-hydrate-", dir=state_dir))
     try:
         with tarfile.open(archive, "r:gz") as tar:
             for member in tar:

@@ -96,7 +96,7 @@ class StateSync:
         claim = {"epoch": self.epoch, "pod": self.pod_id, "since": _now()}
         self.store.write_bytes(OWNER, json.dumps(claim).encode())
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        with _temp_file(self.state_dir.parent) as archive:
+        with _temp_file(self.state_dir) as archive:
             if not self.store.download(ARCHIVE, archive):
                 self.generation = 0
                 self.record("hydrate_empty")
@@ -163,7 +163,7 @@ class StateSync:
         generation = self.generation + 1
         manifest = {"format": 1, "generation": generation, "pod": self.pod_id, "epoch": self.epoch,
                     "writtenAt": _now(), "stateDir": self.state_dir.name}
-        with _temp_file(self.state_dir.parent) as archive:
+        with _temp_file(self.state_dir) as archive:
             result = pack(self.state_dir, archive, excludes, manifest)
             owner = _json(self.store.read_bytes(OWNER))
             if owner.get("pod") != self.pod_id:

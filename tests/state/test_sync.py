@@ -3,15 +3,23 @@ syncs retried and reported without touching the stored state, an unreachable sto
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures.thread  # noqa: F401 - see as_the_image_user
+import contextlib
+import gzip  # noqa: F401 - see as_the_image_user
 import json
+import os
+import shutil
 import tarfile
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from runner_process import free_port
 
 from ambient_runner.state.store import FileStore, S3Store, StoreError
-from ambient_runner.state.sync import ARCHIVE, LOCAL_MARKER, StateSync
+from ambient_runner.state.sync import ARCHIVE, LOCAL_MARKER, StateSync, SyncOutcome
 from tests.state.s3server import S3Server
 
 
@@ -136,3 +144,56 @@ async def test_a_restarted_container_keeps_its_newer_local_state(file_store: Fil
     await again.hydrate()
     assert (state_dir / "chat").read_text() == "synced + written after the last sync"
     assert results == ["hydrate_kept_local"] and again.generation == 1
+
+
+
+@contextlib.contextmanager
+def as_the_image_user() -> Iterator[None]:
+    """File access as the image's user (uid 1001, group 0), as the pod runs; root again afterwards. What the sync
+    imports on its way is imported above, as root: this Python lives under /root, which uid 1001 cannot read."""
+    groups = os.getgroups()
+    os.setgroups([])
+    os.setegid(0)
+    os.seteuid(1001)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setgroups(groups)
+
+
+async def hydrate_work_and_sync(sync: StateSync, pod: str) -> SyncOutcome:
+    await sync.hydrate()
+    (sync.state_dir / "chats").mkdir(exist_ok=True)
+    (sync.state_dir / "chats" / pod).write_text("turn")
+    return await sync.sync("test")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="takes the image's user (uid 1001), which needs root")
+def test_the_image_user_syncs_a_state_dir_whose_parent_it_cannot_write() -> None:
+    """As in the image: the state dir /app/.gemini is the runner's (uid 1001, group 0), /app is root's. Hydrate and
+    sync keep their temporary files inside the state dir, and the next pod gets the state back."""
+    root = Path(tempfile.mkdtemp(prefix="image-user-"))  # tmp_path's parents are root's alone
+    try:
+        root.chmod(0o755)
+        store = FileStore(root / "store")
+        store.root.mkdir()
+        os.chown(store.root, 1001, 0)
+        generations, apps = [], []
+        for pod in ("pod-a", "pod-b"):
+            app = root / pod / "app"  # root's, 0755: not writable by uid 1001
+            (app / ".gemini").mkdir(parents=True)
+            os.chown(app / ".gemini", 1001, 0)
+            apps.append(app)
+            sync = make_sync(store, app / ".gemini", pod)
+            with as_the_image_user():
+                result = asyncio.run(hydrate_work_and_sync(sync, pod))
+            assert result.ok, result.detail
+            generations.append(sync.generation)
+        assert generations == [1, 2]
+        assert sorted(p.name for p in (apps[1] / ".gemini" / "chats").iterdir()) == ["pod-a", "pod-b"]
+        for app in apps:
+            assert [p.name for p in app.iterdir()] == [".gemini"]  # nothing was written beside it
+            assert sorted(p.name for p in (app / ".gemini").iterdir()) == [LOCAL_MARKER, "chats"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
