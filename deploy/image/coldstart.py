@@ -1,4 +1,5 @@
-"""Cold start of a runner, measured where it runs (standard library only, so it runs inside the image).
+"""Cold start of a runner, measured where it runs (inside the image: the standard library, smoke_client.py beside
+it, and the runner's own process-table reader from the runner's folder, the working directory).
 
     python coldstart.py --t0 "$(date +%s.%N)"     # deploy/image/smoke.sh: t0 = just before the container starts
 
@@ -14,21 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-import uuid
 from pathlib import Path
 
+from smoke_client import headers, stop_runner, stream_run
+
+sys.path.append(os.getcwd())  # the runner's folder: /app in the image
+from ambient_runner.process.proc_stat import descendants  # noqa: E402
+
 POLL = 0.01  # s between probes: the figures are this precise
-
-
-def headers() -> dict[str, str]:
-    token = os.environ.get("AGUI_TOKEN")
-    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def answers_200(url: str) -> bool:
@@ -59,51 +58,23 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def memory(pid: int) -> dict[str, float]:
     runner = rss_kib(pid)
-    tree = runner + sum(rss_kib(child) for child in descendants(pid))
+    tree = runner + sum(rss_kib(child.pid) for child in descendants(pid))
     return {"runnerMiB": round(runner / 1024, 1), "withChildrenMiB": round(tree / 1024, 1)}
 
 
 def first_run(base: str, prompt: str, timeout: float, since: float) -> dict[str, object]:
     """POST one run; seconds (from ``since``, a time.time()) to its first text event, its events' types."""
-    body = {"threadId": "coldstart", "runId": f"coldstart-{uuid.uuid4().hex[:8]}", "state": {}, "tools": [],
-            "context": [], "forwardedProps": {}, "messages": [{"id": "m1", "role": "user", "content": prompt}]}
-    request = urllib.request.Request(f"{base}/run", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", "Accept": "text/event-stream",
-                                              **headers()})
     types: list[str] = []
     first_text: float | None = None
     error = None
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        for raw in response:
-            line = raw.decode().rstrip("\r\n")
-            if not line.startswith("data:"):
-                continue
-            event = json.loads(line[5:].strip())
-            types.append(event.get("type", ""))
-            if first_text is None and types[-1] == "TEXT_MESSAGE_CONTENT":
-                first_text = time.time() - since
-            if types[-1] in ("RUN_FINISHED", "RUN_ERROR"):
-                error = event.get("message") if types[-1] == "RUN_ERROR" else None
-                break
+    for event in stream_run(base, prompt, timeout, thread_id="coldstart"):
+        types.append(event.get("type", ""))
+        if first_text is None and types[-1] == "TEXT_MESSAGE_CONTENT":
+            first_text = time.time() - since
+        if types[-1] == "RUN_ERROR":
+            error = event.get("message")
     return {"firstText": first_text, "types": types, "error": error}
 
 
@@ -142,15 +113,8 @@ def main() -> int:
     except (RuntimeError, OSError) as exc:
         report["error"] = str(exc)
     finally:
-        stop = time.monotonic()
-        runner.send_signal(signal.SIGTERM)
-        try:
-            code = runner.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            runner.kill()
-            code = runner.wait()
-        report.update(sigtermExit=code, sigtermSeconds=round(time.monotonic() - stop, 2))
-        ok = ok and code == 0
+        report.update(stop_runner(runner))
+        ok = ok and report["sigtermExit"] == 0
     report["ok"] = ok
     print(json.dumps(report))
     return 0 if ok else 1

@@ -90,7 +90,7 @@ coldstart_run() {
   ctr=$("${BUILDAH[@]}" from --pull-never "$1")
   rootfs=$("${BUILDAH[@]}" mount "$ctr")
   stage=$(mktemp -d) envfile=$(mktemp)
-  cp deploy/image/coldstart.py "$stage/"
+  cp deploy/image/coldstart.py deploy/image/smoke_client.py "$stage/"
   "${BUILDAH[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' "$1" \
     | grep -v '^$' > "$envfile"
   t0=$(date +%s.%N)

@@ -22,6 +22,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -47,21 +48,33 @@ def wait_ready(base: str, timeout: float, runner: subprocess.Popen | None) -> No
     raise SystemExit(f"not ready after {timeout:.0f} s: {last}")
 
 
-def run_once(base: str, prompt: str, timeout: float) -> list[dict]:
-    body = {"threadId": "smoke-thread", "runId": f"smoke-{uuid.uuid4().hex[:8]}", "state": {}, "tools": [],
+def stream_run(base: str, prompt: str, timeout: float, thread_id: str = "smoke-thread") -> Iterator[dict]:
+    """POST one AG-UI ``RunAgentInput`` to ``/run``; its events as they arrive, up to the terminal one."""
+    body = {"threadId": thread_id, "runId": f"{thread_id}-{uuid.uuid4().hex[:8]}", "state": {}, "tools": [],
             "context": [], "forwardedProps": {}, "messages": [{"id": "m1", "role": "user", "content": prompt}]}
     request = urllib.request.Request(
         f"{base}/run", data=json.dumps(body).encode(), method="POST",
         headers={"Content-Type": "application/json", "Accept": "text/event-stream", **headers()})
-    events: list[dict] = []
     with urllib.request.urlopen(request, timeout=timeout) as response:
         for raw in response:
             line = raw.decode().rstrip("\r\n")
             if line.startswith("data:"):
-                events.append(json.loads(line[5:].strip()))
-                if events[-1].get("type") in ("RUN_FINISHED", "RUN_ERROR"):
-                    break
-    return events
+                event = json.loads(line[5:].strip())
+                yield event
+                if event.get("type") in ("RUN_FINISHED", "RUN_ERROR"):
+                    return
+
+
+def stop_runner(runner: subprocess.Popen) -> dict[str, float]:
+    """SIGTERM, as the kubelet stops a pod: its exit status (0 after a drain) and the seconds it took."""
+    stop = time.monotonic()
+    runner.send_signal(signal.SIGTERM)
+    try:
+        code = runner.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        runner.kill()
+        code = runner.wait()
+    return {"sigtermExit": code, "sigtermSeconds": round(time.monotonic() - stop, 2)}
 
 
 def lock_mismatches(lock: Path) -> list[str]:
@@ -99,7 +112,7 @@ def main() -> int:
             report["readinessProbeExit"] = subprocess.run(json.loads(args.probe), timeout=30).returncode
             ok = report["readinessProbeExit"] == 0
         started = time.monotonic()
-        events = run_once(args.base_url, args.prompt, args.timeout)
+        events = list(stream_run(args.base_url, args.prompt, args.timeout))
         types = [e.get("type") for e in events]
         report.update(events=len(events), first=types[:1], terminal=types[-1] if types else None,
                       toolCalls=types.count("TOOL_CALL_START"), runSeconds=round(time.monotonic() - started, 2))
@@ -111,15 +124,8 @@ def main() -> int:
         ok = False
     finally:
         if runner is not None:
-            stop = time.monotonic()
-            runner.send_signal(signal.SIGTERM)
-            try:
-                code = runner.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                runner.kill()
-                code = runner.wait()
-            report.update(sigtermExit=code, sigtermSeconds=round(time.monotonic() - stop, 2))
-            ok = ok and code == 0  # a drained SIGTERM is a clean stop
+            report.update(stop_runner(runner))
+            ok = ok and report["sigtermExit"] == 0  # a drained SIGTERM is a clean stop
     if args.lock is not None:
         report["notInLock"] = lock_mismatches(args.lock)
         ok = ok and not report["notInLock"]
