@@ -39,13 +39,19 @@ class Endpoint:
     def route(self) -> Route:
         return Route(self.path, self.handler, methods=[self.method], name=f"{self.method} {self.path}")
 
+    @property
+    def operation_id(self) -> str:
+        """Unique per method and path: ``post_run``, ``post_root``, ``get_mcp-status``, ``get_tasks_task_id_output``."""
+        path = re.sub(r"[{}]", "", PATH_PARAMETER.sub(r"{\1}", self.path)).strip("/").replace("/", "_")
+        return f"{self.method.lower()}_{path or 'root'}"
+
     def operation(self) -> dict[str, Any]:
         parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
                       for name in PATH_PARAMETER.findall(self.path)]
         parameters += [{"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
                        for name in self.query]
         operation: dict[str, Any] = {
-            "summary": self.summary, "operationId": f"{self.handler.__name__}_{self.method.lower()}",
+            "summary": self.summary, "operationId": self.operation_id,
             "responses": {"200": {"description": "OK", "content": {self.media_type: {}}},
                           "default": {"description": "an error",
                                       "content": {"application/json": {"schema": ERROR_SCHEMA}}}}}
