@@ -1,8 +1,3 @@
 """ambient-runner: runs a coding-agent CLI in a pod and streams its work as AG-UI events."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("ambient-runner")
-except PackageNotFoundError:  # run from a source tree that was not installed (the image copies it)
-    __version__ = "unknown"
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it): the same in the image, which copies the tree

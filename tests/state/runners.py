@@ -21,7 +21,7 @@ from runner_process import free_port
 from ambient_runner.app import create_app
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.extension import StateSyncExtension
+from ambient_runner.state.lifecycle import StateSyncExtension
 from tests.state.state_fakes import StatefulFakeBridge
 
 RUNNER_APP = Path(__file__).parent / "runner_app.py"
