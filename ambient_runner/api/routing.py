@@ -40,9 +40,14 @@ class Endpoint:
         return Route(self.path, self.handler, methods=[self.method], name=f"{self.method} {self.path}")
 
     @property
+    def openapi_path(self) -> str:
+        """The path as OpenAPI writes it: ``/events/{thread_id}`` for Starlette's ``/events/{thread_id:path}``."""
+        return PATH_PARAMETER.sub(r"{\1}", self.path)
+
+    @property
     def operation_id(self) -> str:
         """Unique per method and path: ``post_run``, ``post_root``, ``get_mcp-status``, ``get_tasks_task_id_output``."""
-        path = re.sub(r"[{}]", "", PATH_PARAMETER.sub(r"{\1}", self.path)).strip("/").replace("/", "_")
+        path = re.sub(r"[{}]", "", self.openapi_path).strip("/").replace("/", "_")
         return f"{self.method.lower()}_{path or 'root'}"
 
     def operation(self) -> dict[str, Any]:
@@ -92,14 +97,9 @@ class Routes:
 def openapi_document(endpoints: list[Endpoint], *, title: str, version: str, description: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in endpoints:
-        path = PATH_PARAMETER.sub(r"{\1}", endpoint.path)
-        paths.setdefault(path, {})[endpoint.method.lower()] = endpoint.operation()
+        paths.setdefault(endpoint.openapi_path, {})[endpoint.method.lower()] = endpoint.operation()
     return {"openapi": "3.1.0", "info": {"title": title, "version": version, "description": description},
             "paths": paths}
-
-
-def query(request: Request, name: str, default: str = "") -> str:
-    return request.query_params.get(name, default)
 
 
 def _first_line(handler: Handler) -> str:

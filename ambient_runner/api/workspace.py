@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ambient_runner.api.errors import ApiError
-from ambient_runner.api.routing import Routes, query
+from ambient_runner.api.routing import Routes
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitError, GitTokens
@@ -107,14 +107,14 @@ async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
 # ----- files -----------------------------------------------------------------------------------------------
 @routes.get("/content/list", "The entries of a workspace folder", query=("path",))
 async def content_list(request: Request) -> JSONResponse:
-    path = query(request, "path", "")
+    path = request.query_params.get("path", "")
     items = await _guarded(asyncio.to_thread, files.list_dir, _workspace(request), path)
     return JSONResponse({"items": items})
 
 
 @routes.get("/content/file", "A workspace file's bytes", query=("path",), media_type="application/octet-stream")
 async def content_file(request: Request) -> Response:
-    path = query(request, "path", "")
+    path = request.query_params.get("path", "")
     limit = request.app.state.settings.runner_max_file_bytes
     target, data = await _guarded(asyncio.to_thread, files.read_file, _workspace(request), path, limit)
     media_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
@@ -148,13 +148,13 @@ async def content_delete(request: Request) -> JSONResponse:
 # ----- git -------------------------------------------------------------------------------------------------
 @routes.get("/content/git-status", "A repository's git status", query=("path",))
 async def content_git_status(request: Request) -> JSONResponse:
-    path = query(request, "path", "")
+    path = request.query_params.get("path", "")
     return JSONResponse(await _guarded(git_status, _workspace(request), path))
 
 
 @routes.get("/content/git-list-branches", "A repository's remote branches", query=("path",))
 async def content_git_branches(request: Request) -> JSONResponse:
-    path = query(request, "path", "artifacts")
+    path = request.query_params.get("path", "artifacts")
     return JSONResponse({"branches": await _guarded(list_branches, _workspace(request), path)})
 
 
