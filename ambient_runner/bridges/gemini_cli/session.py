@@ -47,6 +47,7 @@ class TurnSpec:
 @dataclass
 class ActiveTurn:
     process: SupervisedProcess
+    tools: GroupTracker
     interrupted: bool = False
     escalation: asyncio.Task[None] | None = None
 
@@ -64,6 +65,7 @@ class TurnRunner:
         if active is None:
             return False
         active.interrupted = True
+        active.tools.scan()  # a command started a moment ago: note its group before the CLI ends it
         active.process.signal_group(signal.SIGINT)
         if active.escalation is None:
             active.escalation = asyncio.create_task(self._escalate(active))
@@ -89,7 +91,7 @@ class TurnRunner:
         # reader that is briefly behind a big line loses the end of the turn: a larger pipe holds it.
         process.enlarge_stdout_pipe()
         tools = GroupTracker(process.pid).start()  # the CLI runs shell tools in their own process groups
-        active = ActiveTurn(process)
+        active = ActiveTurn(process, tools)
         self.active[turn.thread_id] = active
         terminal: BaseEvent | None = None
         answered = False

@@ -232,6 +232,8 @@ class AcpTurns:
             await self._cancel(feed)
 
     async def _cancel(self, feed: PromptFeed) -> None:
+        if self.live.tools is not None:
+            self.live.tools.scan()  # a command started a moment ago: note its group before the CLI ends it
         if self.live.alive:
             try:
                 await (await self.live.connection()).notify("session/cancel", {"sessionId": feed.session_id})
