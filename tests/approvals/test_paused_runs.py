@@ -49,6 +49,6 @@ async def test_a_pod_replaced_while_paused_says_the_interrupt_is_lost(runner_typ
         events = await kit.runner.post(answer("t-lost", interrupt, True))
         assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "INTERRUPT_LOST", events[-1]
         after = await kit.runner.run("t-lost", "NOTOOL hello again")
-        assert after[-1]["type"] == "RUN_FINISHED"
+        assert after[-1]["type"] == "RUN_FINISHED", after[-1]
         assert WRITE in json.dumps(kit.model_requests()[-1].body)  # the conversation was resumed
     assert not (tmp_path / "workspace" / "out.txt").exists()

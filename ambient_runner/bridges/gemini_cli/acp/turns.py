@@ -232,13 +232,16 @@ class AcpTurns:
             await self._cancel(feed)
 
     async def _cancel(self, feed: PromptFeed) -> None:
-        if self.live.tools is not None:
-            self.live.tools.scan()  # a command started a moment ago: note its group before the CLI ends it
         if self.live.alive:
             try:
                 await (await self.live.connection()).notify("session/cancel", {"sessionId": feed.session_id})
             except AcpClosed:
                 pass
+        if self.live.tools is not None:
+            # A command started a moment ago: note its group while the CLI is still ending it (it takes 50 ms or
+            # more). Not before the cancel: held back even 2 ms, a cancel of a prompt paused on a permission request
+            # can make the CLI lose the session's file (tests/approvals/test_paused_runs.py, pod replaced).
+            self.live.tools.scan()
 
     async def _end_prompt(self, thread_id: str, feed: PromptFeed) -> None:
         """The prompt's stream is done with. One still running (the core closed the run: timeout, escalation) is
