@@ -1,4 +1,6 @@
-"""Every error the API answers is JSON: ``{"error": {"code", "message", "details"?}}``; never a stack trace."""
+"""Every error the API answers is JSON in the platform's ``ApiError`` shape: ``{"error": "<message a person can act
+on>", "code": "<CODE>", "details"?: {...}}`` (the platform's frontend shows ``error`` as the message); never a stack
+trace."""
 
 from __future__ import annotations
 
@@ -34,10 +36,10 @@ async def ready_bridge(request: Request, within: float) -> Bridge:
 
 
 def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
-    body: dict[str, Any] = {"code": code, "message": message}
+    body: dict[str, Any] = {"error": message, "code": code}
     if details:
         body["details"] = details
-    return JSONResponse({"error": body}, status_code=status)
+    return JSONResponse(body, status_code=status)
 
 
 async def _api_error(_: Request, exc: Exception) -> Response:

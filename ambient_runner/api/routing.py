@@ -20,9 +20,8 @@ from starlette.routing import Route
 
 Handler = Callable[[Request], Awaitable[Response]]
 PATH_PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
-ERROR_SCHEMA = {"type": "object", "required": ["error"], "properties": {"error": {
-    "type": "object", "required": ["code", "message"],
-    "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "details": {"type": "object"}}}}}
+ERROR_SCHEMA = {"type": "object", "required": ["error", "code"], "properties": {
+    "error": {"type": "string"}, "code": {"type": "string"}, "details": {"type": "object"}}}
 
 
 @dataclass(frozen=True)

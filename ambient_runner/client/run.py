@@ -113,9 +113,9 @@ def describe_http_error(response: httpx.Response) -> str:
     """``HTTP 409 THREAD_BUSY: thread 't' already has a run in progress ...`` from the runner's JSON error."""
     code, message = "", ""
     try:
-        error = response.json().get("error", {})
-        code, message = str(error.get("code", "")), str(error.get("message", ""))
-        problems = error.get("details", {}).get("problems") or []
+        error = response.json()
+        code, message = str(error.get("code", "")), str(error.get("error", ""))
+        problems = (error.get("details") or {}).get("problems") or []
         if problems:
             message += " (" + "; ".join(f"{'.'.join(p.get('loc', []))}: {p.get('msg', '')}" for p in problems[:3]) + ")"
     except (ValueError, AttributeError):

@@ -38,7 +38,7 @@ async def test_a_new_message_while_paused_cancels_the_request_then_runs(kit: Any
     assert not (kit.settings.workspace_path / "out.txt").exists()
     assert "never mind, just say hello" in json.dumps(kit.model_requests()[-1].body)
     response = await kit.runner.client.post("/run", json=answer("t-new", interrupt, True))
-    assert response.status_code == 422 and response.json()["error"]["code"] == "UNKNOWN_INTERRUPT"
+    assert response.status_code == 422 and response.json()["code"] == "UNKNOWN_INTERRUPT"
 
 
 async def test_a_pod_replaced_while_paused_says_the_interrupt_is_lost(runner_type: str, tmp_path: Path,

@@ -55,6 +55,6 @@ async def test_a_type_the_cli_does_not_take_is_a_422_naming_the_part(runner_type
                                                data_part(kind, refused_type, b"RIFF0000WAVE")])
         response = await kit.runner.client.post("/run", json=body)
     assert response.status_code == 422
-    error = response.json()["error"]
+    error = response.json()
     assert error["code"] == "INVALID_ATTACHMENT" and error["details"]["part"] == "messages[0].content[1]"
-    assert refused_type in error["message"]
+    assert refused_type in error["error"]

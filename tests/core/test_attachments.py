@@ -98,11 +98,11 @@ async def test_every_refused_part_is_a_422_naming_it_and_nothing_runs(tmp_path: 
             body = run_body([TEXT, data_part("image", "image/png", png()), part])
             response = await runner.client.post("/run", json=body)
             assert response.status_code == 422, (reason, response.text)
-            error = response.json()["error"]
+            error = response.json()
             assert error["code"] == "INVALID_ATTACHMENT", error
             assert error["details"] == {"part": "messages[0].content[2]"}
-            assert error["message"].startswith("messages[0].content[2]: ") and reason in error["message"], (
-                reason, error["message"])
+            assert error["error"].startswith("messages[0].content[2]: ") and reason in error["error"], (
+                reason, error["error"])
             assert not attachments_dir.exists() or list(attachments_dir.iterdir()) == []
     assert bridge.turns == []
 
@@ -113,7 +113,7 @@ async def test_a_url_to_this_host_is_refused_even_with_fetching_on(tmp_path: Pat
                     "http://169.254.169.254/latest/meta-data", "http://user:pw@example.com/x.png"):
             response = await runner.client.post("/run", json=run_body([TEXT, url_part("image", url, "image/png")]))
             assert response.status_code == 422, url
-            message = response.json()["error"]["message"]
+            message = response.json()
             assert "private, loopback or link-local" in message or "credentials in it" in message, message
 
 

@@ -35,5 +35,5 @@ async def test_context_and_state_reach_the_model(tmp_path, monkeypatch, isolated
         before = len(server.requests)
         huge = {**runner.harness.run_body("t3", "NOTOOL hi"), "state": {"blob": "x" * 70_000}}
         refused = await client.post("/run", json=huge)
-        assert refused.status_code == 422 and refused.json()["error"]["code"] == "CONTEXT_TOO_LARGE"
+        assert refused.status_code == 422 and refused.json()["code"] == "CONTEXT_TOO_LARGE"
         assert len(server.requests) == before and runner.harness.app.state.runs.thread("t3") is None

@@ -85,9 +85,9 @@ async def test_a_stuck_clean_up_gives_503_previous_run_stuck_and_then_recovers()
             assert first[-1]["type"] == "RUN_FINISHED"
             response = await runner.client.post("/run", json=runner.run_body("t1", "second"))
             assert response.status_code == 503
-            error = response.json()["error"]
+            error = response.json()
             assert error["code"] == "PREVIOUS_RUN_STUCK"
-            assert "RUNNER_SETTLE_TIMEOUT" in error["message"]
+            assert "RUNNER_SETTLE_TIMEOUT" in error["error"]
             # Interrupt finds nothing to stop: the run has ended (its terminal event was sent).
             assert (await runner.interrupt("t1")).status_code == 404
             other = await runner.run("t2", "other threads are not held up")
@@ -121,7 +121,7 @@ async def test_a_post_while_the_run_streams_still_gets_409():
             finally:
                 gate.set()
             assert busy.status_code == 409
-            assert busy.json()["error"]["code"] == "THREAD_BUSY"
+            assert busy.json()["code"] == "THREAD_BUSY"
             rest = [event async for _, event in lines]
         runner.checked("t1", [started, *rest])  # ag-ui-validate and the project's stream checks
         assert rest[-1]["type"] == "RUN_FINISHED"

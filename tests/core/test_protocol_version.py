@@ -21,6 +21,6 @@ async def test_protocol_versions(tmp_path):
             body = {**runner.run_body("tx", PROMPT), "protocolVersion": version}
             answer = await runner.client.post("/run", json=body)
             assert answer.status_code == 422, version
-            error = answer.json()["error"]
-            assert error["code"] == "UNSUPPORTED_PROTOCOL" and "AG-UI 1.x" in error["message"]
+            error = answer.json()
+            assert error["code"] == "UNSUPPORTED_PROTOCOL" and "AG-UI 1.x" in error["error"]
         assert runner.app.state.runs.thread("tx") is None  # nothing ran

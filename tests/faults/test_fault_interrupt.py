@@ -61,7 +61,7 @@ async def test_interrupt(runner_type: str, when: str, tmp_path: Path, monkeypatc
         text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
         assert f"slow chunk {r.server.slow_chunks - 1}." not in text, "the agent was stopped, not left to finish"
         late = await r.harness.interrupt("t-int")  # the run is over: nothing to interrupt
-        assert late.status_code == 404 and late.json()["error"]["code"] == "NO_ACTIVE_RUN"
+        assert late.status_code == 404 and late.json()["code"] == "NO_ACTIVE_RUN"
         assert await wait_gone(groups, r) == [], [(p, s, cmdline(p)) for p, s in r.strays(groups)]
         assert tool_processes() == []
         assert not (r.settings.workspace_path / "late.txt").exists()
@@ -77,5 +77,5 @@ async def test_interrupt_without_a_run_is_404(runner_type: str, tmp_path: Path,
     async with scripted_runner(runner_type, tmp_path, monkeypatch) as r:
         unknown = await r.harness.interrupt("no-such-thread")
         anything = await r.harness.interrupt()
-    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NO_ACTIVE_RUN"
-    assert anything.status_code == 404 and anything.json()["error"]["code"] == "NO_ACTIVE_RUN"
+    assert unknown.status_code == 404 and unknown.json()["code"] == "NO_ACTIVE_RUN"
+    assert anything.status_code == 404 and anything.json()["code"] == "NO_ACTIVE_RUN"

@@ -61,8 +61,8 @@ async def test_bad_option_values_are_422_naming_the_option(runner_type: str, tmp
         answers = []
         for props, option in bad:
             response = await kit.runner.client.post("/run", json=kit.runner.run_body("t-bad", "NOTOOL hi", props))
-            answers.append((response.status_code, response.json()["error"]["code"],
-                            response.json()["error"]["details"]["option"], option))
+            answers.append((response.status_code, response.json()["code"],
+                            response.json()["details"]["option"], option))
         model_requests = kit.model_requests()
     assert answers == [(422, "INVALID_OPTION", option, option) for _, option in bad]
     assert model_requests == []  # refused before any CLI ran

@@ -113,7 +113,7 @@ async def test_on_the_platform_no_credential_file_stays_in_the_state_dir(tmp_pat
         caps = await runner.client.get("/capabilities")
     assert not leftover.exists()
     assert ready.status_code == 503 and "writes auth.json into the state dir" in ready.json()["detail"]
-    assert run.status_code == 503 and run.json()["error"]["code"] == "NOT_READY"
+    assert run.status_code == 503 and run.json()["code"] == "NOT_READY"
     assert caps.status_code == 503
     # The same login off the platform (our own store, or none) is fine.
     async with RunnerHarness(MountedLoginBridge(tmp_path), runner_state_root=state_root) as runner:

@@ -50,7 +50,7 @@ async def test_a_post_during_a_streaming_run_is_409(runner_type: str, tmp_path: 
         assert r.harness.client is not None
         busy = await r.harness.client.post("/run", json=r.harness.run_body("t-overlap", PLAIN_PROMPT))
         assert busy.status_code == 409, busy.text
-        assert busy.json()["error"]["code"] == "THREAD_BUSY"
+        assert busy.json()["code"] == "THREAD_BUSY"
         events = await asyncio.wait_for(first, 120)
         assert events[-1]["type"] == "RUN_FINISHED"
         after = await r.harness.run("t-overlap", PLAIN_PROMPT)  # and at once after it: accepted

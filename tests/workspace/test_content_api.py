@@ -37,7 +37,7 @@ async def test_write_list_read_delete(tmp_path):
 
         (workspace / "big.bin").write_bytes(b"x" * 2048)
         too_big = await client.get("/content/file", params={"path": "/big.bin"})
-        assert too_big.status_code == 413 and too_big.json()["error"]["code"] == "FILE_TOO_LARGE"
+        assert too_big.status_code == 413 and too_big.json()["code"] == "FILE_TOO_LARGE"
         over = await client.post("/content/write", json={"path": "/big2.bin", "content": "y" * 2000})
         assert over.status_code == 413 and not (workspace / "big2.bin").exists()
 
@@ -47,7 +47,7 @@ async def test_write_list_read_delete(tmp_path):
                                      ("DELETE", "/content/delete", {"json": {"path": "/notes/today.md"}}),
                                      ("GET", "/content/list", {"params": {"path": "/nowhere"}})]:
             missing = await client.request(method, path, **kwargs)
-            assert missing.status_code == 404 and missing.json()["error"]["code"] == "NOT_FOUND", path
+            assert missing.status_code == 404 and missing.json()["code"] == "NOT_FOUND", path
         directory = await client.request("DELETE", "/content/delete", json={"path": "/notes"})
         assert directory.status_code == 400 and (workspace / "notes").is_dir()
         workspace_itself = await client.get("/content/file", params={"path": "/"})
@@ -57,9 +57,9 @@ async def test_write_list_read_delete(tmp_path):
                      {"path": "/a.txt", "content": "%%%", "encoding": "base64"},
                      {"path": "/a.txt", "content": "x", "encoding": "latin-1"}, [1, 2]]:
             refused = await client.post("/content/write", json=body)
-            assert refused.status_code == 422 and refused.json()["error"]["code"] == "INVALID_REQUEST", body
+            assert refused.status_code == 422 and refused.json()["code"] == "INVALID_REQUEST", body
         bad_json = await client.post("/content/write", content=b"{nope")
-        assert bad_json.status_code == 422 and bad_json.json()["error"]["code"] == "INVALID_JSON"
+        assert bad_json.status_code == 422 and bad_json.json()["code"] == "INVALID_JSON"
         assert not (workspace / "a.txt").exists()
 
 

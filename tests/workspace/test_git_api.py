@@ -25,7 +25,7 @@ async def test_repositories_and_git_status(tmp_path):
         again = await client.post("/repos/add", json={"url": url, "name": "demo"})
         assert again.status_code == 200 and again.json()["newly_cloned"] is False
         clash = await client.post("/repos/add", json={"url": other, "name": "demo"})
-        assert clash.status_code == 409 and clash.json()["error"]["code"] == "REPO_EXISTS"
+        assert clash.status_code == 409 and clash.json()["code"] == "REPO_EXISTS"
         unnamed = await client.post("/repos/add", json={"url": other})
         assert unnamed.json()["name"] == "other"
 
@@ -85,8 +85,8 @@ async def test_configure_remote_uses_the_token_once_and_never_stores_it(tmp_path
         assert with_credentials.status_code == 400
         missing = await client.post("/repos/add", json={"url": f"file://{remotes}/nothing-here.git"},
                                     headers={"X-GitHub-Token": TOKEN})
-        assert missing.status_code == 502 and missing.json()["error"]["code"] == "GIT_FAILED"
-        message = missing.json()["error"]["message"]
+        assert missing.status_code == 502 and missing.json()["code"] == "GIT_FAILED"
+        message = missing.json()["error"]
         assert "nothing-here.git" in message and TOKEN not in message  # git's own words
         assert not (workspace / "repos" / "nothing-here").exists()
         assert not list((workspace / "repos").glob(".*clone-tmp"))

@@ -83,8 +83,8 @@ async def test_a_workflow_selected_at_run_time(tmp_path, monkeypatch, isolated_n
         assert runner.harness.app.state.workflows.instructions_for("t2") == ""
 
         broken = await client.post("/workflow", json={"gitUrl": f"file://{tmp_path}/none.git", "branch": "main"})
-        assert broken.status_code == 502 and broken.json()["error"]["code"] == "GIT_FAILED"
-        assert "none.git" in broken.json()["error"]["message"]
+        assert broken.status_code == 502 and broken.json()["code"] == "GIT_FAILED"
+        assert "none.git" in broken.json()["error"]
         missing_folder = await client.post("/workflow", json={**body, "path": "flows/nothing"})
         assert missing_folder.status_code == 400
         assert (await client.get("/health")).status_code == 200
