@@ -19,7 +19,7 @@ from ambient_runner.api.routing import Routes
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitError, GitTokens
-from ambient_runner.workspace.paths import PathRefused, Workspace
+from ambient_runner.workspace.paths import LinkRefused, PathRefused, Workspace
 from ambient_runner.workspace.repos import (
     RepoConflict,
     Repositories,
@@ -88,6 +88,8 @@ async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
     try:
         result = call(*args)
         return await result if asyncio.iscoroutine(result) else result
+    except LinkRefused as exc:
+        raise ApiError(400, "PATH_REFUSED", str(exc)) from None
     except PathRefused as exc:
         raise ApiError(400, "INVALID_PATH", str(exc)) from None
     except (files.NotFound, UnknownRepo) as exc:
@@ -116,8 +118,8 @@ async def content_list(request: Request) -> JSONResponse:
 async def content_file(request: Request) -> Response:
     path = request.query_params.get("path", "")
     limit = request.app.state.settings.runner_max_file_bytes
-    target, data = await _guarded(asyncio.to_thread, files.read_file, _workspace(request), path, limit)
-    media_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+    name, data = await _guarded(asyncio.to_thread, files.read_file, _workspace(request), path, limit)
+    media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     return Response(data, media_type=media_type)
 
 
@@ -134,8 +136,8 @@ async def content_write(request: Request) -> JSONResponse:
         data = body.content.encode("utf-8", "surrogatepass")
     if len(data) > limit:
         raise ApiError(413, "FILE_TOO_LARGE", f"the content is more than {limit} bytes (RUNNER_MAX_FILE_BYTES)")
-    target = await _guarded(asyncio.to_thread, files.write_file, _workspace(request), body.path, data)
-    return JSONResponse({"message": "ok", "path": _workspace(request).relative(target), "size": len(data)})
+    shown = await _guarded(asyncio.to_thread, files.write_file, _workspace(request), body.path, data)
+    return JSONResponse({"message": "ok", "path": shown, "size": len(data)})
 
 
 @routes.delete("/content/delete", "Delete a workspace file")
@@ -170,7 +172,7 @@ async def content_git_configure_remote(request: Request) -> JSONResponse:
 @routes.get("/content/workflow-metadata", "The active workflow's commands and agents")
 async def workflow_metadata(request: Request) -> JSONResponse:
     workflows: Workflows = request.app.state.workflows
-    return JSONResponse(await asyncio.to_thread(workflows.metadata))
+    return JSONResponse(await _guarded(asyncio.to_thread, workflows.metadata))
 
 
 # ----- repositories and workflows --------------------------------------------------------------------------

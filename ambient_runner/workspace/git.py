@@ -1,63 +1,66 @@
-"""Running ``git`` for the workspace endpoints: bounded in time, its own message on failure, never a token shown.
+"""Git for the workspace endpoints, through libgit2 (pygit2) inside the runner: no ``git`` process is started.
 
-Tokens (the platform's ``X-GitHub-Token`` / ``X-GitLab-Token`` headers) are used for one call only, through a
-credential helper that reads them from that git process's environment: never in argv, ``.git/config`` or a file.
-Only calls that reach a remote get them. The user's and system git config are not read (the agent can write
-``~/.gitconfig``), a repository cannot run hooks or an fsmonitor for us, and helpers configured elsewhere are reset.
+That makes the endpoints safe by construction against a repository (or the agent) that configured commands: libgit2
+runs no filter driver (``filter.*.clean``/``process``), no hook, no fsmonitor, no pager or editor, no
+``uploadpack``/``receivepack`` and no ``core.sshCommand``; it reads no user, XDG or system config (the search path is
+emptied) and only the repository's own, whose values can change no URL the runner fetches (checked after the remote
+is made). Tokens (the platform's ``X-GitHub-Token`` / ``X-GitLab-Token``) never leave this process: libgit2 asks for
+them through a callback, which answers only over https and only for the host of the URL the call was made for.
+
+Features of git the endpoints therefore do not honour: filter drivers (LFS pointers stay pointers in a clone and in
+``git-status``), textconv, hooks, ssh/git/ext transports, ``url.*.insteadOf`` rewrites, shallow ``file://`` clones.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
+import functools
 import re
-import signal
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote, urlsplit
 
-from ambient_runner.process.environment import cli_environment
+if TYPE_CHECKING:
+    import pygit2
 
 LOCAL_TIMEOUT = 30.0
 REMOTE_TIMEOUT = 120.0
-MAX_OUTPUT = 4 * 1024 * 1024
-CREDENTIALS_IN_URL = re.compile(r"(://)[^/@\s:]+(:[^/@\s]*)?@")
-# Answers git's "get" with a token only over https and only for the host of the URL the call was made for (a
-# repository's own config could rewrite the URL to another host): GitLab's token for gitlab hosts, else GitHub's.
-HELPER = ('!f() { test "$1" = get || exit 0; host=; proto=; while IFS== read -r k v; do case "$k" in '
-          'host) host=$v;; protocol) proto=$v;; esac; done; '
-          '[ "$proto" = https ] && [ -n "$host" ] && [ "$host" = "$AMBIENT_GIT_HOST" ] || exit 0; '
-          'case "$host" in *gitlab*) t=$AMBIENT_GIT_GITLAB_TOKEN; u=oauth2;; *) t=$AMBIENT_GIT_GITHUB_TOKEN; '
-          'u=x-access-token;; esac; [ -n "$t" ] && printf "username=%s\\npassword=%s\\n" "$u" "$t"; }; f')
-SAFE_CONFIG = ("credential.helper=", f"credential.helper={HELPER}", "core.fsmonitor=false",
-               "core.hooksPath=/dev/null", "protocol.ext.allow=never", "advice.detachedHead=false")
+# scheme://<anything without whitespace up to the last @>: any userinfo, whatever its characters (a password with
+# '/', '@' or '%' in it included); over-redacting an '@' in a path is the safe side.
+CREDENTIALS_IN_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,15}://)[^\s'\"<>]*@")
+T = TypeVar("T")
 
 
 class GitError(RuntimeError):
-    """git failed or timed out; the message is git's own (tokens and URL credentials removed)."""
+    """A git operation failed or timed out; the message is libgit2's own (tokens and URL credentials removed)."""
+
+
+def redact_url(text: str) -> str:
+    """``text`` with any ``scheme://userinfo@`` credentials removed."""
+    return CREDENTIALS_IN_URL.sub(r"\1[redacted]@", text)
 
 
 @dataclass(frozen=True)
 class GitTokens:
     github: str = ""
     gitlab: str = ""
-    host: str = ""  # the only host they are given to (that of the URL the call is for)
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str]) -> GitTokens:
         return cls(headers.get("x-github-token", "").strip(), headers.get("x-gitlab-token", "").strip())
 
-    def for_url(self, url: str) -> GitTokens:
-        host = (urlsplit(url).hostname or "") if "://" in url else ""
-        return GitTokens(self.github, self.gitlab, host)
-
-    def environment(self) -> dict[str, str]:
-        if not self.host:
-            return {}
-        return {k: v for k, v in (("AMBIENT_GIT_GITHUB_TOKEN", self.github), ("AMBIENT_GIT_GITLAB_TOKEN", self.gitlab),
-                                  ("AMBIENT_GIT_HOST", self.host)) if v}
+    def for_request(self, url: str, host: str) -> tuple[str, str] | None:
+        """``(username, token)`` for a request libgit2 makes to ``url``: over https to ``host`` only."""
+        parts = urlsplit(url)
+        if parts.scheme != "https" or not host or (parts.hostname or "").lower() != host.lower():
+            return None
+        if "gitlab" in host.lower():
+            return ("oauth2", self.gitlab) if self.gitlab else None
+        return ("x-access-token", self.github) if self.github else None
 
     def redact(self, text: str) -> str:
         for token in (self.github, self.gitlab):
@@ -69,30 +72,82 @@ class GitTokens:
 NO_TOKENS = GitTokens()
 
 
-def redact_url(text: str) -> str:
-    """``text`` with any ``scheme://user[:secret]@`` credentials removed."""
-    return CREDENTIALS_IN_URL.sub(r"\1[redacted]@", text)
+@functools.cache
+def lib() -> Any:
+    """pygit2, imported at the first git call (an idle runner never loads it) and set up once: no config but the
+    repository's own, no owner check (the workspace volume's files may belong to the init container's user)."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    for level in (ConfigLevel.SYSTEM, ConfigLevel.XDG, ConfigLevel.GLOBAL, ConfigLevel.PROGRAMDATA):
+        pygit2.settings.search_path[level] = "/nonexistent/ambient-runner-no-git-config"
+    pygit2.settings.owner_validation = False
+    pygit2.settings.server_connect_timeout = int(LOCAL_TIMEOUT * 1000)
+    pygit2.settings.server_timeout = int(REMOTE_TIMEOUT * 1000)
+    return pygit2
 
 
-async def git(*args: str, cwd: Path, tokens: GitTokens = NO_TOKENS, bound: float = LOCAL_TIMEOUT) -> str:
-    """``git args...`` in ``cwd``; its stdout, or ``GitError`` with its stderr."""
-    config = [part for item in SAFE_CONFIG for part in ("-c", item)]
-    env = cli_environment({"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-                           "GIT_ASKPASS": "/bin/false", "SSH_ASKPASS": "/bin/false", **tokens.environment()})
-    proc = await asyncio.create_subprocess_exec("git", *config, *args, cwd=cwd, env=env, start_new_session=True,
-                                                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
+class Deadline:
+    """Bounds a blocking libgit2 call: its progress callbacks stop it once the time is up or the caller gave up."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+        self.cancelled = threading.Event()
+
+    def check(self) -> None:
+        if self.cancelled.is_set() or time.monotonic() > self.ends:
+            raise GitError(f"the git operation did not finish within {self.seconds:g} s")
+
+
+def callbacks(url: str, tokens: GitTokens, deadline: Deadline) -> pygit2.RemoteCallbacks:
+    pygit2 = lib()
+    host = urlsplit(url).hostname or ""
+
+    class Callbacks(pygit2.RemoteCallbacks):  # type: ignore[misc,name-defined]
+        asked = 0
+
+        def credentials(self, request_url: str, username: str | None, allowed: Any) -> Any:
+            self.asked += 1
+            found = tokens.for_request(request_url, host)
+            if found is None or self.asked > 1:
+                raise GitError("the remote asks for credentials that were refused or not sent "
+                               "(send X-GitHub-Token or X-GitLab-Token for an https remote)")
+            return pygit2.UserPass(*found)
+
+        def transfer_progress(self, stats: Any) -> None:
+            deadline.check()
+
+        def sideband_progress(self, text: str) -> None:
+            deadline.check()
+
+    return Callbacks()
+
+
+async def in_thread(call: Callable[[Deadline], T], *, tokens: GitTokens = NO_TOKENS,
+                    bound: float = LOCAL_TIMEOUT) -> T:
+    """``call(deadline)`` in a worker thread, bounded; libgit2's errors as ``GitError`` with nothing secret."""
+    deadline = Deadline(bound)
+    pygit2 = lib()
     try:
-        async with asyncio.timeout(bound):
-            out, err = await proc.communicate()
+        async with asyncio.timeout(bound + 5):
+            return await asyncio.to_thread(_translated, call, deadline, tokens, pygit2.GitError)
     except TimeoutError:
-        raise GitError(f"git {args[0]} did not finish within {bound:g} s") from None
+        raise GitError(f"the git operation did not finish within {bound:g} s") from None
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
-    if proc.returncode != 0:
-        message = err.decode(errors="replace").strip() or f"git {args[0]} exited with code {proc.returncode}"
-        raise GitError(tokens.redact(message[-2000:]))
-    return out[:MAX_OUTPUT].decode(errors="replace")
+        deadline.cancelled.set()  # a call still running stops at its next progress callback
+
+
+def _translated(call: Callable[[Deadline], T], deadline: Deadline, tokens: GitTokens, lib_error: type) -> T:
+    try:
+        return call(deadline)
+    except GitError as exc:
+        raise GitError(tokens.redact(str(exc))) from None
+    except (lib_error, KeyError, ValueError) as exc:
+        message = str(exc).strip() or type(exc).__name__
+        raise GitError(tokens.redact(message[-2000:])) from None
+
+
+def local_path(url: str) -> Path:
+    """The folder a ``file://`` URL names."""
+    return Path(unquote(urlsplit(url).path))

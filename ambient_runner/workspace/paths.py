@@ -19,6 +19,11 @@ class PathRefused(ValueError):
     """A path the workspace endpoints do not touch; the message says why."""
 
 
+class LinkRefused(PathRefused):
+    """A link (a symlink, a ``.git`` file, a repository setting naming a folder) that leads out of the workspace or
+    into the state dir, or a top folder that is a link: never followed; the message names it."""
+
+
 @dataclass(frozen=True)
 class Workspace:
     root: Path
@@ -55,15 +60,35 @@ class Workspace:
             raise PathRefused("the path leaves the workspace")
         if target == self.root and not allow_root:
             raise PathRefused("the path is the workspace itself")
-        if self._in_state_dir(target):
+        if self.in_state_dir(target):
             raise PathRefused("the path is the runner's state dir")
         return target
+
+    def parts(self, raw: str) -> str:
+        """``raw`` checked (``lexical``) and written relative to the root, ``a/b``; ``""`` for the root."""
+        inside = self.lexical(raw).relative_to(self.root).as_posix()
+        return "" if inside == "." else inside
+
+    def contains(self, path: Path) -> bool:
+        """Whether ``path``, links followed, is inside the workspace and outside the state dir."""
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError, ValueError):
+            return False
+        return (real == self.root or self.root in real.parents) and not self.in_state_dir(real)
+
+    def top_folder(self, name: str) -> Path:
+        """``repos`` or ``workflows`` under the root, refused when it is a link (it could lead anywhere)."""
+        folder = self.root / name
+        if folder.is_symlink():
+            raise LinkRefused(f"/{name} is a symbolic link; the runner does not follow it")
+        return folder
 
     def relative(self, path: Path) -> str:
         """``/rel``, as the platform shows it."""
         inside = path.relative_to(self.root).as_posix()
         return "/" if inside == "." else f"/{inside}"
 
-    def _in_state_dir(self, target: Path) -> bool:
+    def in_state_dir(self, target: Path) -> bool:
         platform_state = self.root / self.state_dir.name  # /workspace/<stateDir> on the platform
         return any(target == d or d in target.parents for d in (self.state_dir, platform_state))

@@ -12,11 +12,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ambient_runner.workspace.git import NO_TOKENS, REMOTE_TIMEOUT, GitError, GitTokens, git, redact_url
+from ambient_runner.workspace import repository
+from ambient_runner.workspace.git import REMOTE_TIMEOUT, GitTokens, in_thread, local_path, redact_url
 from ambient_runner.workspace.paths import PathRefused, Workspace
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
-URL = re.compile(r"^(https?|ssh|git|file)://[^\s]+$|^[\w.-]+@[\w.-]+:[^\s]+$")
+URL = re.compile(r"^(https?|file)://[^\s]+$")
 BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+-]{1,200}(?<![./])$")
 
 
@@ -28,12 +29,21 @@ class UnknownRepo(LookupError):
     pass
 
 
-def check_remote_url(url: str) -> str:
+def check_remote_url(url: str, workspace: Workspace) -> str:
+    """A URL the endpoints fetch from: ``https://`` (``http://``, never given a token), or ``file://`` naming a
+    repository inside the workspace (never its state dir or another folder of the runner); no credentials in it."""
     url = url.strip()
-    if not URL.match(url) or url.startswith("-") or not url.isprintable():
-        raise PathRefused("the URL must be https://, http://, ssh://, git://, file:// or user@host:path")
-    if re.match(r"^https?://[^/]*@", url) or re.match(r"^[a-z]+://[^/@\s]+:[^/@\s]*@", url):
+    if not URL.match(url) or not url.isprintable():
+        raise PathRefused("the URL must be https:// (http://), or file:// for a repository inside the workspace")
+    scheme, rest = url.split("://", 1)
+    if scheme != "file" and "@" in rest.split("/", 1)[0]:
         raise PathRefused("the URL must not carry credentials; send a token in X-GitHub-Token / X-GitLab-Token")
+    if scheme == "file":
+        if rest.split("/", 1)[0] not in ("", "localhost"):
+            raise PathRefused("a file:// URL names a folder on this machine: file:///path")
+        if not workspace.contains(local_path(url)):
+            raise PathRefused("a file:// URL must name a repository inside the workspace (not the runner's own "
+                              "folders)")
     return url
 
 
@@ -53,78 +63,70 @@ def repo_name(url: str, name: str | None) -> str:
     return chosen
 
 
-async def _git_or(default: str, *args: str, cwd: Path) -> str:
-    try:
-        return (await git(*args, cwd=cwd)).strip()
-    except GitError:
-        return default
-
-
 async def git_status(workspace: Workspace, raw: str) -> dict[str, Any]:
-    target = workspace.resolve(raw)
-    if not (target / ".git").exists():
-        return {"initialized": False, "hasChanges": False}
-    branch = await _git_or("", "rev-parse", "--abbrev-ref", "HEAD", cwd=target)
-    remote = redact_url(await _git_or("", "remote", "get-url", "origin", cwd=target))
-    porcelain = [line for line in (await git("status", "--porcelain", "--untracked-files=all", cwd=target))
-                 .splitlines() if line.strip()]
-    numstat = await _git_or("", "diff", "--numstat", "HEAD", cwd=target)
-    total_added = total_removed = 0
-    for line in numstat.splitlines():
-        added, removed, *_ = [*line.split("\t"), "", ""]
-        total_added += int(added) if added.isdigit() else 0
-        total_removed += int(removed) if removed.isdigit() else 0
-    files_added = sum(1 for line in porcelain if line[:2].strip() in ("??", "A", "AM"))
-    files_removed = sum(1 for line in porcelain if "D" in line[:2])
-    return {"initialized": True, "hasChanges": bool(porcelain), "branch": branch, "remoteUrl": remote,
-            "hasRemote": bool(remote), "filesAdded": files_added, "filesRemoved": files_removed,
-            "uncommittedFiles": len(porcelain), "totalAdded": total_added, "totalRemoved": total_removed}
+    target, shown = workspace.resolve(raw), workspace.relative(workspace.resolve(raw))
+
+    def read(_: Any) -> dict[str, Any]:
+        repo = repository.open_repository(workspace, target, shown)
+        if repo is None:
+            return {"initialized": False, "hasChanges": False}
+        remote = redact_url(repository.remote_url(repo))
+        counts = repository.status(repo)
+        return {"initialized": True, "hasChanges": counts.pop("hasChanges"), "branch": repository.current_branch(repo),
+                "remoteUrl": remote, "hasRemote": bool(remote), **counts}
+
+    return await in_thread(read)
 
 
 async def list_branches(workspace: Workspace, raw: str) -> list[str]:
     """The remote's branches (``origin/`` dropped); a repository without a remote: its own branches."""
     target = workspace.resolve(raw)
-    if not (target / ".git").exists():
-        raise UnknownRepo(f"{raw or '/'} is not a git repository")
-    remote = (await git("branch", "-r", "--format=%(refname:short)", cwd=target)).split()
-    branches = [b.removeprefix("origin/") for b in remote if not b.endswith("/HEAD") and b != "origin"]
-    if not branches:
-        branches = (await git("branch", "--format=%(refname:short)", cwd=target)).split()
-    return sorted(set(branches))
+
+    def read(_: Any) -> list[str]:
+        repo = repository.open_repository(workspace, target, workspace.relative(target))
+        if repo is None:
+            raise UnknownRepo(f"{raw or '/'} is not a git repository")
+        return repository.branches(repo)
+
+    return await in_thread(read)
 
 
 async def configure_remote(workspace: Workspace, raw: str, url: str, branch: str, tokens: GitTokens) -> dict:
     target = workspace.resolve(raw)
     if not target.is_dir():
         raise UnknownRepo(f"{raw or '/'} is not a directory")
-    url, branch = check_remote_url(url), check_branch(branch)
-    if not (target / ".git").exists():
-        await git("init", "--quiet", cwd=target)
-    verb = "set-url" if await _git_or("", "remote", "get-url", "origin", cwd=target) else "add"
-    await git("remote", verb, "--", "origin", url, cwd=target)
-    fetched = True
-    try:
-        await git("fetch", "--quiet", "--", "origin", branch, cwd=target, tokens=tokens.for_url(url),
-                  bound=REMOTE_TIMEOUT)
-    except GitError:
-        fetched = False  # an empty remote or a branch not pushed yet: the remote is still configured
+    url, branch = check_remote_url(url, workspace), check_branch(branch)
+
+    def configure(deadline: Any) -> bool:
+        repo = repository.open_repository(workspace, target, workspace.relative(target)) or \
+            repository.lib().init_repository(str(target))
+        return repository.set_origin_and_fetch(repo, url, branch, tokens, deadline)
+
+    fetched = await in_thread(configure, tokens=tokens, bound=REMOTE_TIMEOUT)
     return {"message": "remote configured", "remote": redact_url(url), "branch": branch, "fetched": fetched}
 
 
 async def clone(url: str, destination: Path, branch: str | None, tokens: GitTokens, *,
                 depth: int | None = None) -> None:
     """Clone into ``destination`` through a temporary sibling, so a failed clone leaves nothing behind."""
-    url = check_remote_url(url)
     temporary = destination.with_name(f".{destination.name}.clone-tmp")
     await asyncio.to_thread(clear, temporary)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    args = ["clone", "--quiet", "--single-branch", *([f"--branch={check_branch(branch)}"] if branch else []),
-            *(["--depth", str(depth)] if depth else []), "--", url, str(temporary)]
+    chosen = check_branch(branch) if branch else None
     try:
-        await git(*args, cwd=destination.parent, tokens=tokens.for_url(url), bound=REMOTE_TIMEOUT)
+        await in_thread(lambda deadline: repository.clone_into(url, temporary, chosen, tokens, depth, deadline),
+                        tokens=tokens, bound=REMOTE_TIMEOUT)
         temporary.rename(destination)
     finally:
         await asyncio.to_thread(clear, temporary)
+
+
+async def remote_of(workspace: Workspace, folder: Path) -> str:
+    """``folder``'s ``origin`` URL (``""`` when it has none)."""
+    def read(_: Any) -> str:
+        repo = repository.open_repository(workspace, folder, workspace.relative(folder))
+        return repository.remote_url(repo) if repo is not None else ""
+    return await in_thread(read)
 
 
 def clear(path: Path) -> None:
@@ -151,16 +153,20 @@ class Repositories:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        self.root = workspace.root / "repos"
         self._lock = asyncio.Lock()  # one clone or removal at a time
 
+    @property
+    def root(self) -> Path:
+        return self.workspace.top_folder("repos")
+
     async def add(self, url: str, branch: str | None, name: str | None, tokens: GitTokens) -> dict[str, Any]:
-        url = check_remote_url(url)
+        url = check_remote_url(url, self.workspace)
         name = repo_name(url, name)
         async with self._lock:
+            self.root  # noqa: B018 - refused when /repos is a link
             destination = self.workspace.resolve(f"repos/{name}", allow_root=False)
             if destination.exists():
-                existing = await _git_or("", "remote", "get-url", "origin", cwd=destination)
+                existing = await remote_of(self.workspace, destination)
                 if existing != url:
                     raise RepoConflict(f"repos/{name} already exists with another URL "
                                        f"({redact_url(existing) or 'none'})")
@@ -176,21 +182,28 @@ class Repositories:
             await asyncio.to_thread(remove_tree, self.workspace, lexical, self.root)
 
     async def status(self) -> list[dict[str, Any]]:
-        if not self.root.is_dir():
+        root = self.root
+        if not root.is_dir():
             return []
-        repos = []
-        for entry in sorted(self.root.iterdir(), key=lambda e: e.name):
-            if entry.is_symlink() or not (entry / ".git").exists() or entry.name.endswith(".clone-tmp"):
-                continue
-            branches = (await _git_or("", "branch", "--format=%(refname:short)", cwd=entry)).split()
-            current = await _git_or("", "rev-parse", "--abbrev-ref", "HEAD", cwd=entry)
-            default = (await _git_or("", "symbolic-ref", "--short", "refs/remotes/origin/HEAD", cwd=entry))
-            repos.append({"url": redact_url(await _git_or("", "remote", "get-url", "origin", cwd=entry)),
-                          "name": entry.name,
-                          "branches": branches, "currentActiveBranch": current,
-                          "defaultBranch": default.removeprefix("origin/") or current})
-        return repos
+        return await in_thread(lambda _: [found for entry in sorted(root.iterdir(), key=lambda e: e.name)
+                                          if (found := self._describe(entry)) is not None])
+
+    def _describe(self, entry: Path) -> dict[str, Any] | None:
+        """A repository of ``repos/``; None for what is not one (a link, a plain folder, a clone under way, one
+        whose ``.git`` leads out)."""
+        if entry.is_symlink() or entry.name.endswith(".clone-tmp"):
+            return None
+        try:
+            repo = repository.open_repository(self.workspace, entry, f"/repos/{entry.name}")
+        except PathRefused:
+            return None
+        if repo is None:
+            return None
+        current = repository.current_branch(repo)
+        return {"url": redact_url(repository.remote_url(repo)), "name": entry.name,
+                "branches": repository.local_branches(repo), "currentActiveBranch": current,
+                "defaultBranch": repository.default_branch(repo) or current}
 
 
-__all__ = ["NO_TOKENS", "RepoConflict", "Repositories", "UnknownRepo", "configure_remote", "git_status",
+__all__ = ["RepoConflict", "Repositories", "UnknownRepo", "configure_remote", "git_status",
            "list_branches"]

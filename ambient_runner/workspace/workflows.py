@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitTokens
 from ambient_runner.workspace.paths import PathRefused, Workspace
 from ambient_runner.workspace.repos import check_branch, check_remote_url, clear, clone, repo_name
@@ -35,19 +36,19 @@ class WorkflowSpec:
 class Workflows:
     def __init__(self, workspace: Workspace, active: WorkflowSpec | None = None) -> None:
         self.workspace = workspace
-        self.root = workspace.root / "workflows"
         self.active = active
         self._lock = asyncio.Lock()
         self.changes = 0  # how many times the active workflow changed at run time
         self._instructed: dict[str, int] = {}  # thread -> the change whose instructions it got
 
     def directory(self, spec: WorkflowSpec) -> Path:
-        """``workflows/<name>`` as written (not followed, should it be a symlink)."""
-        return self.workspace.lexical(f"workflows/{repo_name(spec.git_url, None)}")
+        """``workflows/<name>`` as written (not followed, should it be a symlink); refused when ``workflows`` is
+        a link."""
+        return self.workspace.top_folder("workflows") / repo_name(spec.git_url, None)
 
     async def select(self, spec: WorkflowSpec, tokens: GitTokens) -> tuple[Path, bool]:
         """Make ``spec`` the active workflow; ``(its directory, whether it changed)``."""
-        check_remote_url(spec.git_url)
+        check_remote_url(spec.git_url, self.workspace)
         check_branch(spec.branch or "main")
         if spec.path and (".." in Path(spec.path).parts or spec.path.startswith("/")):
             raise PathRefused("path must be a folder inside the workflow repository")
@@ -70,19 +71,30 @@ class Workflows:
         if self.active is None:
             return None
         try:
-            final = self.workspace.check(self.directory(self.active), allow_root=False)
+            final = self.directory(self.active)
         except PathRefused:
             return None
-        return final if final.is_dir() else None
+        return final if final.is_dir() and not final.is_symlink() else None
 
-    def config(self) -> dict[str, Any]:
-        """The active workflow's ``ambient.json`` (empty when there is none or it is unreadable)."""
+    def _relative(self, folder: Path, *parts: str) -> str:
+        return "/".join([folder.relative_to(self.workspace.root).as_posix(), *parts])
+
+    def config(self, *, strict: bool = False) -> dict[str, Any]:
+        """The active workflow's ``ambient.json`` (empty when there is none or it is unreadable); a link out of the
+        workspace is refused (``LinkRefused`` when ``strict``, else empty and a warning)."""
         folder = self.active_dir()
         if folder is None:
             return {}
         try:
-            data = json.loads((folder / ".ambient" / "ambient.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = files.read_text(self.workspace, self._relative(folder, ".ambient", "ambient.json"))
+        except PathRefused as exc:
+            if strict:
+                raise
+            log.warning("the workflow's ambient.json is not read: %s", exc)
+            return {}
+        try:
+            data = json.loads(text) if text is not None else {}
+        except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -105,27 +117,37 @@ class Workflows:
     def metadata(self) -> dict[str, Any]:
         """``{commands, agents, config}`` for the platform's workflow picker."""
         folder = self.active_dir()
-        config = self.config()
+        config = self.config(strict=True)
         commands, agents = [], []
         if folder is not None:
-            for md in _markdown(folder / ".claude" / "commands"):
-                meta = front_matter(md)
+            for name, meta in self._markdown(folder, "commands"):
+                stem = name.removesuffix(".md")
                 try:
                     order = int(meta.get("order", ""))
                 except ValueError:
                     order = NO_ORDER
-                commands.append({"id": md.stem, "name": meta.get("displayName") or md.stem,
-                                 "description": meta.get("description", ""), "slashCommand": f"/{md.stem}",
+                commands.append({"id": stem, "name": meta.get("displayName") or stem,
+                                 "description": meta.get("description", ""), "slashCommand": f"/{stem}",
                                  "icon": meta.get("icon", ""), "order": order})
             commands.sort(key=lambda c: (c["order"], c["id"]))
-            for md in _markdown(folder / ".claude" / "agents"):
-                meta = front_matter(md)
-                agents.append({"id": md.stem, "name": meta.get("name", ""),
+            for name, meta in self._markdown(folder, "agents"):
+                agents.append({"id": name.removesuffix(".md"), "name": meta.get("name", ""),
                                "description": meta.get("description", ""), "tools": meta.get("tools", "")})
         shown = {key: config.get(key, "") for key in ("name", "description", "systemPrompt", "artifactsDir")}
         if config.get("rubric"):
             shown["rubric"] = config["rubric"]
         return {"commands": commands, "agents": agents, "config": shown}
+
+    def _markdown(self, folder: Path, kind: str) -> list[tuple[str, dict[str, str]]]:
+        """``(file name, front matter)`` of ``.claude/<kind>/*.md``, read beneath the workspace (links out refused)."""
+        relative = self._relative(folder, ".claude", kind)
+        found = []
+        for name in files.names_in(self.workspace, relative):
+            if name.endswith(".md"):
+                text = files.read_text(self.workspace, f"{relative}/{name}")
+                if text is not None:
+                    found.append((name, front_matter(text)))
+        return found
 
 
 def _install(clone_dir: Path, folder: str, final: Path) -> None:
@@ -140,16 +162,8 @@ def _install(clone_dir: Path, folder: str, final: Path) -> None:
     shutil.move(str(source), str(final))
 
 
-def _markdown(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.md") if p.is_file()) if folder.is_dir() else []
-
-
-def front_matter(path: Path) -> dict[str, str]:
-    """``key: value`` pairs of a markdown file's leading ``---`` block."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
+def front_matter(text: str) -> dict[str, str]:
+    """``key: value`` pairs of a markdown text's leading ``---`` block."""
     if not text.startswith("---\n") or (end := text.find("\n---", 4)) < 0:
         return {}
     pairs = {}

@@ -1,4 +1,7 @@
-"""Git remotes for the workspace tests: bare repositories on this machine (``file://``), made with the git binary."""
+"""Git remotes for the workspace tests: bare repositories on this machine (``file://``), made with the git binary.
+
+The workspace endpoints clone ``file://`` only from inside the workspace, so the tests keep their remotes in
+``<workspace>/remotes`` (``remotes_in``)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,11 @@ from pathlib import Path
 AUTHOR = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid", "GIT_COMMITTER_NAME": "Test",
           "GIT_COMMITTER_EMAIL": "test@example.invalid", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
           "PATH": "/usr/local/bin:/usr/bin:/bin"}
+
+
+def remotes_in(root: Path) -> Path:
+    """Where a test keeps its bare remotes: inside the workspace the harness makes under ``root``."""
+    return root / "workspace" / "remotes"
 
 
 def run_git(*args: str, cwd: Path) -> str:

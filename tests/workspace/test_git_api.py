@@ -1,10 +1,10 @@
-"""Repositories and git through the platform's calls, against bare repositories on this machine (file://): clone
+"""Repositories and git through the platform's calls, against bare repositories in the workspace (file://): clone
 (/repos/add), status, branches, remove, configure a remote with a token that is used once and never stored, git's
 own message on failure."""
 
 from __future__ import annotations
 
-from git_remote import bare_repo, run_git
+from git_remote import bare_repo, remotes_in, run_git
 from harness import RunnerHarness
 from process_bridge import FakeCliBridge
 
@@ -12,10 +12,10 @@ TOKEN = "ghp_a-token-that-must-never-be-stored"
 
 
 async def test_repositories_and_git_status(tmp_path):
-    remotes = tmp_path / "remotes"
+    remotes = remotes_in(tmp_path)
     url = bare_repo(remotes, "demo", {"README.md": "demo\n", "src/app.py": "print(1)\n"}, branches=("feature-x",))
     other = bare_repo(remotes, "other", {"x.txt": "x"})
-    async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
+    async with RunnerHarness(FakeCliBridge(tmp_path), workspace_path=tmp_path / "workspace") as runner:
         client, workspace = runner.client, runner.settings.workspace_path
         added = await client.post("/repos/add", json={"url": url, "branch": "main", "name": "demo"},
                                   headers={"X-GitHub-Token": TOKEN})
@@ -61,9 +61,9 @@ async def test_repositories_and_git_status(tmp_path):
 
 
 async def test_configure_remote_uses_the_token_once_and_never_stores_it(tmp_path):
-    remotes = tmp_path / "remotes"
+    remotes = remotes_in(tmp_path)
     url = bare_repo(remotes, "artifacts", {"a.txt": "a"}, branches=("release",))
-    async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
+    async with RunnerHarness(FakeCliBridge(tmp_path), workspace_path=tmp_path / "workspace") as runner:
         client, workspace = runner.client, runner.settings.workspace_path
         (workspace / "artifacts").mkdir()
         (workspace / "artifacts" / "report.md").write_text("# report\n")

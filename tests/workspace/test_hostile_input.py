@@ -5,21 +5,17 @@ touches nothing."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-
-from git_remote import bare_repo, run_git
+from git_remote import bare_repo, remotes_in, run_git
 from harness import RunnerHarness
 from process_bridge import FakeCliBridge
 
-from ambient_runner.process.environment import cli_environment
-from ambient_runner.workspace.git import SAFE_CONFIG, GitTokens
+from ambient_runner.workspace.git import GitTokens
 
 
 async def test_git_options_and_credentials_never_reach_git(tmp_path):
-    url = bare_repo(tmp_path / "remotes", "demo", {"a.txt": "a"})
+    url = bare_repo(remotes_in(tmp_path), "demo", {"a.txt": "a"})
     marker = tmp_path / "pwned"
-    async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
+    async with RunnerHarness(FakeCliBridge(tmp_path), workspace_path=tmp_path / "workspace") as runner:
         client, workspace = runner.client, runner.settings.workspace_path
         (workspace / "artifacts").mkdir()
         for branch in (f"--upload-pack=touch {marker};git-upload-pack", "-b", "a..b", "x\x00y", "main;id"):
@@ -37,7 +33,7 @@ async def test_git_options_and_credentials_never_reach_git(tmp_path):
 
 
 async def test_symlinks_are_unlinked_never_followed_by_removals(tmp_path):
-    async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
+    async with RunnerHarness(FakeCliBridge(tmp_path), workspace_path=tmp_path / "workspace") as runner:
         client, workspace = runner.client, runner.settings.workspace_path
         (workspace / "repos").mkdir()
         (workspace / "keep.txt").write_text("keep")
@@ -57,8 +53,8 @@ async def test_a_workflow_folder_reached_through_a_symlink_is_refused(tmp_path):
     secret_dir = tmp_path / "elsewhere"
     secret_dir.mkdir()
     (secret_dir / "secret.txt").write_text("not for the workflow")
-    work = tmp_path / "wf-work"
-    work.mkdir()
+    work = remotes_in(tmp_path) / "wf-work"
+    work.mkdir(parents=True)
     run_git("init", "--quiet", "--initial-branch=main", cwd=work)
     (work / "escape").symlink_to(secret_dir)
     (work / "README.md").write_text("x")
@@ -68,7 +64,7 @@ async def test_a_workflow_folder_reached_through_a_symlink_is_refused(tmp_path):
     run_git("add", "-A", cwd=work)
     run_git("commit", "--quiet", "-m", "x", cwd=work)
     url = f"file://{work}"
-    async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
+    async with RunnerHarness(FakeCliBridge(tmp_path), workspace_path=tmp_path / "workspace") as runner:
         client, workspace = runner.client, runner.settings.workspace_path
         escaped = await client.post("/workflow", json={"gitUrl": url, "branch": "main", "path": "escape"})
         assert escaped.status_code == 400, escaped.text
@@ -80,21 +76,15 @@ async def test_a_workflow_folder_reached_through_a_symlink_is_refused(tmp_path):
         assert meta.status_code == 200 and meta.json()["commands"][0]["id"] == "odd"
 
 
-def test_the_credential_helper_gives_a_token_to_the_calls_own_host_over_https_only(tmp_path):
-    tokens = GitTokens(github="ghp_only-for-github").for_url("https://github.com/acme/app.git")
-    env = cli_environment({"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-                           "GIT_ASKPASS": "/bin/false", **tokens.environment()})
-    config = [part for item in SAFE_CONFIG for part in ("-c", item)]
-
-    def fill(protocol: str, host: str) -> str:
-        done = subprocess.run(["git", *config, "credential", "fill"], input=f"protocol={protocol}\nhost={host}\n\n",
-                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=30, check=False)
-        return done.stdout
-
-    assert "password=ghp_only-for-github" in fill("https", "github.com")
-    assert "ghp_only-for-github" not in fill("https", "evil.example")  # e.g. a repository's insteadOf
-    assert "ghp_only-for-github" not in fill("http", "github.com")
-    assert GitTokens(github="t").for_url("git@github.com:acme/app.git").environment() == {}
+def test_a_token_goes_to_the_calls_own_host_over_https_only():
+    tokens = GitTokens(github="ghp_only-for-github", gitlab="glpat-only-for-gitlab")
+    assert tokens.for_request("https://github.com/acme/app.git", "github.com") == ("x-access-token",
+                                                                                    "ghp_only-for-github")
+    assert tokens.for_request("https://gitlab.example/acme/app.git", "gitlab.example") == ("oauth2",
+                                                                                           "glpat-only-for-gitlab")
+    assert tokens.for_request("https://evil.example/x.git", "github.com") is None  # e.g. a redirect elsewhere
+    assert tokens.for_request("http://github.com/acme/app.git", "github.com") is None
+    assert GitTokens(gitlab="glpat-x").for_request("https://github.com/a.git", "github.com") is None
 
 
 async def test_a_task_output_that_leads_elsewhere_is_not_read(tmp_path):

@@ -9,7 +9,7 @@ import asyncio
 import json
 
 import pytest
-from git_remote import bare_repo
+from git_remote import bare_repo, remotes_in
 from runners import scripted_runner
 
 SESSION = "session-wf"
@@ -40,7 +40,7 @@ async def wait_idle(runner, thread_id: str) -> None:
 
 @pytest.mark.real_cli
 async def test_a_workflow_selected_at_run_time(tmp_path, monkeypatch, isolated_network):
-    url = bare_repo(tmp_path / "remotes", "workflows", FILES)
+    url = bare_repo(remotes_in(tmp_path), "workflows", FILES)
     async with scripted_runner("gemini-cli", tmp_path, monkeypatch, session_id=SESSION) as runner:
         client = runner.harness.client
         empty = (await client.get("/content/workflow-metadata", params={"session": SESSION})).json()
@@ -82,7 +82,8 @@ async def test_a_workflow_selected_at_run_time(tmp_path, monkeypatch, isolated_n
         assert first and "Always answer like a pirate." in first[0]
         assert runner.harness.app.state.workflows.instructions_for("t2") == ""
 
-        broken = await client.post("/workflow", json={"gitUrl": f"file://{tmp_path}/none.git", "branch": "main"})
+        broken = await client.post("/workflow", json={"gitUrl": f"file://{remotes_in(tmp_path)}/none.git",
+                                                             "branch": "main"})
         assert broken.status_code == 502 and broken.json()["code"] == "GIT_FAILED"
         assert "none.git" in broken.json()["error"]
         missing_folder = await client.post("/workflow", json={**body, "path": "flows/nothing"})
