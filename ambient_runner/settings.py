@@ -8,6 +8,7 @@ pydantic-settings would add 6 MiB to every idle runner for what this needs.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -25,6 +26,8 @@ from pydantic import (
 )
 
 from ambient_runner.mcp.config import McpConfig, McpConfigError, load_mcp_config, parse_mcp_json, read_mcp_file
+
+log = logging.getLogger(__name__)
 
 RUNNER_TYPES = ("claude", "gemini-cli", "codex-sdk")
 RUNNER_TYPE_ALIASES = {"claude-agent-sdk": "claude"}
@@ -186,6 +189,9 @@ class RunnerSettings(BaseModel):
     @field_validator("mcp_config_file")
     @classmethod
     def _mcp_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.exists():  # the operator passes its own path into every pod
+            log.warning("MCP_CONFIG_FILE %s does not exist; no MCP servers from a file", value)
+            return None
         try:
             if value is not None:
                 read_mcp_file(value)

@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from ambient_runner.boot import BootError
 from ambient_runner.bridges.contract import Bridge
+from ambient_runner.stream.encoding import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ async def ready_bridge(request: Request, within: float) -> Bridge:
 
 
 def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
-    body: dict[str, Any] = {"error": message, "code": code}
+    body: dict[str, Any] = {"error": redact_url(message), "code": code}  # git's, httpx's or a URL's own words
     if details:
         body["details"] = details
     return JSONResponse(body, status_code=status)

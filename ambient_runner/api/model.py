@@ -3,8 +3,9 @@
 The platform's backend has already written the new model into the session; a non-200 here makes it revert that.
 So: ``200`` once the default model is switched (a run's own ``forwardedProps.model`` still wins for that run),
 ``400 MODEL_REQUIRED`` for an empty model, ``422 RUN_ACTIVE`` while a run streams (the backend shows it), and
-``422 INVALID_OPTION`` for a model the deployment does not offer (``RUNNER_MODELS``). A real switch is announced to
-the between-run listeners as ``CUSTOM ambient:model_switched {previousModel, newModel}``.
+``422 INVALID_OPTION`` for a name no provider can call or a model the deployment does not offer
+(``RUNNER_MODELS``). A real switch is announced to the between-run listeners as
+``CUSTOM ambient:model_switched {previousModel, newModel}``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from starlette.responses import JSONResponse
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Routes
 from ambient_runner.api.run_input import parse_json, read_body
+from ambient_runner.bridges.contract import OptionError
 from ambient_runner.runs.manager import RunManager
 
 log = logging.getLogger(__name__)
@@ -37,8 +39,11 @@ async def switch_model(request: Request) -> JSONResponse:
         raise ApiError(422, "INVALID_REQUEST", "model must be a string")
     if not model or not model.strip():
         raise ApiError(400, "MODEL_REQUIRED", "model must not be empty")
-    model = model.strip()
     bridge = await ready_bridge(request, BOOT_WAIT)
+    try:  # the same check as a run's forwardedProps.model: nothing changes for a name the provider cannot call
+        model = bridge.parse_options({"model": model}).model or model.strip()
+    except OptionError as exc:
+        raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
     runs: RunManager = request.app.state.runs
     active = runs.active_runs()
     if active:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 import uuid
 from typing import Any
@@ -14,6 +15,9 @@ from starlette.requests import Request
 from ambient_runner.api.errors import ApiError
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_NESTING = 100  # objects and arrays inside each other; deeper is no AG-UI input, and pydantic cannot write it back
+ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # only an escape can carry a surrogate into valid UTF-8 JSON
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_ID_CHARS = 256
 MAX_MESSAGES = 10_000
 
@@ -34,13 +38,39 @@ def parse_json(body: bytes) -> Any:
     if not body.strip():
         raise ApiError(422, "INVALID_JSON", "the body is empty; send an AG-UI RunAgentInput as JSON")
     try:
-        return json.loads(body)
+        data = json.loads(body, parse_constant=_no_constant)
     except UnicodeDecodeError:
         raise ApiError(422, "INVALID_JSON", "the body is not valid UTF-8") from None
     except RecursionError:
         raise ApiError(422, "INVALID_JSON", "the body is nested too deeply") from None
     except ValueError as exc:
         raise ApiError(422, "INVALID_JSON", f"the body is not valid JSON: {exc}") from None
+    _check_values(data, surrogates=ESCAPED_SURROGATE.search(body) is not None)
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_values(data: Any, *, surrogates: bool) -> None:
+    """No nesting deeper than ``MAX_NESTING``, and (when the body escapes one) no lone surrogate in any string."""
+    kinds = (dict, list, str) if surrogates else (dict, list)
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            items: Any = [*value.keys(), *value.values()] if surrogates else value.values()
+        elif isinstance(value, list):
+            items = value
+        else:
+            if surrogates and isinstance(value, str) and LONE_SURROGATE.search(value):
+                raise ApiError(422, "INVALID_JSON", "the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                                                    "which is no character")
+            continue
+        if depth >= MAX_NESTING:
+            raise ApiError(422, "INVALID_JSON", f"the body is nested more than {MAX_NESTING} levels deep")
+        stack.extend((item, depth + 1) for item in items if isinstance(item, kinds))
 
 
 def check_id(name: str, value: str) -> str:

@@ -66,6 +66,28 @@ class OptionError(ValueError):
         self.message = message
 
 
+MAX_MODEL_CHARS = 200
+MODEL_SEPARATORS = "._-/@:"  # '/' for gateway names, '@' for Vertex ids, ':' for Bedrock and fine-tuned ids
+
+
+def check_model_name(value: Any, separators: str = MODEL_SEPARATORS) -> str:
+    """``value`` stripped, when it is a name a provider can call: letters and digits joined by ``separators``; no
+    ``.``/``..`` segment, no whitespace, control, bidi, ``?`` or ``#``; at most ``MAX_MODEL_CHARS``. Else
+    ``OptionError`` (422 ``INVALID_OPTION``)."""
+    if not isinstance(value, str) or not value.strip():
+        raise OptionError("model", "model must be a non-empty string")
+    name = value.strip()
+    if len(name) > MAX_MODEL_CHARS:
+        raise OptionError("model", f"model is longer than {MAX_MODEL_CHARS} characters")
+    allowed = set(separators)
+    if not (name.isascii() and name[0].isalnum() and name[-1].isalnum()
+            and all(ch.isalnum() or ch in allowed for ch in name)) or {".", ".."} & set(name.split("/")):
+        shown = ascii(name[:80])
+        raise OptionError("model", f"model {shown} is not a model name: use letters and digits joined by "
+                                   f"{' '.join(repr(c) for c in separators)}")
+    return name
+
+
 @dataclass(frozen=True)
 class Readiness:
     """``/ready``: ``ready`` only when the CLI/SDK is present and credentials are configured."""
@@ -228,11 +250,8 @@ class Bridge(ABC):
 
         Props that are not runner options are left alone. The default accepts ``model`` only.
         """
-        props = dict(forwarded_props or {})
-        model = props.get("model")
-        if model is not None and (not isinstance(model, str) or not model.strip()):
-            raise OptionError("model", "must be a non-empty string")
-        return RunOptions(model=model)
+        model = dict(forwarded_props or {}).get("model")
+        return RunOptions(model=None if model is None else check_model_name(model))
 
     def login_files(self) -> tuple[str, ...]:
         """The ``credential_files`` the configured login writes into the state dir (a mounted login file)."""

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ambient_runner.bridges.contract import OptionError, OptionSpec, RunOptions
+from ambient_runner.bridges.contract import MODEL_SEPARATORS, OptionError, OptionSpec, RunOptions, check_model_name
 from ambient_runner.settings import RunnerSettings
 
 MODES = ("default", "plan")
@@ -37,6 +37,7 @@ class RunnerOptions:
     default_models: tuple[str, ...] = ()  # offered when RUNNER_MODELS is empty
     efforts: tuple[str, ...] | None = None
     approvals: bool = False  # its bridge turns the CLI's approval requests into interrupts
+    model_separators: str = MODEL_SEPARATORS  # what may join letters and digits in its provider's model ids
     mode_note: str = "plan = read-only planning mode"
     effort_note: str = "reasoning effort"
 
@@ -65,9 +66,7 @@ class RunnerOptions:
     def _model(self, value: Any, settings: RunnerSettings) -> str | None:
         if value is None:
             return None
-        if not isinstance(value, str) or not value.strip():
-            raise OptionError("model", "model must be a non-empty string")
-        value = value.strip()
+        value = check_model_name(value, self.model_separators)
         offered = settings.model_list
         if offered and value not in offered:
             raise OptionError("model", f"model {value!r} is not offered by this deployment; choose one of "

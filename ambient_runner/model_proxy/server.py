@@ -24,6 +24,7 @@ import httpx
 import uvicorn
 
 from ambient_runner.model_proxy.apis import Upstream
+from ambient_runner.stream.encoding import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ async def _read_body(receive: Any, limit: int) -> bytes | None:
 
 
 async def _json(send: Any, status: int, code: str, message: str) -> None:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    body = json.dumps({"error": {"code": code, "message": redact_url(message)}}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

@@ -19,6 +19,16 @@ MIN_SECRET_LENGTH = 6
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 
 
+# scheme://<anything without whitespace up to the last @>: any userinfo, whatever its characters (a password with
+# '/', '@' or '%' in it included); over-redacting an '@' in a path is the safe side.
+CREDENTIALS_IN_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,15}://)[^\s'\"<>]*@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the credentials of any ``scheme://userinfo@`` URL in it removed."""
+    return CREDENTIALS_IN_URL.sub(r"\1[redacted]@", text) if "@" in text else text
+
+
 class Redactor:
     """Replaces each secret value (and its JSON-escaped form) with ``[REDACTED]``."""
 

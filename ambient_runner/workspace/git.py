@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,24 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from ambient_runner.stream.encoding import redact_url
+
 if TYPE_CHECKING:
     import pygit2
 
 LOCAL_TIMEOUT = 30.0
 REMOTE_TIMEOUT = 120.0
-# scheme://<anything without whitespace up to the last @>: any userinfo, whatever its characters (a password with
-# '/', '@' or '%' in it included); over-redacting an '@' in a path is the safe side.
-CREDENTIALS_IN_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,15}://)[^\s'\"<>]*@")
 T = TypeVar("T")
 
 
 class GitError(RuntimeError):
     """A git operation failed or timed out; the message is libgit2's own (tokens and URL credentials removed)."""
-
-
-def redact_url(text: str) -> str:
-    """``text`` with any ``scheme://userinfo@`` credentials removed."""
-    return CREDENTIALS_IN_URL.sub(r"\1[redacted]@", text)
 
 
 @dataclass(frozen=True)

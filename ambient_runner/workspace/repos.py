@@ -36,7 +36,7 @@ def check_remote_url(url: str, workspace: Workspace) -> str:
     if not URL.match(url) or not url.isprintable():
         raise PathRefused("the URL must be https:// (http://), or file:// for a repository inside the workspace")
     scheme, rest = url.split("://", 1)
-    if scheme != "file" and "@" in rest.split("/", 1)[0]:
+    if scheme != "file" and "@" in rest:  # userinfo, whatever its characters ('/' in a password ends the host)
         raise PathRefused("the URL must not carry credentials; send a token in X-GitHub-Token / X-GitLab-Token")
     if scheme == "file":
         if rest.split("/", 1)[0] not in ("", "localhost"):

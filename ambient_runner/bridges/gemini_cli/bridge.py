@@ -64,9 +64,12 @@ from ambient_runner.settings import RunnerSettings
 log = logging.getLogger(__name__)
 
 
+GEMINI_MODEL_SEPARATORS = "._-/@"  # no ':': it would end the id in the URL path (models/<id>:streamGenerateContent)
+
+
 def runner_options(approvals: bool) -> RunnerOptions:
     return RunnerOptions(runner="the Gemini CLI runner", default_model=DEFAULT_MODEL, default_models=DEFAULT_MODELS,
-                         efforts=None, approvals=approvals,
+                         efforts=None, approvals=approvals, model_separators=GEMINI_MODEL_SEPARATORS,
                          mode_note="plan = the CLI's plan approval mode (read-only tools)")
 
 
