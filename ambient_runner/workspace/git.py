@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from ambient_runner.stream.encoding import redact_url
+from ambient_runner.workspace.paths import PathRefused
 
 if TYPE_CHECKING:
     import pygit2
@@ -134,6 +135,8 @@ async def in_thread(call: Callable[[Deadline], T], *, tokens: GitTokens = NO_TOK
 def _translated(call: Callable[[Deadline], T], deadline: Deadline, tokens: GitTokens, lib_error: type) -> T:
     try:
         return call(deadline)
+    except PathRefused:
+        raise
     except GitError as exc:
         raise GitError(tokens.redact(str(exc))) from None
     except (lib_error, KeyError, ValueError) as exc:
