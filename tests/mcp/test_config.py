@@ -71,6 +71,20 @@ def test_a_bad_config_stops_the_runner_at_start_with_one_line(monkeypatch: pytes
         load_settings(runner_state_root=tmp_path)
 
 
+def test_a_missing_mcp_config_file_is_a_warning_not_a_failed_start(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """The platform's operator passes its own MCP_CONFIG_FILE into every pod; our image has no such file."""
+    monkeypatch.setenv("MCP_CONFIG_FILE", str(tmp_path / "not-there.json"))
+    settings = load_settings(runner_state_root=tmp_path)
+    assert settings.mcp_config_file is None and settings.mcp_servers.servers == {}
+    assert "not-there.json does not exist" in caplog.text
+    (tmp_path / "broken.json").write_text("{not json")
+    monkeypatch.setenv("MCP_CONFIG_FILE", str(tmp_path / "broken.json"))
+    with pytest.raises(SettingsError, match="not valid JSON"):  # a file that is there but broken still stops it
+        load_settings(runner_state_root=tmp_path)
+
+
 def test_file_and_json_are_merged_json_wins(tmp_path: Path) -> None:
     file = tmp_path / "mcp.json"
     file.write_text(json.dumps({"mcpServers": {"a": {"command": "from-file"}, "b": {"command": "b"}}}))

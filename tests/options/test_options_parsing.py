@@ -20,6 +20,29 @@ def settings(tmp_path: Path, **values: object) -> RunnerSettings:
     return RunnerSettings(runner_state_root=tmp_path, workspace_path=tmp_path / "ws", **values)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("runner", "model"), [
+    ("gemini-cli", "gemini-2.5-pro"), ("gemini-cli", "publishers/google/models/gemini-2.5-pro"),
+    ("claude", "claude-sonnet-4-5@20250929"), ("claude", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+    ("codex-sdk", "gpt-5-codex"), ("codex-sdk", "openai/gpt-5"), ("codex-sdk", "ft:gpt-4o:acme::abc123")])
+def test_each_providers_model_ids_are_taken(runner: str, model: str, tmp_path: Path) -> None:
+    assert RUNNERS[runner].parse({"model": f" {model} "}, settings(tmp_path)).model == model
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize("model", ["\u0000", "a b", "\u202egemini", "../../v1beta/x", "m?alt=sse", "m#x", "x" * 201,
+                                   "a/./b", "-flag", "name.", "ｇemini"])
+def test_values_that_are_no_model_name_are_refused(runner: str, model: str, tmp_path: Path) -> None:
+    with pytest.raises(OptionError) as refused:
+        RUNNERS[runner].parse({"model": model}, settings(tmp_path))
+    assert refused.value.option == "model"
+
+
+def test_gemini_ids_end_before_a_colon(tmp_path: Path) -> None:
+    """The Gemini API puts the id in the URL path before ``:streamGenerateContent``."""
+    with pytest.raises(OptionError):
+        GEMINI.parse({"model": "gemini-2.5-pro:streamGenerateContent"}, settings(tmp_path))
+
+
 @pytest.mark.parametrize("runner", RUNNERS)
 def test_no_props_and_unknown_props_give_defaults(runner: str, tmp_path: Path) -> None:
     options = RUNNERS[runner]
