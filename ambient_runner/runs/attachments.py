@@ -163,7 +163,7 @@ async def _read_source(name: str, source: object, rules: AttachmentRules) -> tup
 def _read_workspace_file(name: str, url: str, rules: AttachmentRules) -> bytes:
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
-        raise AttachmentError(name, f"a file:// url names no host (got {parts.netloc!r})")
+        raise AttachmentError(name, f"a file:// url names no host (got {parts.hostname or 'a host'!r})")
     try:
         path = rules.workspace.check(Path(unquote(parts.path)), allow_root=False)
     except PathRefused as exc:

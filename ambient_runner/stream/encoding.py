@@ -21,12 +21,19 @@ SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECAS
 
 # scheme://<anything without whitespace up to the last @>: any userinfo, whatever its characters (a password with
 # '/', '@' or '%' in it included); over-redacting an '@' in a path is the safe side.
-CREDENTIALS_IN_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,15}://)[^\s'\"<>]*@")
+CREDENTIALS_IN_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^\s'\"<>]*@")
 
 
 def redact_url(text: str) -> str:
     """``text`` with the credentials of any ``scheme://userinfo@`` URL in it removed."""
     return CREDENTIALS_IN_URL.sub(r"\1[redacted]@", text) if "@" in text else text
+
+
+def redact_url_value(url: str) -> str:
+    """One URL (a configured remote): everything between its scheme and its last ``@`` removed, whatever it holds
+    (spaces and quotes too, which no pattern over free text can bound)."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}://[redacted]@{rest.rsplit('@', 1)[1]}" if sep and "@" in rest else url
 
 
 class Redactor:

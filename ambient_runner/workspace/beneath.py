@@ -134,11 +134,13 @@ class Beneath:
             raise PathRefused("the path is the workspace itself")
         folder, name = "/".join(parts[:-1]), parts[-1]
         if create:
-            self._make_folders(parts[:-1])
+            self.make_folders(folder)
         with self.opened(folder, shown=f"/{folder}") as fd:
             yield fd, name
 
-    def _make_folders(self, parts: list[str]) -> None:
+    def make_folders(self, relative: str) -> None:
+        """``relative``'s folders made one at a time, each opened beneath the root before the next is made in it."""
+        parts = [p for p in relative.split("/") if p not in ("", ".")]
         for depth in range(1, len(parts) + 1):
             with self.opened("/".join(parts[:depth - 1])) as fd, contextlib.suppress(FileExistsError):
                 os.mkdir(parts[depth - 1], 0o775, dir_fd=fd)

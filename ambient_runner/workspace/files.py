@@ -18,7 +18,7 @@ from ambient_runner.workspace.beneath import Beneath
 from ambient_runner.workspace.paths import PathRefused, Workspace
 
 MAX_LISTED = 10_000
-READ = os.O_RDONLY | os.O_CLOEXEC
+READ = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO opens at once, and is then no file
 PROBE = os.O_PATH | os.O_CLOEXEC
 
 

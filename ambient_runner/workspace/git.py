@@ -14,20 +14,27 @@ Features of git the endpoints therefore do not honour: filter drivers (LFS point
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-import threading
+import json
+import logging
+import os
+import signal
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from ambient_runner.stream.encoding import redact_url
-from ambient_runner.workspace.paths import PathRefused
+from ambient_runner.workspace.paths import LinkRefused, Workspace
 
 if TYPE_CHECKING:
     import pygit2
+
+log = logging.getLogger(__name__)
 
 LOCAL_TIMEOUT = 30.0
 REMOTE_TIMEOUT = 120.0
@@ -82,15 +89,15 @@ def lib() -> Any:
 
 
 class Deadline:
-    """Bounds a blocking libgit2 call: its progress callbacks stop it once the time is up or the caller gave up."""
+    """Bounds a libgit2 transfer from inside: its progress callbacks stop it once the time is up (the runner also
+    kills the worker at its bound)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.ends = time.monotonic() + seconds
-        self.cancelled = threading.Event()
 
     def check(self) -> None:
-        if self.cancelled.is_set() or time.monotonic() > self.ends:
+        if time.monotonic() > self.ends:
             raise GitError(f"the git operation did not finish within {self.seconds:g} s")
 
 
@@ -118,30 +125,50 @@ def callbacks(url: str, tokens: GitTokens, deadline: Deadline) -> pygit2.RemoteC
     return Callbacks()
 
 
-async def in_thread(call: Callable[[Deadline], T], *, tokens: GitTokens = NO_TOKENS,
-                    bound: float = LOCAL_TIMEOUT) -> T:
-    """``call(deadline)`` in a worker thread, bounded; libgit2's errors as ``GitError`` with nothing secret."""
-    deadline = Deadline(bound)
-    pygit2 = lib()
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds ambient_runner, for the worker
+# What the worker may read once confined: the system's own files (TLS roots, name lookups, shared libraries) and its
+# Python; never the workspace beyond what a call names, nor the runner's state dir.
+SYSTEM_READABLE = tuple(dict.fromkeys(Path(p) for p in (
+    "/etc", "/usr", "/lib", "/lib64", "/dev/null", "/dev/urandom", sys.prefix, sys.base_prefix)))
+
+
+
+async def run_worker(op: str, args: dict[str, Any], workspace: Workspace, *, writable: list[Path],
+                     readable: tuple[Path, ...] = (), tokens: GitTokens = NO_TOKENS,
+                     bound: float = LOCAL_TIMEOUT) -> Any:
+    """One libgit2 operation in the git worker (``git_worker``), confined to ``writable`` (each checked again there,
+    where it really is: inside the workspace, outside its state dir) and ``readable``, killed at ``bound``; its
+    refusals as ``LinkRefused``, its failures as ``GitError`` with nothing secret."""
+    request = json.dumps({"op": op, "args": args, "writable": [str(p) for p in writable],
+                          "root": str(workspace.root), "state_dir": str(workspace.state_dir),
+                          "readable": [str(p) for p in (*SYSTEM_READABLE, *readable)], "bound": bound,
+                          "tokens": {"github": tokens.github, "gitlab": tokens.gitlab}}).encode()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": "/nonexistent",
+           "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "ambient_runner.workspace.git_worker", cwd="/", env=env, start_new_session=True,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
         async with asyncio.timeout(bound + 5):
-            return await asyncio.to_thread(_translated, call, deadline, tokens, pygit2.GitError)
+            out, err = await proc.communicate(request)
     except TimeoutError:
         raise GitError(f"the git operation did not finish within {bound:g} s") from None
     finally:
-        deadline.cancelled.set()  # a call still running stops at its next progress callback
-
-
-def _translated(call: Callable[[Deadline], T], deadline: Deadline, tokens: GitTokens, lib_error: type) -> T:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
     try:
-        return call(deadline)
-    except PathRefused:
-        raise
-    except GitError as exc:
-        raise GitError(tokens.redact(str(exc))) from None
-    except (lib_error, KeyError, ValueError) as exc:
-        message = str(exc).strip() or type(exc).__name__
-        raise GitError(tokens.redact(message[-2000:])) from None
+        answer = json.loads(out.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        log.warning("the git worker ended with code %s: %s", proc.returncode, tokens.redact(err.decode()[-500:]))
+        raise GitError(f"the git operation failed (its worker ended with code {proc.returncode})") from None
+    if "ok" in answer:
+        return answer["ok"]
+    message = tokens.redact(str(answer.get("message", "")))
+    if answer.get("error") == "refused":
+        raise LinkRefused(message)
+    raise GitError(message)
 
 
 def local_path(url: str) -> Path:

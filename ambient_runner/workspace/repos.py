@@ -7,13 +7,16 @@ runner starts: they are listed like any other, never cloned again.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
-from ambient_runner.workspace import repository
-from ambient_runner.workspace.git import REMOTE_TIMEOUT, GitTokens, in_thread, local_path, redact_url
+from ambient_runner.stream.encoding import redact_url_value
+from ambient_runner.workspace import files, repository
+from ambient_runner.workspace.git import REMOTE_TIMEOUT, GitTokens, local_path, run_worker
 from ambient_runner.workspace.paths import PathRefused, Workspace
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -39,6 +42,8 @@ def check_remote_url(url: str, workspace: Workspace) -> str:
     if scheme != "file" and "@" in rest:  # userinfo, whatever its characters ('/' in a password ends the host)
         raise PathRefused("the URL must not carry credentials; send a token in X-GitHub-Token / X-GitLab-Token")
     if scheme == "file":
+        if any(ch in rest for ch in "?#%"):  # a query, fragment or escape: the path checked must be the one used
+            raise PathRefused("a file:// URL names a plain path: no '?', '#' or '%'")
         if rest.split("/", 1)[0] not in ("", "localhost"):
             raise PathRefused("a file:// URL names a folder on this machine: file:///path")
         if not workspace.contains(local_path(url)):
@@ -63,32 +68,43 @@ def repo_name(url: str, name: str | None) -> str:
     return chosen
 
 
+async def _checked(workspace: Workspace, folder: Path) -> list[Path] | None:
+    """The folders ``folder``'s repository needs, checked (``repository.repo_paths``); None: it has none."""
+    return await asyncio.to_thread(repository.repo_paths, workspace, folder, workspace.relative(folder))
+
+
 async def git_status(workspace: Workspace, raw: str) -> dict[str, Any]:
-    target, shown = workspace.resolve(raw), workspace.relative(workspace.resolve(raw))
-
-    def read(_: Any) -> dict[str, Any]:
-        repo = repository.open_repository(workspace, target, shown)
-        if repo is None:
-            return {"initialized": False, "hasChanges": False}
-        remote = redact_url(repository.remote_url(repo))
-        counts = repository.status(repo)
-        return {"initialized": True, "hasChanges": counts.pop("hasChanges"), "branch": repository.current_branch(repo),
-                "remoteUrl": remote, "hasRemote": bool(remote), **counts}
-
-    return await in_thread(read)
+    target = workspace.resolve(raw)
+    paths = await _checked(workspace, target)
+    if paths is None:
+        return {"initialized": False, "hasChanges": False}
+    return await run_worker("status", {"folder": str(target), "shown": workspace.relative(target)}, workspace,
+                            writable=paths)
 
 
 async def list_branches(workspace: Workspace, raw: str) -> list[str]:
     """The remote's branches (``origin/`` dropped); a repository without a remote: its own branches."""
     target = workspace.resolve(raw)
+    paths = await _checked(workspace, target)
+    if paths is None:
+        raise UnknownRepo(f"{raw or '/'} is not a git repository")
+    return await run_worker("branches", {"folder": str(target), "shown": workspace.relative(target)}, workspace,
+                            writable=paths)
 
-    def read(_: Any) -> list[str]:
-        repo = repository.open_repository(workspace, target, workspace.relative(target))
-        if repo is None:
-            raise UnknownRepo(f"{raw or '/'} is not a git repository")
-        return repository.branches(repo)
 
-    return await in_thread(read)
+async def _source(workspace: Workspace, url: str) -> tuple[Path, ...]:
+    """What a clone or fetch from ``url`` may read: for ``file://``, the checked folders of that repository."""
+    if not url.startswith("file://"):
+        return ()
+    folder = local_path(url)
+    if not folder.exists():
+        return ()  # libgit2 says so, naming it
+    shown = workspace.relative(folder.resolve())
+    if (folder / ".git").exists() or (folder / ".git").is_symlink():
+        paths = await _checked(workspace, folder)
+    else:  # a bare repository: the folder is its git dir
+        paths = await asyncio.to_thread(repository.bare_paths, workspace, folder, shown)
+    return tuple(paths or ())
 
 
 async def configure_remote(workspace: Workspace, raw: str, url: str, branch: str, tokens: GitTokens) -> dict:
@@ -96,56 +112,67 @@ async def configure_remote(workspace: Workspace, raw: str, url: str, branch: str
     if not target.is_dir():
         raise UnknownRepo(f"{raw or '/'} is not a directory")
     url, branch = check_remote_url(url, workspace), check_branch(branch)
-
-    def configure(deadline: Any) -> bool:
-        repo = repository.open_repository(workspace, target, workspace.relative(target)) or \
-            repository.lib().init_repository(str(target))
-        return repository.set_origin_and_fetch(repo, url, branch, tokens, deadline)
-
-    fetched = await in_thread(configure, tokens=tokens, bound=REMOTE_TIMEOUT)
-    return {"message": "remote configured", "remote": redact_url(url), "branch": branch, "fetched": fetched}
+    paths = await _checked(workspace, target)
+    fetched = await run_worker("configure", {"folder": str(target), "shown": workspace.relative(target),
+                                             "exists": paths is not None, "url": url, "branch": branch}, workspace,
+                               writable=paths or [target], readable=await _source(workspace, url), tokens=tokens,
+                               bound=REMOTE_TIMEOUT)
+    return {"message": "remote configured", "remote": redact_url_value(url), "branch": branch, "fetched": fetched}
 
 
-async def clone(url: str, destination: Path, branch: str | None, tokens: GitTokens, *,
-                depth: int | None = None) -> None:
-    """Clone into ``destination`` through a temporary sibling, so a failed clone leaves nothing behind."""
-    temporary = destination.with_name(f".{destination.name}.clone-tmp")
-    await asyncio.to_thread(clear, temporary)
-    destination.parent.mkdir(parents=True, exist_ok=True)
+async def clone(workspace: Workspace, url: str, parent: str, name: str, branch: str | None, tokens: GitTokens, *,
+                depth: int | None = None, temporary_suffix: str = ".clone-tmp") -> str:
+    """Clone ``url`` into a fresh ``<parent>/.<name><suffix>`` (the worker may write only there); the temporary
+    folder's name beneath ``parent``, to be moved or removed through ``parent``'s descriptor."""
     chosen = check_branch(branch) if branch else None
+    temporary = f".{name}{temporary_suffix}"
+    await asyncio.to_thread(_fresh_folder, workspace, parent, temporary)
     try:
-        await in_thread(lambda deadline: repository.clone_into(url, temporary, chosen, tokens, depth, deadline),
-                        tokens=tokens, bound=REMOTE_TIMEOUT)
-        temporary.rename(destination)
-    finally:
-        await asyncio.to_thread(clear, temporary)
+        await run_worker("clone", {"url": url, "destination": str(workspace.root / parent / temporary),
+                                   "branch": chosen, "depth": depth}, workspace,
+                         writable=[workspace.root / parent / temporary], readable=await _source(workspace, url),
+                         tokens=tokens, bound=REMOTE_TIMEOUT)
+    except BaseException:
+        await asyncio.to_thread(remove_in, workspace, parent, temporary)
+        raise
+    return temporary
 
 
 async def remote_of(workspace: Workspace, folder: Path) -> str:
     """``folder``'s ``origin`` URL (``""`` when it has none)."""
-    def read(_: Any) -> str:
-        repo = repository.open_repository(workspace, folder, workspace.relative(folder))
-        return repository.remote_url(repo) if repo is not None else ""
-    return await in_thread(read)
+    paths = await _checked(workspace, folder)
+    if paths is None:
+        return ""
+    return await run_worker("remote", {"folder": str(folder), "shown": workspace.relative(folder)}, workspace,
+                            writable=paths)
 
 
-def clear(path: Path) -> None:
-    """Remove what is at ``path``: a symlink itself, never what it points at."""
-    if path.is_symlink():
-        path.unlink()
-    else:
-        shutil.rmtree(path, ignore_errors=True)
+def _fresh_folder(workspace: Workspace, parent: str, name: str) -> None:
+    """An empty ``<parent>/<name>`` (``parent`` made when missing), through ``parent``'s descriptor."""
+    remove_in(workspace, parent, name)
+    files.beneath(workspace).make_folders(parent)
+    with files.beneath(workspace).opened(parent) as folder:
+        os.mkdir(name, 0o775, dir_fd=folder)
 
 
-def remove_tree(workspace: Workspace, lexical: Path, parent: Path) -> None:
-    """Remove ``lexical`` (a direct child of ``parent``): a symlink is unlinked, never followed."""
-    if lexical.is_symlink():
-        lexical.unlink()
+def remove_in(workspace: Workspace, parent: str, name: str) -> None:
+    """Remove ``<parent>/<name>`` through ``parent``'s descriptor: a link itself, never what it names; a folder with
+    ``rmtree``'s descriptor-based walk (a folder swapped for a link mid-way is not followed)."""
+    try:
+        with files.beneath(workspace).opened(parent) as folder:
+            mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                shutil.rmtree(name, dir_fd=folder)
+            else:
+                os.unlink(name, dir_fd=folder)
+    except FileNotFoundError:
         return
-    real = workspace.check(lexical, allow_root=False)
-    if real.parent != parent.resolve():
-        raise PathRefused(f"{workspace.relative(real)} is not directly under {workspace.relative(parent)}")
-    shutil.rmtree(real)
+
+
+def move_in(workspace: Workspace, parent: str, source: str, name: str) -> None:
+    """Rename ``<parent>/<source>`` to ``<parent>/<name>`` through ``parent``'s descriptor."""
+    with files.beneath(workspace).opened(parent) as folder:
+        os.rename(source, name, src_dir_fd=folder, dst_dir_fd=folder)
 
 
 class Repositories:
@@ -169,40 +196,40 @@ class Repositories:
                 existing = await remote_of(self.workspace, destination)
                 if existing != url:
                     raise RepoConflict(f"repos/{name} already exists with another URL "
-                                       f"({redact_url(existing) or 'none'})")
+                                       f"({redact_url_value(existing) or 'none'})")
                 return {"message": "already cloned", "name": name, "path": f"/repos/{name}", "newly_cloned": False}
-            await clone(url, destination, branch or None, tokens)
+            temporary = await clone(self.workspace, url, "repos", name, branch or None, tokens)
+            await asyncio.to_thread(move_in, self.workspace, "repos", temporary, name)
         return {"message": "cloned", "name": name, "path": f"/repos/{name}", "newly_cloned": True}
 
     async def remove(self, name: str) -> None:
-        lexical = self.workspace.lexical(f"repos/{repo_name('', name)}")
+        name = repo_name("", name)
         async with self._lock:
+            self.root  # noqa: B018 - refused when /repos is a link
+            lexical = self.workspace.lexical(f"repos/{name}")
             if not lexical.is_symlink() and not lexical.is_dir():
                 raise UnknownRepo(f"no repository named {name!r}")
-            await asyncio.to_thread(remove_tree, self.workspace, lexical, self.root)
+            await asyncio.to_thread(remove_in, self.workspace, "repos", name)
 
     async def status(self) -> list[dict[str, Any]]:
         root = self.root
         if not root.is_dir():
             return []
-        return await in_thread(lambda _: [found for entry in sorted(root.iterdir(), key=lambda e: e.name)
-                                          if (found := self._describe(entry)) is not None])
-
-    def _describe(self, entry: Path) -> dict[str, Any] | None:
-        """A repository of ``repos/``; None for what is not one (a link, a plain folder, a clone under way, one
-        whose ``.git`` leads out)."""
-        if entry.is_symlink() or entry.name.endswith(".clone-tmp"):
-            return None
-        try:
-            repo = repository.open_repository(self.workspace, entry, f"/repos/{entry.name}")
-        except PathRefused:
-            return None
-        if repo is None:
-            return None
-        current = repository.current_branch(repo)
-        return {"url": redact_url(repository.remote_url(repo)), "name": entry.name,
-                "branches": repository.local_branches(repo), "currentActiveBranch": current,
-                "defaultBranch": repository.default_branch(repo) or current}
+        entries: list[tuple[str, str]] = []
+        writable: list[Path] = []
+        for entry in sorted(root.iterdir(), key=lambda e: e.name):
+            if entry.is_symlink() or entry.name.endswith(".clone-tmp"):
+                continue
+            try:  # one whose .git leads out (or holds links) is left out of the list
+                paths = await _checked(self.workspace, entry)
+            except PathRefused:
+                continue
+            if paths is not None:
+                entries.append((entry.name, str(entry)))
+                writable += paths
+        if not entries:
+            return []
+        return await run_worker("describe", {"entries": entries}, self.workspace, writable=writable)
 
 
 __all__ = ["RepoConflict", "Repositories", "UnknownRepo", "configure_remote", "git_status",

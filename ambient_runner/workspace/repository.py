@@ -1,30 +1,36 @@
-"""A workspace folder's git repository, opened only when everything it names stays inside the workspace, and what the
-endpoints ask of it (status, branches, remote, fetch, clone). Blocking libgit2 calls: run them through
-``git.in_thread``.
+"""A workspace folder's git repository: the folders it needs, checked (``repo_paths``, in the runner), and what the
+endpoints ask of it (status, branches, remote, fetch, clone), done by libgit2 in the git worker (``git_worker``),
+which may touch only those folders.
 
-Refused (``LinkRefused``, naming the link): a ``.git`` that is a symlink; a ``.git`` file whose ``gitdir`` leads out of
-the workspace or into the state dir (one inside, as a submodule has, is fine); a ``commondir``, an
-``objects/info/alternates`` entry or a config ``include``/``includeIf`` path leading out; a ``core.worktree`` elsewhere
-than the folder itself.
+Refused (``LinkRefused``, naming what): a ``.git`` that is a symlink; a ``.git`` file whose ``gitdir`` leads out of
+the workspace or into the state dir (one inside, as a submodule has, is fine); a ``commondir`` leading out; anything
+in the git dir that is a symlink or no plain file or folder (a FIFO would hang a reader); a config ``include`` or
+``includeIf``; ``objects/info/alternates``; a ``core.worktree`` elsewhere than the folder itself.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
+from ambient_runner.stream.encoding import redact_url_value
 from ambient_runner.workspace.git import Deadline, GitError, GitTokens, callbacks, lib
 from ambient_runner.workspace.paths import LinkRefused, Workspace
 
 GITDIR_LINE = re.compile(r"gitdir:\s*(.+)")
-SECTION = re.compile(r"^\s*\[\s*([^\]\s\"]+)")
-INCLUDE_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+INCLUDE = re.compile(r"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
 MAX_LINK_FILE = 64 * 1024
 
 
 def _read(path: Path) -> str:
-    with path.open("rb") as source:
+    """A small file that must be a plain file (never a FIFO that would block, nor through a link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as source:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LinkRefused(f"{path.name} is not a plain file; not read")
         return source.read(MAX_LINK_FILE).decode(errors="replace")
 
 
@@ -49,44 +55,61 @@ def _git_dir(workspace: Workspace, folder: Path, shown: str) -> Path | None:
     return git_dir
 
 
-def _includes(config: Path) -> list[str]:
-    """The ``path`` values of the config's ``[include]`` and ``[includeIf ...]`` sections."""
-    paths, section = [], ""
-    for line in _read(config).splitlines():
-        if header := SECTION.match(line):
-            section = header.group(1).lower()
-        elif section in ("include", "includeif") and (value := INCLUDE_PATH.match(line)):
-            paths.append(value.group(1).strip('"'))
-    return paths
+def _plain_tree(top: Path, shown: str) -> None:
+    """Every entry under ``top`` is a plain file or folder: no link (libgit2 would follow it, also to write), no FIFO,
+    socket or device."""
+    for folder, dirs, files in os.walk(top):
+        for name in (*dirs, *files):
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                inside = os.path.relpath(os.path.join(folder, name), top)
+                kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a plain file"
+                raise LinkRefused(f"{shown}/.git/{inside} is {kind}; not followed")
 
 
-def _check_git_dir(workspace: Workspace, git_dir: Path, shown: str) -> None:
+def _check_git_dir(workspace: Workspace, git_dir: Path, shown: str) -> list[Path]:
+    """The git dir and its common dir, once each is checked."""
+    dirs = [git_dir]
     common = git_dir / "commondir"
-    if common.is_file():
-        _refuse_outside(workspace, git_dir / _read(common).strip(), f"{shown}/.git/commondir")
-    alternates = git_dir / "objects" / "info" / "alternates"
-    if alternates.is_file():
-        for line in _read(alternates).splitlines():
-            if line.strip() and not line.startswith("#"):
-                _refuse_outside(workspace, git_dir / "objects" / line.strip(), f"{shown}/.git/objects/info/alternates")
-    config = git_dir / "config"
-    if config.is_file():
-        for included in _includes(config):
-            where = Path(included).expanduser() if included.startswith("~") else git_dir / included
-            _refuse_outside(workspace, where, f"{shown}/.git/config include.path {included[:200]!r}")
+    if common.is_file() and not common.is_symlink():
+        target = git_dir / _read(common).strip()
+        _refuse_outside(workspace, target, f"{shown}/.git/commondir")
+        dirs.append(target)
+    for checked in dirs:
+        _plain_tree(checked, shown)
+        config = checked / "config"
+        if config.is_file() and INCLUDE.search(_read(config)):
+            raise LinkRefused(f"{shown}/.git/config includes other files (include/includeIf); not followed")
+        alternates = checked / "objects" / "info" / "alternates"
+        if alternates.is_file() and any(line.strip() and not line.startswith("#")
+                                        for line in _read(alternates).splitlines()):
+            raise LinkRefused(f"{shown}/.git/objects/info/alternates names other object stores; not followed")
+    return dirs
 
 
-def open_repository(workspace: Workspace, folder: Path, shown: str) -> Any | None:
-    """The repository whose work tree is ``folder`` (no search upwards), or None when it has none."""
+def repo_paths(workspace: Workspace, folder: Path, shown: str) -> list[Path] | None:
+    """The folders the repository of ``folder`` needs (its work tree, git dir, common dir), each checked; None when
+    ``folder`` has no repository."""
     git_dir = _git_dir(workspace, folder, shown)
     if git_dir is None:
         return None
-    _check_git_dir(workspace, git_dir, shown)
+    return [folder, *_check_git_dir(workspace, git_dir, shown)]
+
+
+def bare_paths(workspace: Workspace, folder: Path, shown: str) -> list[Path]:
+    """A bare repository (the folder is its git dir) named by a ``file://`` URL, checked as a git dir is."""
+    _refuse_outside(workspace, folder, shown)
+    if not (folder / "HEAD").is_file() or not (folder / "objects").is_dir():
+        raise LinkRefused(f"{shown} is no git repository")
+    return _check_git_dir(workspace, folder, shown)
+
+
+def open_repository(folder: Path, shown: str) -> Any:
+    """The repository whose work tree is ``folder`` (no search upwards)."""
     pygit2 = lib()
     repo = pygit2.Repository(str(folder), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
     if repo.workdir is None or Path(repo.workdir).resolve() != folder.resolve():
         raise LinkRefused(f"{shown}/.git sets core.worktree to another folder; not followed")
-    _refuse_outside(workspace, Path(repo.path), f"{shown}/.git")
     return repo
 
 
@@ -102,6 +125,21 @@ def remote_url(repo: Any, name: str = "origin") -> str:
         return repo.remotes[name].url or ""
     except (KeyError, ValueError):
         return ""
+
+
+def status_answer(repo: Any) -> dict[str, Any]:
+    """``/content/git-status``'s answer for a repository."""
+    remote = redact_url_value(remote_url(repo))
+    counts = status(repo)
+    return {"initialized": True, "hasChanges": counts.pop("hasChanges"), "branch": current_branch(repo),
+            "remoteUrl": remote, "hasRemote": bool(remote), **counts}
+
+
+def describe(repo: Any, name: str) -> dict[str, Any]:
+    """A repository of ``repos/`` as ``/repos/status`` lists it."""
+    current = current_branch(repo)
+    return {"url": redact_url_value(remote_url(repo)), "name": name, "branches": local_branches(repo),
+            "currentActiveBranch": current, "defaultBranch": default_branch(repo) or current}
 
 
 def status(repo: Any) -> dict[str, Any]:
@@ -169,5 +207,5 @@ def clone_into(url: str, destination: Path, branch: str | None, tokens: GitToken
                             depth=shallow, proxy=None, remote=single)
 
 
-__all__ = ["branches", "clone_into", "current_branch", "default_branch", "local_branches", "open_repository",
-           "remote_url", "set_origin_and_fetch", "status"]
+__all__ = ["bare_paths", "branches", "clone_into", "describe", "open_repository", "remote_url", "repo_paths",
+           "set_origin_and_fetch", "status_answer"]

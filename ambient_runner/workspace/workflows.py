@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitTokens
 from ambient_runner.workspace.paths import PathRefused, Workspace
-from ambient_runner.workspace.repos import check_branch, check_remote_url, clear, clone, repo_name
+from ambient_runner.workspace.repos import check_branch, check_remote_url, clone, move_in, remove_in, repo_name
 
 log = logging.getLogger(__name__)
 NO_ORDER = 2**31 - 1
@@ -56,12 +55,12 @@ class Workflows:
             final = self.directory(spec)
             if self.active == spec and final.is_dir() and not final.is_symlink():
                 return final, False
-            temporary = final.with_name(f".{final.name}.workflow-tmp")
-            await clone(spec.git_url, temporary, spec.branch or None, tokens, depth=1)
+            temporary = await clone(self.workspace, spec.git_url, "workflows", final.name, spec.branch or None,
+                                    tokens, depth=1, temporary_suffix=".workflow-tmp")
             try:
-                await asyncio.to_thread(_install, temporary, spec.path, final)
+                await asyncio.to_thread(_install, self.workspace, temporary, spec.path, final.name)
             finally:
-                await asyncio.to_thread(clear, temporary)
+                await asyncio.to_thread(remove_in, self.workspace, "workflows", temporary)
             changed = self.active != spec
             self.active = spec
             self.changes += changed
@@ -150,16 +149,17 @@ class Workflows:
         return found
 
 
-def _install(clone_dir: Path, folder: str, final: Path) -> None:
-    """Move the clone (or its ``folder``) to ``final``; a folder reached through a symlink is refused."""
+def _install(workspace: Workspace, temporary: str, folder: str, name: str) -> None:
+    """Move the clone (or its ``folder``) to ``workflows/<name>``, all through the ``workflows`` folder's descriptor;
+    a folder reached through a symlink is refused."""
+    clone_dir = workspace.root / "workflows" / temporary
     source = clone_dir / folder if folder else clone_dir
     inside = clone_dir.resolve()
     if not source.is_dir() or (source.resolve() != inside and inside not in source.resolve().parents) or any(
             p.is_symlink() for p in [source, *source.parents] if p == clone_dir or clone_dir in p.parents):
         raise PathRefused(f"the workflow repository has no folder {folder!r}")
-    clear(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(source), str(final))
+    remove_in(workspace, "workflows", name)
+    move_in(workspace, "workflows", f"{temporary}/{folder}" if folder else temporary, name)
 
 
 def front_matter(text: str) -> dict[str, str]:

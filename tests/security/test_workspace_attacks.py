@@ -10,6 +10,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -292,7 +293,7 @@ def test_a_folder_swapped_for_a_link_mid_call_never_leads_outside(tmp_path):
 
 async def test_url_credentials_never_come_back(tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
-    secrets = ("pa/ss-w0rd", "p@ss-w0rd", "p%2Fss-w0rd")
+    secrets = ("pa/ss-w0rd", "p@ss-w0rd", "p%2Fss-w0rd", "S3cretPass")
     urls = [f"https://user:{secrets[0]}@host.invalid/x.git", f"https://u:{secrets[1]}@host.invalid/x.git",
             f"https://u:{secrets[2]}@host.invalid/x.git", f"https://{secrets[0]}@host.invalid/x.git"]
     async with harness(tmp_path) as runner:
@@ -304,12 +305,13 @@ async def test_url_credentials_never_come_back(tmp_path, caplog):
                 answer = await call
                 assert 400 <= answer.status_code < 500, answer.text
                 assert not any(secret in answer.text for secret in secrets), answer.text
-        part = url_part("image", f"file://user:{secrets[0]}@localhost/pic.png", "image/png")
-        attached = await client.post("/run", json=runner.run_body("t", [{"type": "text", "text": "see"}, part]))
-        assert attached.status_code == 422 and attached.json()["code"] == "INVALID_ATTACHMENT", attached.text
-        assert not any(secret in attached.text for secret in secrets), attached.text
+        for secret in (secrets[0], secrets[3]):
+            part = url_part("image", f"file://user:{secret}@localhost/pic.png", "image/png")
+            attached = await client.post("/run", json=runner.run_body("t", [{"type": "text", "text": "see"}, part]))
+            assert attached.status_code == 422 and attached.json()["code"] == "INVALID_ATTACHMENT", attached.text
+            assert not any(secret in attached.text for secret in secrets), attached.text
     assert not any(secret in caplog.text for secret in secrets)
-    for url, secret in zip(urls, (*secrets, secrets[0]), strict=True):
+    for url, secret in zip(urls, (*secrets[:3], secrets[0]), strict=True):
         said = redact_url(f"fatal: unable to access '{url}': could not resolve host")
         assert secret not in said and "host.invalid/x.git" in said, said
 
@@ -354,3 +356,146 @@ async def test_every_post_answers_a_malformed_body_with_a_4xx(tmp_path):
                 answer = await client.request(method, path, content=body, headers={"content-type": "application/json"})
                 assert 400 <= answer.status_code < 500, (method, path, body[:40], answer.status_code, answer.text)
                 assert answer.json()["code"], answer.text
+
+
+# ----- found in review: links and FIFOs inside .git, '?' in file:// paths, includes, alternates, races ----------
+def clone_into_workspace(tmp_path: Path, workspace: Path, name: str) -> Path:
+    remote = bare_repo(remotes_in(tmp_path), f"{name}-src", {"a.txt": "a\n"})
+    run_git("clone", "--quiet", remote, str(workspace / name), cwd=tmp_path)
+    return workspace / name
+
+
+async def test_links_and_fifos_inside_a_git_dir_are_refused_and_touch_nothing(tmp_path, outside_repo):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("never overwritten")
+    before = {**tree(outside_repo), "victim": victim.read_bytes()}
+    async with harness(tmp_path) as runner:
+        client, workspace = runner.client, runner.settings.workspace_path
+        remote = bare_repo(remotes_in(tmp_path), "upstream", {"b.txt": "b\n"})
+        plants = {"fetchhead": lambda git: (git / "FETCH_HEAD").symlink_to(victim),
+                  "refs": lambda git: (shutil.rmtree(git / "refs" / "remotes"),
+                                       (git / "refs" / "remotes").symlink_to(outside_repo / ".git" / "refs")),
+                  "objects": lambda git: (shutil.rmtree(git / "objects"),
+                                          (git / "objects").symlink_to(outside_repo / ".git" / "objects")),
+                  "fifo": lambda git: ((git / "config").unlink(), os.mkfifo(git / "config")),
+                  "headerinclude": lambda git: (git / "config").write_text(
+                      f"[include] path = {outside_repo / '.git' / 'config'}\n"),
+                  "alternates": lambda git: (git / "objects" / "info" / "alternates").write_text(
+                      f"{workspace / 'inner' / 'objects'}\n")}
+        for name, plant in plants.items():
+            repo = clone_into_workspace(tmp_path, workspace, name)
+            plant(repo / ".git")
+            for call in (client.get("/content/git-status", params={"path": f"/{name}"}),
+                         client.get("/content/git-list-branches", params={"path": f"/{name}"}),
+                         client.post("/content/git-configure-remote", json={"path": f"/{name}", "remoteUrl": remote})):
+                answer = await call
+                assert answer.status_code == 400 and answer.json()["code"] == "PATH_REFUSED", (name, answer.text)
+                assert "secret-branch" not in answer.text
+        (workspace / "repos").mkdir()
+        os.mkfifo(workspace / "repos" / "pipe")
+        fifo_repo = clone_into_workspace(tmp_path, workspace / "repos", "r")
+        (fifo_repo / ".git" / "index").unlink()
+        os.mkfifo(fifo_repo / ".git" / "index")
+        listed = await client.get("/repos/status")
+        assert listed.status_code == 200 and listed.json() == {"repos": []}, listed.text
+        pipe = await client.get("/content/file", params={"path": "/repos/pipe"})
+        assert pipe.status_code == 404, pipe.text
+        assert (await client.get("/health")).status_code == 200
+    assert {**tree(outside_repo), "victim": victim.read_bytes()} == before
+
+
+async def test_the_git_worker_is_confined_to_the_folders_it_was_given(tmp_path, outside_repo):
+    """Landlock, below the checks: a link planted after them (here: never checked) still leads nowhere."""
+    from ambient_runner.process.landlock import abi_version
+    from ambient_runner.workspace.git import GitError, run_worker
+    from ambient_runner.workspace.paths import LinkRefused
+
+    if abi_version() < 1:
+        pytest.fail("this kernel has no Landlock; the worker's confinement cannot be shown")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("never overwritten")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    ws = Workspace.of(workspace, tmp_path / "state" / ".gemini")
+    repo = clone_into_workspace(tmp_path, workspace, "late")
+    remote = bare_repo(remotes_in(tmp_path), "up", {"c.txt": "c\n"})
+    (repo / ".git" / "FETCH_HEAD").symlink_to(victim)  # libgit2 writes through it (its file buffer follows links)
+    fetched = await run_worker("configure", {"folder": str(repo), "shown": "/late", "exists": True, "url": remote,
+                                             "branch": "main"}, ws, writable=[repo, repo / ".git"],
+                             readable=(Path(remote.removeprefix("file://")),))
+    assert fetched is False and victim.read_text() == "never overwritten"
+    (repo / ".git" / "FETCH_HEAD").unlink()
+    shutil.rmtree(repo / ".git" / "objects")
+    (repo / ".git" / "objects").symlink_to(outside_repo / ".git" / "objects")
+    with pytest.raises((LinkRefused, GitError)):
+        await run_worker("status", {"folder": str(repo), "shown": "/late"}, ws, writable=[repo, repo / ".git"])
+    os.mkfifo(repo / ".git" / "hang")
+    (repo / ".git" / "config").unlink()
+    (repo / ".git" / "config").symlink_to(repo / ".git" / "hang")
+    with pytest.raises(GitError, match="did not finish"):  # a FIFO hangs the worker, never the runner
+        await run_worker("status", {"folder": str(repo), "shown": "/late"}, ws, writable=[repo, repo / ".git"],
+                         bound=1)
+
+
+async def test_file_urls_are_plain_paths_to_checked_repositories(tmp_path, outside_repo):
+    async with harness(tmp_path) as runner:
+        client, workspace = runner.client, runner.settings.workspace_path
+        state = runner.settings.state_dir
+        run_git("init", "--quiet", "--bare", str(state / "secret.git"), cwd=tmp_path)
+        for odd in ("d?", "e#", "f%"):
+            (workspace / odd).mkdir()
+        (workspace / "lnk").mkdir()
+        (workspace / "lnk" / ".git").symlink_to(outside_repo / ".git")
+        (workspace / "gf").mkdir()
+        (workspace / "gf" / ".git").write_text(f"gitdir: {outside_repo / '.git'}\n")
+        for url in (f"file://{workspace}/d?/../../state/.gemini/secret.git", f"file://{workspace}/e#/../x",
+                    f"file://{workspace}/f%2F..%2Fx", f"file://{workspace}/lnk", f"file://{workspace}/gf"):
+            answer = await client.post("/repos/add", json={"url": url, "name": "copy"})
+            assert answer.status_code == 400, (url, answer.text)
+        assert not (workspace / "repos" / "copy").exists()
+
+
+def test_removals_and_workflow_installs_through_a_swapped_folder_touch_nothing_outside(tmp_path):
+    from ambient_runner.workspace.repos import remove_in
+
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    (workspace / "repos").mkdir(parents=True)
+    count = 400
+    for i in range(count):
+        (workspace / "repos" / f"x{i}").mkdir()
+        (outside / f"x{i}").mkdir(parents=True)
+        (outside / f"x{i}" / "precious").write_text("keep")
+    (workspace / "swap").symlink_to(outside)
+    ws = Workspace.of(workspace, tmp_path / "state" / ".gemini")
+    done, swaps = threading.Event(), [0]
+
+    def swapper() -> None:
+        while not done.is_set() and swaps[0] < 200_000:
+            _exchange(workspace / "repos", workspace / "swap")
+            swaps[0] += 1
+
+    thread = threading.Thread(target=swapper)
+    thread.start()
+    refused = 0
+    try:
+        for i in range(count):
+            try:
+                remove_in(ws, "repos", f"x{i}")
+            except PathRefused:
+                refused += 1
+    finally:
+        done.set()
+        thread.join()
+    assert all((outside / f"x{i}" / "precious").read_text() == "keep" for i in range(count))
+    assert swaps[0] > 100 and 0 < refused < count, (swaps, refused)
+
+
+def test_a_remote_url_is_shown_without_its_credentials_whatever_they_hold():
+    from ambient_runner.stream.encoding import redact_url_value
+
+    for url in ("https://user:to'ken SECRET@github.com/x", 'https://u:p"<>@github.com/x', "https://u:pa/ss@h/x",
+                "https://u:p@ss@h/x", "https://tok@h/x"):
+        shown = redact_url_value(url)
+        assert shown.startswith("https://[redacted]@") and not any(
+            s in shown for s in ("SECRET", "token", "to'ken", 'p"<>', "pa/ss", "p@ss", "tok@")), shown
+    assert redact_url_value("https://github.com/acme/app.git") == "https://github.com/acme/app.git"
