@@ -125,6 +125,8 @@ def callbacks(url: str, tokens: GitTokens, deadline: Deadline) -> pygit2.RemoteC
     return Callbacks()
 
 
+TLS_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy")  # the pod's egress proxy, never one a repository's config names
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds ambient_runner, for the worker
 # What the worker may read once confined: the system's own files (TLS roots, name lookups, shared libraries) and its
 # Python; never the workspace beyond what a call names, nor the runner's state dir.
@@ -139,12 +141,16 @@ async def run_worker(op: str, args: dict[str, Any], workspace: Workspace, *, wri
     """One libgit2 operation in the git worker (``git_worker``), confined to ``writable`` (each checked again there,
     where it really is: inside the workspace, outside its state dir) and ``readable``, killed at ``bound``; its
     refusals as ``LinkRefused``, its failures as ``GitError`` with nothing secret."""
+    proxy = next((os.environ[name] for name in PROXY_VARIABLES if os.environ.get(name)), None)
+    args = {**args, "proxy": proxy}
     request = json.dumps({"op": op, "args": args, "writable": [str(p) for p in writable],
                           "root": str(workspace.root), "state_dir": str(workspace.state_dir),
                           "readable": [str(p) for p in (*SYSTEM_READABLE, *readable)], "bound": bound,
                           "tokens": {"github": tokens.github, "gitlab": tokens.gitlab}}).encode()
+    tls = {name: os.environ[name] for name in TLS_VARIABLES if os.environ.get(name)}  # the pod's own trust roots
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": "/nonexistent",
-           "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+           "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONDONTWRITEBYTECODE": "1", **tls}
+    readable = (*readable, *(Path(value) for value in tls.values()))
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "ambient_runner.workspace.git_worker", cwd="/", env=env, start_new_session=True,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)

@@ -30,7 +30,7 @@ def _opened(args: dict[str, Any]) -> Any:
 def _configure(args: dict[str, Any], tokens: GitTokens, deadline: Deadline) -> bool:
     folder = Path(args["folder"])
     repo = _opened(args) if args["exists"] else lib().init_repository(str(folder))
-    return repository.set_origin_and_fetch(repo, args["url"], args["branch"], tokens, deadline)
+    return repository.set_origin_and_fetch(repo, args["url"], args["branch"], tokens, deadline, args.get("proxy"))
 
 
 def _branches(args: dict[str, Any]) -> list[str]:
@@ -49,7 +49,7 @@ OPERATIONS: dict[str, Callable[[dict[str, Any], GitTokens, Deadline], Any]] = {
     "describe": lambda args, _, __: _describe(args),
     "configure": _configure,
     "clone": lambda args, tokens, deadline: repository.clone_into(
-        args["url"], Path(args["destination"]), args["branch"], tokens, args["depth"], deadline),
+        args["url"], Path(args["destination"]), args["branch"], tokens, args["depth"], deadline, args.get("proxy")),
 }
 
 

@@ -180,7 +180,8 @@ def _single_branch(branch: str) -> list[str]:
     return [f"+refs/heads/{branch}:refs/remotes/origin/{branch}"]
 
 
-def set_origin_and_fetch(repo: Any, url: str, branch: str, tokens: GitTokens, deadline: Deadline) -> bool:
+def set_origin_and_fetch(repo: Any, url: str, branch: str, tokens: GitTokens, deadline: Deadline,
+                         proxy: str | None = None) -> bool:
     """``origin`` set to ``url`` (made when missing); ``branch`` fetched from it. Whether the fetch worked."""
     if remote_url(repo):
         repo.remotes.set_url("origin", url)
@@ -190,21 +191,21 @@ def set_origin_and_fetch(repo: Any, url: str, branch: str, tokens: GitTokens, de
     if origin.url != url:  # the repository's own config rewrote it (url.*.insteadOf): never fetch elsewhere
         raise GitError("the repository's config rewrites the remote URL (url.*.insteadOf); not fetched")
     try:
-        origin.fetch(_single_branch(branch), callbacks=callbacks(url, tokens, deadline), proxy=None)
+        origin.fetch(_single_branch(branch), callbacks=callbacks(url, tokens, deadline), proxy=proxy)
     except (GitError, lib().GitError, KeyError):
         return False  # an empty remote or a branch not pushed yet: the remote is still configured
     return True
 
 
 def clone_into(url: str, destination: Path, branch: str | None, tokens: GitTokens, depth: int | None,
-               deadline: Deadline) -> None:
+               deadline: Deadline, proxy: str | None = None) -> None:
     """A clone of ``url`` (``branch`` only, when named) in ``destination``, whose config only libgit2 wrote."""
     pygit2 = lib()
     single = (lambda repo, name, remote: repo.remotes.create(name, remote, _single_branch(branch)[0])) if branch \
         else None
     shallow = 0 if url.startswith("file://") or not depth else depth  # libgit2's local transport is never shallow
     pygit2.clone_repository(url, str(destination), checkout_branch=branch, callbacks=callbacks(url, tokens, deadline),
-                            depth=shallow, proxy=None, remote=single)
+                            depth=shallow, proxy=proxy, remote=single)
 
 
 __all__ = ["bare_paths", "branches", "clone_into", "describe", "open_repository", "remote_url", "repo_paths",
