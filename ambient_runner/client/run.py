@@ -258,8 +258,8 @@ def _outcome(event: dict[str, Any]) -> str:
 def run_command(
     prompt: str | None = typer.Argument(None, help="The message to send (not needed with --resume-from)."),
     url: str | None = typer.Option(None, envvar="AMBIENT_RUNNER_URL", show_default=False,
-                                   help="The runner's base URL [default: http://127.0.0.1:$AGUI_PORT, port 8001 "
-                                        "when AGUI_PORT is not set, as `make run` serves]."),
+                                   help="The runner's base URL (default: http://127.0.0.1:$AGUI_PORT, port 8001 "
+                                        "when AGUI_PORT is not set, where `make run` serves)."),
     thread: str | None = typer.Option(None, help="Thread id; a new one when not given (continue a conversation "
                                                   "by passing the same id)."),
     token: str | None = typer.Option(None, envvar="AGUI_TOKEN", help="The runner's AGUI_TOKEN, if it has one."),
