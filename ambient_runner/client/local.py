@@ -1,6 +1,6 @@
 """What ``ambient-runner serve`` (``make run``) chooses for a runner on a developer's machine, where the pod's
 defaults would surprise: it listens on 127.0.0.1 (the agent runs shell commands, and nothing asks for a token), and
-it keeps its workspace, state dir and attachments in a folder of its own under the user's cache dir
+it keeps its workspace, state dir, attachments and temp dir in a folder of its own under the user's cache dir
 (``$XDG_CACHE_HOME/ambient-runner/local-<port>``, else ``~/.cache/...``), never in the project's checkout, ``/``
 or the ``/tmp`` every instance shares. The workspace is a git repository of its own, so the agent's git never
 sees another one above it. A variable that is set wins; the image and the pod use the settings' defaults
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 LOCAL_HOST = "127.0.0.1"
@@ -29,6 +30,18 @@ def local_defaults(environ: Mapping[str, str]) -> dict[str, object]:
     chosen: dict[str, object] = {"agui_host": LOCAL_HOST, "workspace_path": home / "workspace",
                                  "runner_state_root": home / "state", "runner_attachments_dir": home / "attachments"}
     return {name: value for name, value in chosen.items() if not environ.get(name.upper())}
+
+
+def use_own_temp_dir(environ: MutableMapping[str, str]) -> Path | None:
+    """Unless TMPDIR is set: the instance's own temp dir, for the runner and its CLIs (Claude Code leaves its
+    ``claude-<uid>`` and ``cc-socks`` folders there), so nothing lands in the ``/tmp`` every instance shares."""
+    if environ.get("TMPDIR"):
+        return None
+    temp = instance_dir(environ, environ.get("AGUI_PORT") or DEFAULT_PORT) / "tmp"
+    temp.mkdir(parents=True, exist_ok=True)
+    environ["TMPDIR"] = str(temp)
+    tempfile.tempdir = str(temp)  # gettempdir() caches its first answer
+    return temp
 
 
 def prepare_workspace(workspace: Path) -> None:

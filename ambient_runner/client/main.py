@@ -20,12 +20,13 @@ def serve(
     from ambient_runner.app import create_app
     from ambient_runner.bridges.registry import create_bridge
     from ambient_runner.client.foreground import own_foreground
-    from ambient_runner.client.local import local_defaults, prepare_workspace
+    from ambient_runner.client.local import local_defaults, prepare_workspace, use_own_temp_dir
     from ambient_runner.logging_setup import configure_logging
     from ambient_runner.server import serve as serve_app
     from ambient_runner.settings import load_settings
     from ambient_runner.state.extension import state_extensions
 
+    use_own_temp_dir(os.environ)
     defaults = local_defaults(os.environ)
     settings = load_settings(**defaults)
     configure_logging(settings.runner_log_level)
