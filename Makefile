@@ -1,5 +1,6 @@
 # ambient-runner: `make run` serves the runner (offline on the built-in scripted model when no credentials are
-# set), `make test` runs the tests. Everything installs from the project's own lock files.
+# set), `make test` runs the tests. Everything installs from the project's own lock files: `make run` only what the
+# runner and its terminal client need (`install-runtime`), `make test` / `make lint` everything (`install`).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -7,15 +8,23 @@ PY := $(VENV)/bin/python
 RUNNER_TYPE ?= gemini-cli
 export RUNNER_TYPE
 
-.PHONY: install run test test-fast test-slow lint bench image image-smoke deploy-render clean
+.PHONY: install install-runtime run client test test-fast test-slow lint bench image image-smoke deploy-render clean
 
-install: $(VENV)/.installed node_modules/.installed tests/ts_client/node_modules/.installed .venv-mlflow/.installed
+# The runtime: the runner with every runner's SDK, the terminal client, the Gemini CLI (pyproject's `all` extra,
+# each version as requirements.lock pins it). The development environment adds the test tools (the `test` extra),
+# the official AG-UI TypeScript client and an MLflow server the tests start.
+install-runtime: $(VENV)/.runtime node_modules/.installed
 
-$(VENV)/.installed: requirements.lock pyproject.toml
+install: install-runtime $(VENV)/.installed tests/ts_client/node_modules/.installed .venv-mlflow/.installed
+
+$(VENV)/.runtime: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.lock
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -e ".[all]"
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.runtime
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -32,8 +41,11 @@ tests/ts_client/node_modules/.installed: tests/ts_client/package.json tests/ts_c
 	npm ci --prefix tests/ts_client --no-audit --no-fund --loglevel=error  # the official AG-UI client, for tests
 	touch $@
 
-run: install  ## serve on :8001 (AGUI_PORT); offline scripted model when no credentials are set
-	$(VENV)/bin/ambient-runner serve --offline-if-no-credentials
+run: install-runtime  ## serve on 127.0.0.1:8001 (AGUI_HOST, AGUI_PORT); offline scripted model without credentials
+	@$(VENV)/bin/ambient-runner serve --offline-if-no-credentials
+
+client: install-runtime  ## the terminal client: make client ARGS='"Create out.txt with hello"'
+	@$(VENV)/bin/ambient-runner run $(ARGS)
 
 test: install  ## the whole suite (real CLIs run inside a loopback-only network namespace)
 	$(PY) -m pytest -q

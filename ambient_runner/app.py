@@ -22,6 +22,7 @@ from ambient_runner.api import runs as runs_api
 from ambient_runner.api import status as status_api
 from ambient_runner.api import tasks as tasks_api
 from ambient_runner.api import workspace as workspace_api
+from ambient_runner.api.access_log import AccessLogMiddleware
 from ambient_runner.api.auth import TokenAuthMiddleware
 from ambient_runner.api.errors import EXCEPTION_HANDLERS
 from ambient_runner.api.routing import Endpoint, openapi_document
@@ -93,9 +94,11 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
                 await session_turns.first_turn()
 
         boot.start(app, when_booted)
+        announce = asyncio.create_task(say_whether_ready(app), name="ready-line")
         try:
             yield
         finally:
+            announce.cancel()
             await session_turns.close()
             await runs.shutdown()
             await stop_tracing(app.state.tracer, runs)
@@ -120,7 +123,26 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.state.on_workflow_change = session_turns.workflow_changed
     token = settings.agui_token.get_secret_value() if settings.agui_token else None
     app.add_middleware(TokenAuthMiddleware, token=token)
+    app.add_middleware(AccessLogMiddleware)  # outermost: refused requests are logged too
     return app
+
+
+async def say_whether_ready(app: Starlette) -> None:
+    """Once booted, the one line that says the runner now serves (its URL, runner, model, workspace and state dir),
+    or why it cannot take runs (what ``/ready`` answers)."""
+    await app.state.boot.done.wait()
+    settings: RunnerSettings = app.state.settings
+    missing, details = status_api.not_ready(app.state)
+    if missing or details:
+        log.warning("serving on http://%s:%s, but not ready: %s", settings.agui_host, settings.agui_port,
+                    "; ".join(d for d in details if d) or f"set {', '.join(missing)}")
+        return
+    bridge = app.state.bridge
+    model = getattr(bridge, "default_model", None) or "the CLI's default"
+    if settings.runner_scripted_model:
+        model = f"{model} (the offline scripted model)"
+    log.info("ready on http://%s:%s: runner %s, model %s, workspace %s, state dir %s", settings.agui_host,
+             settings.agui_port, settings.runner_type, model, settings.workspace_path, settings.state_dir)
 
 
 def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:

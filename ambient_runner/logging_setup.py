@@ -7,9 +7,15 @@ from collections.abc import Callable
 
 from ambient_runner.stream.encoding import Redactor
 
+# Loggers whose INFO lines are noise in the runner's log: every model request (httpx's "HTTP Request: POST ..."),
+# uvicorn's start-up chatter (the runner says itself when it is ready, with its URL). Shown at DEBUG.
+QUIET_AT_INFO = ("httpx", "uvicorn.error")
+
 
 def configure_logging(level: str) -> None:
     logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for name in QUIET_AT_INFO:
+        logging.getLogger(name).setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 
 
 class RedactingFilter(logging.Filter):

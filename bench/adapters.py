@@ -54,6 +54,10 @@ def recorded(folder: str, pattern: str) -> list[list[str]]:
             for path in sorted((FIXTURES / folder).glob(pattern))]
 
 
+# The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
+SMOKE = {"runs": 1, "min_lines": 100}
+
+
 def measure(runs: int = 15, min_lines: int = 20_000) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name, (folder, pattern, translate) in ADAPTERS.items():
@@ -75,5 +79,7 @@ def measure(runs: int = 15, min_lines: int = 20_000) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    out = measure(runs=5)
+    from common import smoke
+
+    out = measure(**SMOKE) if smoke() else measure(runs=5)
     print(json.dumps({k: v["lines_per_s"]["p50"] for k, v in out.items()}, indent=1))

@@ -17,6 +17,14 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+if str(REPO) not in sys.path:  # this checkout's packages, whatever the venv's editable install points at
+    sys.path.insert(1, str(REPO))
+
+
+def smoke() -> bool:
+    """``--smoke``: the tiniest workload, only to show that the script runs and prints its figures
+    (``tests/bench/test_bench_smoke.py``); its figures mean nothing."""
+    return "--smoke" in sys.argv[1:]
 
 
 def summary(values: list[float]) -> dict[str, Any]:

@@ -65,8 +65,13 @@ def throughput(url: str, count: int) -> dict[str, float]:
             "wall_events_per_s": len(received) / (ended - started)}
 
 
+# The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
+SMOKE = {"latency_runs": 1, "latency_events": 50, "throughput_runs": 1, "throughput_events": 1000,
+         "memory_runs": 1, "memory_events": 1000}
+
+
 def measure(latency_runs: int = 5, latency_events: int = 2000, throughput_runs: int = 5,
-            throughput_events: int = 100_000, memory_runs: int = 3) -> dict[str, Any]:
+            throughput_events: int = 100_000, memory_runs: int = 3, memory_events: int = 100_000) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with RunnerProcess(SERVER) as runner:
         relay_latency(runner.url, 200, 1000)  # warm-up
@@ -85,7 +90,7 @@ def measure(latency_runs: int = 5, latency_events: int = 2000, throughput_runs: 
             time.sleep(0.5)
             assert runner.proc is not None
             idle.append(rss_kib(runner.proc.pid))
-            throughput(runner.url, 100_000)
+            throughput(runner.url, memory_events)
             time.sleep(0.5)
             after.append(rss_kib(runner.proc.pid))
     results["memory_kib"] = {"idle_rss": summary([m["VmRSS"] for m in idle]),
@@ -95,9 +100,9 @@ def measure(latency_runs: int = 5, latency_events: int = 2000, throughput_runs: 
 
 
 if __name__ == "__main__":
-    from common import isolate_or_die
+    from common import isolate_or_die, smoke
 
     isolate_or_die()
-    quick = measure(latency_runs=2, throughput_runs=2, memory_runs=1)
+    quick = measure(**SMOKE) if smoke() else measure(latency_runs=2, throughput_runs=2, memory_runs=1)
     quick.pop("relay_samples")
     print(json.dumps(quick, indent=1))

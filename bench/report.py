@@ -1,4 +1,5 @@
-"""docs/benchmarks.md and one PNG per comparison from the measured results."""
+"""docs/benchmarks.md and one PNG per comparison from the measured results (the plots need matplotlib, which
+``make bench`` installs from bench/requirements.txt; without it the page is written without them)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,9 @@ import platform
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from common import REPO  # noqa: E402
+from common import REPO
 
 DOCS = REPO / "docs"
-PLOTS = DOCS / "benchmarks"
 
 
 def _bars(ax: Any, labels: list[str], stats: list[dict[str, Any]], scale: float = 1.0, **kw: Any) -> None:
@@ -24,13 +20,19 @@ def _bars(ax: Any, labels: list[str], stats: list[dict[str, Any]], scale: float 
     ax.bar(labels, p50, yerr=[low, high], capsize=4, **kw)
 
 
-def plot_all(r: dict[str, Any]) -> dict[str, str]:
-    PLOTS.mkdir(parents=True, exist_ok=True)
+def plot_all(r: dict[str, Any], plots: Path) -> dict[str, str]:
+    try:
+        import matplotlib  # noqa: PLC0415
+    except ImportError:
+        return {}
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
     files: dict[str, str] = {}
 
     def save(fig: Any, name: str) -> None:
         fig.tight_layout()
-        fig.savefig(PLOTS / f"{name}.png", dpi=110)
+        fig.savefig(plots / f"{name}.png", dpi=110)
         plt.close(fig)
         files[name] = f"benchmarks/{name}.png"
 
@@ -162,8 +164,11 @@ def table(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write(results: dict[str, Any], notes: str) -> Path:
-    files = plot_all(results)
+def write(results: dict[str, Any], notes: str, docs: Path = DOCS) -> Path:
+    """``<docs>/benchmarks.md``, its plots and ``results.json`` in ``<docs>/benchmarks/``."""
+    plots = docs / "benchmarks"
+    plots.mkdir(parents=True, exist_ok=True)
+    files = plot_all(results, plots)
     body = [
         "# Benchmarks", "",
         "Measured by `make bench` (`bench/run.py`) on this machine "
@@ -172,12 +177,12 @@ def write(results: dict[str, Any], notes: str) -> Path:
         "spread (IQR, or p1/p99 where said) over repeated runs. Load average at start: "
         f"{results['meta']['load']} (other work on the machine shows mostly in the tails).", "",
         table(results), "",
-        *[f"![{name}]({path})" for name, path in files.items()], "",
+        *([f"![{name}]({path})" for name, path in files.items()] or ["(No plots: matplotlib is not installed.)"]), "",
         notes, "",
         "Raw figures: [benchmarks/results.json](benchmarks/results.json).",
     ]
-    (PLOTS / "results.json").write_text(json.dumps({k: v for k, v in results.items()} | {
+    (plots / "results.json").write_text(json.dumps({k: v for k, v in results.items()} | {
         "relay": {k: v for k, v in results["relay"].items() if k != "relay_samples"}}, indent=1))
-    out = DOCS / "benchmarks.md"
+    out = docs / "benchmarks.md"
     out.write_text("\n".join(body) + "\n")
     return out

@@ -1,7 +1,8 @@
 """``make bench``: every benchmark in one run, inside a loopback-only network namespace; writes
 docs/benchmarks.md, docs/benchmarks/*.png and docs/benchmarks/results.json.
 
-``--quick`` runs fewer repetitions (for trying the harness, not for figures)."""
+``--quick`` runs fewer repetitions (for trying the harness, not for figures); ``--smoke`` the tiniest workload, to
+show that everything runs (tests/bench), with ``--out DIR`` to write the page there instead of docs/."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import datetime
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -19,6 +21,8 @@ from common import isolate_or_die  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out", type=Path, default=None, help="where benchmarks.md goes (default docs/)")
     args = parser.parse_args()
     isolate_or_die()  # before any thread or subprocess starts
 
@@ -33,22 +37,26 @@ def main() -> None:
     reps = 2 if args.quick else 5
     results = {"meta": {"cpus": os.cpu_count(), "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
                         "date": datetime.date.today().isoformat()}}
+
+    def measured(module: Any, **workload: Any) -> Any:
+        return module.measure(**(module.SMOKE if args.smoke else workload))
+
     print("bench: adapters", flush=True)
-    results["adapters"] = adapters.measure(runs=5 if args.quick else 15)
+    results["adapters"] = measured(adapters, runs=5 if args.quick else 15)
     print("bench: relay overhead, throughput, memory", flush=True)
-    results["relay"] = relay.measure(latency_runs=reps, throughput_runs=reps, memory_runs=1 if args.quick else 3)
+    results["relay"] = measured(relay, latency_runs=reps, throughput_runs=reps, memory_runs=1 if args.quick else 3)
     print("bench: model proxy cost (time to first byte, whole response, stream throughput)", flush=True)
-    results["model_proxy"] = model_proxy.measure(requests=100 if args.quick else 300,
-                                                 stream_runs=4 if args.quick else 10)
+    results["model_proxy"] = measured(model_proxy, requests=100 if args.quick else 300,
+                                      stream_runs=4 if args.quick else 10)
     print("bench: start-up", flush=True)
-    results["startup"] = startup.measure(runs=3 if args.quick else 7)
+    results["startup"] = measured(startup, runs=3 if args.quick else 7)
     print("bench: tracing on and off (OTLP to a backend on loopback)", flush=True)
-    results["tracing"] = tracing.measure(runs=reps, events=20_000 if args.quick else 100_000)
+    results["tracing"] = measured(tracing, runs=reps, events=20_000 if args.quick else 100_000)
     print("bench: turn latency (real CLIs, scripted model)", flush=True)
-    results["turns"] = turns.measure(runs=reps)
+    results["turns"] = measured(turns, runs=reps)
     notes_file = Path(__file__).resolve().parent / "NOTES.md"
     notes = notes_file.read_text() if notes_file.exists() else ""
-    out = report.write(results, notes)
+    out = report.write(results, notes, args.out or report.DOCS)
     print(f"bench: wrote {out}")
     print(report.table(results))
 

@@ -27,10 +27,15 @@ def start_once(runner_type: str) -> tuple[float, float]:
         return health - runner.started_at, ready - runner.started_at
 
 
-def measure(runs: int = 7) -> dict[str, Any]:
+# The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
+SMOKE = {"runs": 1, "warm_up": False}
+
+
+def measure(runs: int = 7, warm_up: bool = True) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for runner_type in RUNNER_TYPES:
-        start_once(runner_type)  # warm the page cache
+        if warm_up:
+            start_once(runner_type)  # warm the page cache
         samples = [start_once(runner_type) for _ in range(runs)]
         results[runner_type] = {"health_s": summary([h for h, _ in samples]),
                                 "ready_s": summary([r for _, r in samples])}
@@ -39,7 +44,8 @@ def measure(runs: int = 7) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from common import isolate_or_die
+    from common import isolate_or_die, smoke
 
     isolate_or_die()
-    print(json.dumps({k: (v["health_s"]["p50"], v["ready_s"]["p50"]) for k, v in measure(3).items()}, indent=1))
+    out = measure(**SMOKE) if smoke() else measure(3)
+    print(json.dumps({k: (v["health_s"]["p50"], v["ready_s"]["p50"]) for k, v in out.items()}, indent=1))

@@ -18,8 +18,11 @@ from turns import PROMPT_1, runner_turn
 sys.path.insert(0, str(REPO / "tests" / "support"))
 from otlp_receiver import otlp_receiver  # noqa: E402
 
+# The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
+SMOKE = {"runs": 1, "events": 1000, "warm_up_events": 100}
 
-def measure(runs: int = 5, events: int = 100_000) -> dict[str, Any]:
+
+def measure(runs: int = 5, events: int = 100_000, warm_up_events: int = 10_000) -> dict[str, Any]:
     with otlp_receiver() as backend, tempfile.TemporaryDirectory(prefix="bench-trace-") as root:
         on = {"OTEL_EXPORTER_OTLP_ENDPOINT": backend.url}
         out: dict[str, Any] = {"throughput": {}, "first_text_s": {}}
@@ -28,7 +31,7 @@ def measure(runs: int = 5, events: int = 100_000) -> dict[str, Any]:
             runners = {"off": off_runner, "on": on_runner}
             for runner in runners.values():
                 wait_status(f"{runner.url}/ready")
-                throughput(runner.url, 10_000)  # warm-up
+                throughput(runner.url, warm_up_events)
             for rep in range(runs):
                 for side in (("off", "on") if rep % 2 == 0 else ("on", "off")):
                     rates[side].append(throughput(runners[side].url, events)["events_per_s"])
@@ -59,9 +62,9 @@ def measure(runs: int = 5, events: int = 100_000) -> dict[str, Any]:
 if __name__ == "__main__":
     import json
 
-    from common import isolate_or_die
+    from common import isolate_or_die, smoke
 
     isolate_or_die()
-    result = measure(2, 20_000)
+    result = measure(**SMOKE) if smoke() else measure(2, 20_000)
     print(json.dumps({k: ({s: round(v["p50"], 4) for s, v in d.items()} if isinstance(d, dict) else d)
                       for k, d in result.items()}, indent=1))

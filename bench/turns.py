@@ -21,15 +21,15 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
-from common import PYTHON, REPO, RunnerProcess, rss_kib, summary, wait_status
+from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
 
-from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.proc_stat import descendants
 from ambient_runner.settings import RunnerSettings
 
@@ -64,26 +64,34 @@ def bare_turn(argv: list[str], env: dict[str, str], cwd: Path, stdin: str | None
               session_key: str) -> tuple[float, float, str | None]:
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin is not None else
-                            subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                            subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if stdin is not None:
         assert proc.stdin is not None
         proc.stdin.write(stdin.encode())
         proc.stdin.close()
     first, session = None, None
     assert proc.stdout is not None
+    lines = []
     for raw in proc.stdout:
+        lines.append(raw)
         if first is None and is_text(raw):
             first = time.monotonic()
         if session is None and session_key.encode() in raw:
             session = json.loads(raw).get(session_key)
     code = proc.wait()
     end = time.monotonic()
-    assert code == 0 and first is not None, (argv, code)
+    assert proc.stderr is not None
+    stderr = proc.stderr.read().decode(errors="replace")
+    assert code == 0 and first is not None, (argv, code, stderr[-2000:], b"".join(lines[-5:]).decode(errors="replace"))
     return first - started, end - started, session
 
 
 class BareCli:
-    """The bridge's prepared home/env/scripted server, and the CLI's own headless command line."""
+    """The bridge's prepared home/env/scripted server, and the CLI's own headless command line.
+
+    The bridge's servers (the scripted model, the model proxy the CLI's config points at) live in an event loop of
+    their own, on a thread, for as long as this object: started in a loop that then ends, the proxy would stop
+    answering and the bare CLI would wait for it forever."""
 
     def __init__(self, runner_type: str, root: Path) -> None:
         self.runner_type = runner_type
@@ -99,33 +107,44 @@ class BareCli:
             self.bridge: Any = create_bridge(self.settings)
         finally:
             os.environ.pop("GEMINI_TRANSPORT") if previous is None else os.environ.update(GEMINI_TRANSPORT=previous)
-        asyncio.run(self.bridge.startup())
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="bare-cli-servers", daemon=True)
+        self.thread.start()
+        self._call(self.bridge.startup())
+
+    def _call(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=120)
 
     def close(self) -> None:
-        # Its servers were started in another event loop (``startup``'s): what cannot stop here ends with the bench.
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            asyncio.run(self.bridge.shutdown())
+        try:
+            with contextlib.suppress(Exception):
+                self._call(self.bridge.shutdown())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=10)
+            self.loop.close()
 
     def turn(self, prompt: str, session: str | None) -> tuple[float, float, str | None]:
         cwd = self.settings.workspace_path
         if self.runner_type == "gemini-cli":
             from ambient_runner.bridges.gemini_cli.bridge import DEFAULT_MODEL  # noqa: PLC0415
-            from ambient_runner.bridges.gemini_cli.config import cli_env, find_cli, turn_argv  # noqa: PLC0415
+            from ambient_runner.bridges.gemini_cli.config import find_cli, turn_argv  # noqa: PLC0415
 
             argv = turn_argv(str(find_cli()), DEFAULT_MODEL, session)
-            env = cli_environment(cli_env(self.bridge.home, self.bridge.auth))
+            env = self.bridge._cli_environment()  # what the bridge gives its CLI (the model proxy's URL and key)
             return bare_turn(argv, env, cwd, prompt, lambda r: b'"role":"assistant"' in r, "session_id")
         if self.runner_type == "claude":
+            from ambient_runner.bridges.claude.auth import through_proxy as claude_through_proxy  # noqa: PLC0415
             from ambient_runner.bridges.claude.config import claude_environment, find_cli  # noqa: PLC0415
 
             argv = [str(find_cli()), "-p", prompt, "--output-format", "stream-json", "--verbose",
                     "--include-partial-messages", "--permission-mode", "bypassPermissions"]
             argv += ["--resume", session] if session else []
-            env = {k: v for k, v in claude_environment(self.settings, self.bridge.auth().env).items() if v}
+            auth = claude_through_proxy(self.bridge.auth, self.bridge.model_proxy)  # as the bridge's CLI gets it
+            env = {k: v for k, v in claude_environment(self.settings, auth.env).items() if v}
             return bare_turn(argv, env, cwd, None, lambda r: b'"text_delta"' in r, "session_id")
         bridge = self.bridge
-        env = cli_environment({"CODEX_HOME": str(bridge.codex_home), "HOME": str(bridge.runner_home),
-                               **bridge.auth.environment()})
+        _, env = bridge._configure()  # CODEX_HOME written as for the app-server, and the environment it gets
         if bridge.path_dir:
             env["PATH"] = f"{bridge.path_dir}:{env.get('PATH', '')}"
         argv = [str(bridge.codex_bin), "exec", "--json", "--skip-git-repo-check"]
@@ -186,6 +205,10 @@ def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) ->
             "later_text_s": summary([a for a, _ in later]), "later_done_s": summary([b for _, b in later])}
 
 
+# The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
+SMOKE = {"runs": 1}
+
+
 def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude")) -> dict[str, Any]:
     return {t: side_by_side(t, runs) for t in runner_types}
 
@@ -196,7 +219,7 @@ if __name__ == "__main__":
     from common import isolate_or_die
 
     isolate_or_die()
-    kinds = tuple(sys.argv[1:]) or ("gemini-cli", "codex-sdk", "claude")
-    out = measure(2, kinds)
+    kinds = tuple(a for a in sys.argv[1:] if not a.startswith("--")) or ("gemini-cli", "codex-sdk", "claude")
+    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(2, kinds)
     print(json.dumps({t: {side: {k: round(v["p50"], 3) for k, v in d.items()} if side != "memory_kib" else d
                           for side, d in r.items()} for t, r in out.items()}, indent=1))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,7 +25,15 @@ async def health(request: Request) -> JSONResponse:
 @routes.get("/ready")
 async def ready(request: Request) -> JSONResponse:
     """Readiness: 200 only when the CLI/SDK is present, credentials are configured and the runner is not draining."""
-    app_state = request.app.state
+    missing, details = not_ready(request.app.state)
+    if missing or details:
+        return JSONResponse({"ready": False, "missing": missing, "detail": "; ".join(d for d in details if d)},
+                            status_code=503)
+    return JSONResponse({"ready": True})
+
+
+def not_ready(app_state: Any) -> tuple[list[str], list[str]]:
+    """Why the runner cannot take runs: (the variables to set, what is wrong in words); both empty when ready."""
     missing: list[str] = []
     details: list[str] = []
     booting = app_state.boot.not_ready_reason()
@@ -40,10 +50,7 @@ async def ready(request: Request) -> JSONResponse:
             details.append(problem)
     if app_state.runs.draining:
         details.append("the runner is shutting down")
-    if missing or details:
-        return JSONResponse({"ready": False, "missing": missing, "detail": "; ".join(d for d in details if d)},
-                            status_code=503)
-    return JSONResponse({"ready": True})
+    return missing, details
 
 
 @routes.get("/metrics", "Prometheus metrics", media_type=CONTENT_TYPE_LATEST)

@@ -55,6 +55,8 @@ class Credentials(Protocol):
 
 
 AuthT = TypeVar("AuthT", bound=Credentials)
+OFFLINE_HINT = ("To try the runner offline instead, set RUNNER_SCRIPTED_MODEL=true (the built-in scripted model on "
+                "127.0.0.1; `make run` does this by itself when no credentials are set).")
 
 
 class CliBridge(Bridge, Generic[AuthT]):
@@ -127,7 +129,7 @@ class CliBridge(Bridge, Generic[AuthT]):
         """The credentials, or the run's ``AUTH_MISSING`` error saying what to set."""
         auth = self.auth
         if not auth.ok:
-            raise BridgeError(auth.problem, code="AUTH_MISSING")
+            raise BridgeError(f"{auth.problem} {OFFLINE_HINT}", code="AUTH_MISSING")
         return auth
 
     def secret_values(self) -> Iterable[str]:

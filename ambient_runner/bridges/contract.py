@@ -1,7 +1,7 @@
 """The bridge contract: what every runner (claude, gemini-cli, codex-sdk) implements.
 
 The core service (``ambient_runner.app``) owns HTTP, SSE, the per-thread event log, timeouts, interrupt
-escalation and the AG-UI stream guarantees (CONTRACTS.md section 3). A bridge only has to:
+escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A bridge only has to:
 
 * ``run_turn(turn)``: an async generator of AG-UI events for one turn. It may yield ``RUN_STARTED``
   (ignored: the core already sent one) and at most one terminal event (``RUN_FINISHED`` with ``usage``/``result``,

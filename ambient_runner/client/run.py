@@ -17,6 +17,7 @@ for answers nobody here can give (no terminal, no --approve-all), 130 cancelled.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import sys
@@ -34,6 +35,7 @@ from httpx_sse import EventSource
 from rich.console import Console
 
 from ambient_runner.client.answers import interrupts_of, resume_entries
+from ambient_runner.client.local import DEFAULT_PORT, LOCAL_HOST
 from ambient_runner.client.render import TERMINAL_TYPES, EventRenderer
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
@@ -255,7 +257,9 @@ def _outcome(event: dict[str, Any]) -> str:
 
 def run_command(
     prompt: str | None = typer.Argument(None, help="The message to send (not needed with --resume-from)."),
-    url: str = typer.Option("http://127.0.0.1:8001", envvar="AMBIENT_RUNNER_URL", help="The runner's base URL."),
+    url: str | None = typer.Option(None, envvar="AMBIENT_RUNNER_URL", show_default=False,
+                                   help="The runner's base URL (default: http://127.0.0.1:$AGUI_PORT, port 8001 "
+                                        "when AGUI_PORT is not set, where `make run` serves)."),
     thread: str | None = typer.Option(None, help="Thread id; a new one when not given (continue a conversation "
                                                   "by passing the same id)."),
     token: str | None = typer.Option(None, envvar="AGUI_TOKEN", help="The runner's AGUI_TOKEN, if it has one."),
@@ -277,7 +281,7 @@ def run_command(
         err.print("error: give a prompt, e.g. ambient-runner run \"fix the failing test\"", style="bold red")
         raise typer.Exit(EXIT_USAGE)
     thread_id = thread or f"cli-{uuid.uuid4()}"
-    client = RunnerClient(url, token)
+    client = RunnerClient(url or local_url(), token)
     body = run_body(thread_id, prompt or "", model, ask) if resume_from is None else None
     if not json_out:
         err.print(f"thread {thread_id}", style="dim")
@@ -305,6 +309,11 @@ def run_command(
     finally:
         client.close()
     raise typer.Exit(code)
+
+
+def local_url() -> str:
+    """Where ``ambient-runner serve`` (``make run``) listens: 127.0.0.1 on AGUI_PORT."""
+    return f"http://{LOCAL_HOST}:{os.environ.get('AGUI_PORT') or DEFAULT_PORT}"
 
 
 def register(app: typer.Typer) -> None:

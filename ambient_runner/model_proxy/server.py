@@ -96,7 +96,8 @@ class ModelProxy:
     async def start(self) -> ModelProxy:
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(connect=15.0, read=900.0, write=60.0, pool=15.0),
                                          limits=httpx.Limits(max_keepalive_connections=20, keepalive_expiry=60))
-        config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_level="warning",
+        # log_config and log_level None: a uvicorn.Config would otherwise reconfigure the process's uvicorn loggers
+        config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_config=None, log_level=None,
                                 access_log=False, timeout_keep_alive=75)
         self._server = _Server(config)
         self._task = asyncio.create_task(self._server.serve(), name="model-proxy")

@@ -1,4 +1,4 @@
-"""The one owner that ends a process group (CONTRACTS.md section 5), whoever spawned its leader.
+"""The one owner that ends a process group (docs/contracts.md section 5), whoever spawned its leader.
 
 ``ProcessGroup(pgid, leader)`` is used by the supervisor (a CLI it started itself), by the Codex app-server and
 the Claude session (whose SDKs spawn the CLI, which ``setsid`` makes lead its own group: the group id is its pid)

@@ -1,4 +1,4 @@
-"""Process supervision shared by the CLI bridges (CONTRACTS.md section 5).
+"""Process supervision shared by the CLI bridges (docs/contracts.md section 5).
 
 ``SupervisedProcess`` starts a CLI in its own process group (its own session), with stdin closed or fed once
 and then closed, reads stdout through the bounded line reader, keeps a stderr tail, and ends the *whole group*

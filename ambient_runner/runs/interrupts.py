@@ -43,12 +43,15 @@ class Answer:
     stop_turn: bool = False
 
 
+REFUSAL_NOTE = "I refused that request."
+
+
 def refusal_note(answer: Answer) -> str | None:
     """What the model is told after a plain refusal with the person's words (sent with the next user input), for a
     CLI whose refusal cannot carry them."""
     if answer.approved or answer.stop_turn or not answer.message:
         return None
-    return f"I refused that request. {answer.message}"
+    return f"{REFUSAL_NOTE} {answer.message}"
 
 
 @dataclass(frozen=True)

@@ -397,6 +397,9 @@ class RunManager:
     def close(self) -> None:
         for state in self.threads.values():
             state.log.close()
+        if self.settings.runner_events_dir is None:  # the runner's own spool dir (per process): nothing left behind
+            with contextlib.suppress(OSError):
+                self.settings.events_dir.rmdir()
 
 
 def _paused(run: ActiveRun | None) -> bool:

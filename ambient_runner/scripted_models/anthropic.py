@@ -35,10 +35,11 @@ def message_text(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def has_tool_result(message: dict[str, Any]) -> bool:
+def tool_results(message: dict[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content")
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
 class AnthropicScriptedServer(ScriptedModelServer):
@@ -58,7 +59,7 @@ class AnthropicScriptedServer(ScriptedModelServer):
         if not route.endswith("/v1/messages"):
             return ScriptedResponse(404, self._error(404, "not_found_error", f"no route {method} {path}"))
         user = last_user_message(body.get("messages") or [])
-        plan = self.decide(message_text(user), has_tool_result(user))
+        plan = self.decide(message_text(user), tool_results(user))
         blocks = self.content_blocks(plan)
         model = str(body.get("model") or "claude-scripted")
         message_id = f"msg_scripted_{next(self._ids)}"

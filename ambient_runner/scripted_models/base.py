@@ -4,7 +4,10 @@ internet. It is the runner's offline default (``RUNNER_SCRIPTED_MODEL=true``) an
 
 Script, decided from the latest user turn of each request (``decide``):
 
-* the latest user turn carries a tool result      -> the final answer, streamed as 3 text chunks;
+* the latest user turn carries a tool result      -> the final answer, streamed as 3 text chunks (``REFUSED_ANSWER``
+                                                     when the result says a person refused the call);
+* the prompt holds a person's words after a refusal (the runner's ``REFUSAL_NOTE``) -> ``REFUSED_ANSWER``, in
+                                                     words: the same call is never made again;
 * the prompt contains ``NOTOOL``                  -> a plain answer in 2 chunks, no tool call;
 * the prompt contains ``SLOW``                    -> ``slow_chunks`` chunks, ``slow_delay`` s apart;
 * the prompt contains ``THINK``                   -> a reasoning part first (where the API has one);
@@ -33,14 +36,20 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ambient_runner.runs.interrupts import REFUSAL_NOTE
+
 ERROR_MODES = {"error401": 401, "error429": 429, "error500": 500, "error400": 400}
 FINAL_ANSWER = ["Done: I ran the command", " and checked the result.", " All good."]
 PLAIN_ANSWER = ["Hello from the scripted model.", " No tools were needed."]
+REFUSED_ANSWER = ["Understood: that did not run.", " Tell me what to do instead."]
+# What a CLI's tool result says when a person refused the call: Codex "rejected", Gemini "canceled by the user",
+# Claude the runner's deny message.
+REFUSED_RESULT = re.compile(r"refus|declin|reject|denied|cancell?ed", re.IGNORECASE)
 TASK_NOTED = ["Noted: the background task has finished."]
 PLAN_STEPS = [{"step": "Read the code", "status": "completed"}, {"step": "Make the change", "status": "in_progress"},
               {"step": "Run the tests", "status": "pending"}]
@@ -121,10 +130,14 @@ class ScriptedModelServer:
         self.stop()
 
     # ----- script ----------------------------------------------------------------------------------------
-    def decide(self, prompt: str, has_tool_result: bool) -> Plan:
+    def decide(self, prompt: str, tool_results: Sequence[Any] = ()) -> Plan:
+        """The answer to a request whose latest user turn is ``prompt``, or which ends with ``tool_results``."""
         think = "THINK" in prompt
-        if has_tool_result:
-            return Plan("final", list(FINAL_ANSWER), think=False)
+        if tool_results:
+            refused = REFUSED_RESULT.search(json.dumps(list(tool_results), default=str))
+            return Plan("final", list(REFUSED_ANSWER if refused else FINAL_ANSWER), think=False)
+        if REFUSAL_NOTE in prompt:  # a person's words after refusing a call: answered, never the call again
+            return Plan("plain", list(REFUSED_ANSWER), think=think)
         if "SLOW" in prompt:
             return Plan("slow", [f"slow chunk {i}. " for i in range(self.slow_chunks)], think=think)
         if "NOTOOL" in prompt:

@@ -49,19 +49,19 @@ def _last_text(content: dict[str, Any]) -> str:
     return texts[-1] if texts else ""
 
 
-def latest_user_turn(body: Any) -> tuple[str, bool]:
-    """(text of the latest user prompt, whether the latest content carries a function response)."""
+def latest_user_turn(body: Any) -> tuple[str, list[Any]]:
+    """(text of the latest user prompt, the function responses the latest content carries)."""
     contents = body.get("contents", []) if isinstance(body, dict) else []
     if not contents:
-        return "", False
+        return "", []
     last = contents[-1] if isinstance(contents[-1], dict) else {}
-    has_tool_result = any(isinstance(p, dict) and "functionResponse" in p for p in last.get("parts", []))
+    results = [p["functionResponse"] for p in last.get("parts", []) if isinstance(p, dict) and "functionResponse" in p]
     for content in reversed(contents):
         if isinstance(content, dict) and content.get("role", "user") == "user":
             text = _last_text(content)
             if text:
-                return text, has_tool_result
-    return "", has_tool_result
+                return text, results
+    return "", results
 
 
 def declared_tool_names(body: Any) -> list[str]:
@@ -118,15 +118,15 @@ class ScriptedGeminiServer(ScriptedModelServer):
             # The model router/classifier (and other JSON utility calls): a small, valid JSON answer.
             text = json.dumps({"complexity_reasoning": "scripted", "complexity_score": 10})
             return self._chunk(model, [{"text": text}], finish=True, output_tokens=10)
-        prompt, has_tool_result = latest_user_turn(body)
-        plan = self.decide(prompt, has_tool_result)
+        prompt, results = latest_user_turn(body)
+        plan = self.decide(prompt, results)
         parts = [{"text": "".join(plan.chunks)}] if plan.kind != "tool" else [{"text": "Scripted summary."}]
         return self._chunk(model, parts, finish=True, output_tokens=10)
 
     # ----- streaming -------------------------------------------------------------------------------------
     def _stream(self, model: str, body: Any) -> Iterator[tuple[str | None, Any]]:
-        prompt, has_tool_result = latest_user_turn(body)
-        plan = self.decide(prompt, has_tool_result)
+        prompt, results = latest_user_turn(body)
+        plan = self.decide(prompt, results)
         zero_usage = "ZEROUSAGE" in prompt
         frames: list[list[dict[str, Any]]] = []
         if plan.think:

@@ -60,16 +60,17 @@ def latest_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
-def ends_with_tool_result(body: dict[str, Any]) -> bool:
-    """True when the input after the last user message holds a tool result."""
+def tool_results_at_end(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool results in the input after the last user message."""
+    results: list[dict[str, Any]] = []
     for item in reversed(body.get("input") or []):
         if not isinstance(item, dict):
             continue
         if item.get("type") in TOOL_RESULT_TYPES:
-            return True
-        if item.get("type", "message") == "message" and item.get("role") == "user":
-            return False
-    return False
+            results.append(item)
+        elif item.get("type", "message") == "message" and item.get("role") == "user":
+            break
+    return results
 
 
 def searched_tools(body: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -123,7 +124,7 @@ class OpenAIResponsesServer(ScriptedModelServer):
             return ScriptedResponse(json_body={"object": "list", "data": [
                 {"id": "gpt-5.5", "object": "model", "created": 0, "owned_by": "scripted"}], "models": []})
         if method == "POST" and route.endswith("/responses") and isinstance(body, dict):
-            plan = self.decide(latest_user_text(body), ends_with_tool_result(body))
+            plan = self.decide(latest_user_text(body), tool_results_at_end(body))
             return ScriptedResponse(sse=self._stream(plan, body))
         return ScriptedResponse(status=404, json_body={"error": {
             "message": f"scripted server: no route {method} {path}", "type": "invalid_request_error",

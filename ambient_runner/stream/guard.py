@@ -1,4 +1,4 @@
-"""The one place that guarantees CONTRACTS.md section 3 for every bridge.
+"""The one place that guarantees docs/contracts.md section 3 for every bridge.
 
 ``StreamGuard`` sits between a bridge's event stream and the thread's event log. Whatever the bridge yields,
 the client sees: ``RUN_STARTED`` first; every text message, tool call, reasoning message/block and step closed

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from pausing import ASK, WRITE, interrupts_of, offline_kit, resume_body
+from pausing import ASK, WRITE, interrupts_of, offline_kit, resume_body, texts
 from rich.console import Console
 from runner_kits import RunnerKit
 from typer.testing import CliRunner
 
 from ambient_runner.client import answers as client_answers
 from ambient_runner.client.main import app
-from ambient_runner.scripted_models.base import QUESTION
+from ambient_runner.scripted_models.base import QUESTION, REFUSED_ANSWER
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -95,6 +95,8 @@ async def test_a_refusal_reaches_the_model_with_the_persons_message(kit: RunnerK
     (denied,) = [b for b in tool_results(kit.bridge.scripted.bodies()) if b["tool_use_id"] == interrupt["toolCallId"]]
     assert denied.get("is_error") is True
     assert "not in this folder please" in result_text(denied)
+    assert "".join(REFUSED_ANSWER) in texts(resumed)  # the model answered the refusal in words
+    assert "TOOL_CALL_START" not in types(resumed)  # and made no call again
 
 
 async def test_a_cancelled_entry_refuses(kit: RunnerKit) -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pausing import ASK, WRITE, answer, interrupts_of, offline_kit, resume_body
+from pausing import ASK, WRITE, answer, interrupts_of, offline_kit, resume_body, texts
 from runner_kits import RunnerKit
 
-from ambient_runner.scripted_models.base import QUESTION
+from ambient_runner.scripted_models.base import QUESTION, REFUSED_ANSWER
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -53,13 +53,15 @@ async def test_an_approved_command_runs_in_the_next_run(kit: RunnerKit) -> None:
 async def test_a_refusal_declines_and_the_persons_words_follow(kit: RunnerKit) -> None:
     events = await kit.runner.run("t-refuse", WRITE, ASK)
     (interrupt,) = interrupts_of(events)
-    why = "NOTOOL use a temp dir"  # the scripted model answers it in words
+    why = "use a temp dir"
     resumed = await kit.runner.post(answer("t-refuse", interrupt, {"approved": False, "message": why}))
-    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")  # no new approval asked
     assert not (kit.settings.workspace_path / "out.txt").exists()
     bodies = kit.bridge.scripted.bodies()
     assert any("rejected" in output.lower() for output in tool_outputs(bodies))
     assert why in json.dumps(bodies[-1])  # the next user input told the model why
+    assert "".join(REFUSED_ANSWER) in texts(resumed)  # and it answered in words: the refusal ended the turn
+    assert all(e["toolCallId"] == interrupt["toolCallId"] for e in resumed if e["type"] == "TOOL_CALL_START")
 
 
 async def test_two_threads_paused_at_once_go_on_independently(kit: RunnerKit) -> None:

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pausing import ASK, WRITE, answer, interrupts_of, offline_kit
+from pausing import ASK, WRITE, answer, interrupts_of, offline_kit, texts
 from runner_kits import RunnerKit
+
+from ambient_runner.scripted_models.base import REFUSED_ANSWER
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -56,15 +58,17 @@ async def test_an_approved_command_runs_in_the_next_run(kit: RunnerKit) -> None:
 async def test_a_refusal_is_a_closed_call_and_the_persons_words_follow(kit: RunnerKit) -> None:
     events = await kit.runner.run("t-refuse", WRITE, ASK)
     (interrupt,) = interrupts_of(events)
-    why = "NOTOOL use a temp dir"  # the scripted model answers it in words
+    why = "use a temp dir"
     resumed = await kit.runner.post(answer("t-refuse", interrupt, {"approved": False, "message": why}))
     result = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
     assert result["toolCallId"] == interrupt["toolCallId"] and result["content"] == why
-    assert resumed[-1]["type"] == "RUN_FINISHED"
+    assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")  # no new approval asked
     assert not (kit.settings.workspace_path / "out.txt").exists()
     bodies = model_bodies(kit)
     assert any("canceled by the user" in response for response in function_responses(bodies))
     assert why in json.dumps(bodies[-1])  # the next prompt told the model why
+    assert "".join(REFUSED_ANSWER) in texts(resumed)  # and it answered in words: the refusal ended the turn
+    assert [e["toolCallId"] for e in resumed if e["type"] == "TOOL_CALL_START"] in ([], [interrupt["toolCallId"]])
 
 
 async def test_plan_mode_offers_no_shell_and_auto_runs_without_asking(kit: RunnerKit) -> None:

@@ -43,11 +43,12 @@ async def test_missing_credentials(tmp_path: Path, no_credentials: None) -> None
     bridge = ClaudeBridge(make_settings(tmp_path, runner_scripted_model=False))
     readiness = bridge.readiness()
     assert not readiness.ready and "ANTHROPIC_API_KEY" in readiness.missing
-    assert "CLAUDE_CODE_OAUTH_TOKEN" in readiness.missing
+    assert readiness.missing == ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"]  # credentials only, no settings
     with pytest.raises(BridgeError) as error:
         async for _ in bridge.run_turn(make_turn("t", "hello")):
             pass
     assert error.value.code == "AUTH_MISSING" and "ANTHROPIC_API_KEY" in error.value.message
+    assert "RUNNER_SCRIPTED_MODEL=true" in error.value.message  # how to run offline
 
 
 def test_api_key_is_a_secret_and_ready(tmp_path: Path, no_credentials: None,

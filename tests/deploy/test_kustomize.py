@@ -85,7 +85,7 @@ def test_writable_paths_are_emptydirs(pod_spec, container):
     for path in (env["WORKSPACE_PATH"]["value"], env["RUNNER_STATE_ROOT"]["value"], "/tmp", env["HOME"]["value"]):
         assert path in mounts, f"{path} is not writable with a read-only root file system"
         assert "emptyDir" in volumes[mounts[path]] and volumes[mounts[path]]["emptyDir"]["sizeLimit"]
-    # the CLI state lives outside the user's workspace (CONTRACTS.md section 4)
+    # the CLI state lives outside the user's workspace (docs/contracts.md section 4)
     assert not env["RUNNER_STATE_ROOT"]["value"].startswith(env["WORKSPACE_PATH"]["value"])
 
 

@@ -95,7 +95,7 @@ class Model(Strict):
 
 class RegistryEntry(Strict):
     """The platform operator's schema (research/platform-backend-contract.md section 4), the design's defaultModel
-    and models, and CONTRACTS.md section 1's requiredSecrets and internalEnvVars."""
+    and models, and docs/contracts.md section 1's requiredSecrets and internalEnvVars."""
 
     id: str
     displayName: str = Field(min_length=1)

@@ -73,15 +73,16 @@ async def test_no_credentials_not_ready_and_run_refused(tmp_path: Path) -> None:
     bridge = GeminiCliBridge(make_settings(tmp_path, runner_scripted_model=False))
     ready = bridge.readiness()
     assert not ready.ready
-    assert {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GEMINI_OAUTH_CREDS_FILE"} <= set(
-        ready.missing)
+    assert ready.missing == ["GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_OAUTH_CREDS_FILE"]  # credentials only
     assert "No Gemini credentials are configured" in ready.detail
     events = await collect(bridge, make_turn("t", "hello"))
     assert events == [{"type": "RUN_ERROR", "code": "AUTH_MISSING", "stderr": "",
                        "message": "No Gemini credentials are configured. Set GEMINI_API_KEY or GOOGLE_API_KEY; "
                                   "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and "
                                   "GOOGLE_CLOUD_LOCATION; GEMINI_OAUTH_CREDS_FILE (a mounted oauth_creds.json); or "
-                                  "GOOGLE_GEMINI_BASE_URL."}]
+                                  "GOOGLE_GEMINI_BASE_URL. To try the runner offline instead, set "
+                                  "RUNNER_SCRIPTED_MODEL=true (the built-in scripted model on 127.0.0.1; `make run` "
+                                  "does this by itself when no credentials are set)."}]
 
 
 def test_api_key_is_a_secret_and_settings_keep_other_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

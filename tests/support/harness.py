@@ -1,7 +1,7 @@
 """Run the real service in-process (uvicorn on 127.0.0.1, random port) and talk to it over real HTTP/SSE.
 
 ``check_stream`` is applied to every stream a test reads: ag-ui-validate (no warnings allowed) plus the project's
-own check of CONTRACTS.md section 3.
+own check of docs/contracts.md section 3.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _block_key(event: dict[str, Any]) -> str:
 
 def check_stream(events: list[dict[str, Any]], *, thread_ids: set[str] | None = None,
                  secrets: Iterable[str] = ()) -> None:
-    """CONTRACTS.md section 3 on one run's decoded events; raises AssertionError naming the problem."""
+    """docs/contracts.md section 3 on one run's decoded events; raises AssertionError naming the problem."""
     assert events, "empty stream"
     assert_valid_agui(events, max_warnings=0, severity_overrides={"AGUI902": "off", "AGUI901": "off"})
     types = [e["type"] for e in events]

@@ -20,6 +20,11 @@ def interrupts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return outcome["interrupts"]
 
 
+def texts(events: list[dict[str, Any]]) -> str:
+    """Everything the agent said in words in ``events``."""
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
 def resume_body(thread: str, entries: list[dict[str, Any]], *, where: str = "resume",
                 messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A run that answers with ``entries``, as ``resume`` or as ``forwardedProps.resume``."""

@@ -23,8 +23,9 @@ VERTEX_OPTIONAL = ("GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_VERTEX_BASE_URL"
 OPTIONAL_PASSTHROUGH = ("ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
                         "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
                         "ANTHROPIC_DEFAULT_HAIKU_MODEL", "API_TIMEOUT_MS", "CLAUDE_CODE_MAX_OUTPUT_TOKENS")
-MISSING_HINT = ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_VERTEX",
-                "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION"]
+# What /ready and the start-up hint name when nothing is configured: the credentials only (Vertex AI's switch and
+# region are settings, said in ``problem``).
+MISSING_HINT = list(PRIMARY_CREDENTIALS)
 SCRIPTED_KEY = "sk-ant-scripted-offline-key"
 ANTHROPIC_API_BASE = "https://api.anthropic.com"
 # The credential variables Claude Code reads, and the header it sends each in (measured with 2.1.332).

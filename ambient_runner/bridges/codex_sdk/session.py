@@ -141,7 +141,7 @@ class AppServer:
         setsid = shutil.which("setsid") or "/usr/bin/setsid"
         argv = (setsid, str(self.codex_bin), "app-server", *self.overrides, "--listen", "stdio://")
         # The SDK merges ``env`` over os.environ; blank out every other variable so the runner's own
-        # secrets never reach the app-server (CONTRACTS.md section 5).
+        # secrets never reach the app-server (docs/contracts.md section 5).
         full_env = {name: "" for name in os.environ if name not in env} | env
         return CodexConfig(launch_args_override=argv, cwd=str(self.workspace), env=full_env)
 

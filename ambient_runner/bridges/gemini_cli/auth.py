@@ -95,8 +95,9 @@ def resolve_auth(environ: Mapping[str, str] | None = None) -> GeminiAuth:
         return GeminiAuth("oauth", project, _token_values(path), oauth_file=path)
     if gateway:
         return GeminiAuth("gateway", {"GEMINI_API_KEY": GATEWAY_PLACEHOLDER_KEY, GATEWAY_VAR: gateway})
+    # missing: the credentials only; Vertex AI's switch and settings are in the problem's words
     return GeminiAuth(None, problem=f"No Gemini credentials are configured. Set {ACCEPTED}.",
-                      missing=(*API_KEY_VARS, "GOOGLE_GENAI_USE_VERTEXAI", OAUTH_FILE_VAR))
+                      missing=(*API_KEY_VARS, OAUTH_FILE_VAR))
 
 
 def _has_refresh_token(path: Path) -> bool:

@@ -1,0 +1,85 @@
+"""Every benchmark script under bench/ runs, on its tiniest workload (``--smoke``), and prints its figures.
+
+The benchmarks are not tests and nothing else runs them between two ``make bench``: this keeps them from rotting
+(``bench/turns.py`` once hung on Codex and failed on Claude unnoticed). The figures of a smoke run mean nothing;
+only that each one is there and is a real measurement (a finite number above zero where it is a time or a rate).
+The scripts run in the loopback-only network namespace the test session lives in; the turn, start-up and tracing
+benchmarks start the real CLIs on the scripted model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "bench"
+RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
+# What each script prints (a JSON object): the keys that must be there.
+FIGURES: dict[str, set[str]] = {
+    "adapters.py": {"ag_ui_gemini_cli", "ag_ui_codex_sdk", "ag_ui_claude"},
+    "relay.py": {"relay_ms", "relay_ms_per_run", "throughput", "throughput_wall", "memory_kib"},
+    "model_proxy.py": {"ttfb_ms", "response_ms", "stream_mb_s", "stream_chunks"},
+    "startup.py": set(RUNNERS),
+    "tracing.py": {"throughput", "first_text_s", "spans_exported"},
+    "turns.py": set(RUNNERS),
+}
+DRIVER = "run.py"  # make bench: every benchmark, then the page
+NOT_BENCHMARKS = {"serve_flood.py", "flood_cli.py"}  # the fake CLI and the server the relay benchmarks start
+
+
+def run_script(*argv: str, timeout: float = 600) -> str:
+    done = subprocess.run([sys.executable, *argv, "--smoke"], cwd=BENCH, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, f"{argv} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    return done.stdout
+
+
+def numbers(value: Any) -> list[float]:
+    """Every number in a JSON value."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in numbers(v)]
+    return []
+
+
+def test_every_benchmark_script_is_covered() -> None:
+    scripts = {p.name for p in BENCH.glob("*.py") if '__name__ == "__main__"' in p.read_text()}
+    assert scripts - NOT_BENCHMARKS == set(FIGURES) | {DRIVER}
+
+
+@pytest.mark.parametrize("script", sorted(FIGURES))
+def test_a_benchmark_prints_its_figures(script: str) -> None:
+    figures = json.loads(run_script(script))
+    assert set(figures) >= FIGURES[script], figures
+    measured = numbers(figures)
+    assert measured and all(math.isfinite(n) and n >= 0 for n in measured), figures
+    if script == "turns.py":  # a time for each side of each runner, the runner's and the bare CLI's
+        for runner in RUNNERS:
+            for side in ("runner", "bare"):
+                assert set(figures[runner][side]) == {"first_text_s", "first_done_s", "later_text_s", "later_done_s"}
+                assert all(0 < t < 120 for t in figures[runner][side].values()), figures[runner]
+    if script == "tracing.py":
+        assert figures["spans_exported"] > 0
+
+
+def test_make_bench_writes_its_page(tmp_path: Path) -> None:
+    out = run_script(DRIVER, "--out", str(tmp_path), timeout=1200)
+    assert f"bench: wrote {tmp_path / 'benchmarks.md'}" in out
+    page = (tmp_path / "benchmarks.md").read_text()
+    assert page.startswith("# Benchmarks") and "| measure |" in page  # the table of figures
+    results = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
+    assert {"adapters", "relay", "model_proxy", "startup", "tracing", "turns"} <= set(results)
