@@ -15,7 +15,8 @@ files are rewritten before every run and read by the tools when they run:
   ``GOOGLE_MCP_CREDENTIALS_DIR``;
 * variables (``GITHUB_TOKEN``, ``GITLAB_TOKEN``, ``JIRA_URL``/``JIRA_EMAIL``/``JIRA_API_TOKEN``,
   ``CODERABBIT_API_KEY``, ``USER_GOOGLE_EMAIL``, ``MCP_<SERVER>_<FIELD>``): ``exports.sh``, which every
-  non-interactive bash the tools start sources first (``BASH_ENV``): a value set, or ``unset`` when it is gone.
+  non-interactive bash the tools start sources first (``BASH_ENV``; Claude Code's login shells through
+  ``CLAUDE_ENV_FILE``, which it runs before each Bash command): a value set, or ``unset`` when it is gone.
 
 ``deliver`` replaces everything at once (a provider that is absent from a run's fetch is removed, so one person's
 account never stays for the next sender); ``clear`` removes it all. Files are written whole and renamed into place.
@@ -69,6 +70,25 @@ token=$(cat "$store/$kind/token" 2>/dev/null)
 user=x-access-token
 [ "$kind" = gitlab ] && user=oauth2
 printf 'username=%s\\npassword=%s\\n' "$user" "$token"
+"""
+
+# Sourced by every non-interactive bash the tools start (BASH_ENV): the current variables, and the credential
+# helper again when the CLI reset git's helpers for its shells after ours (Gemini appends credential.helper= to
+# GIT_CONFIG_* for every shell command; the helper is the runner's own, not one a repository configured).
+BASH_ENV = """__ambient_helper={helper}
+__ambient_last=
+__ambient_count=${GIT_CONFIG_COUNT:-0}
+case "$__ambient_count" in ''|*[!0-9]*) __ambient_count=0;; esac
+for ((__ambient_i = 0; __ambient_i < __ambient_count; __ambient_i++)); do
+  __ambient_key=GIT_CONFIG_KEY_$__ambient_i __ambient_value=GIT_CONFIG_VALUE_$__ambient_i
+  [ "${!__ambient_key}" = credential.helper ] && __ambient_last=${!__ambient_value}
+done
+if [ "$__ambient_last" != "$__ambient_helper" ]; then
+  export "GIT_CONFIG_KEY_$__ambient_count=credential.helper" "GIT_CONFIG_VALUE_$__ambient_count=$__ambient_helper"
+  export GIT_CONFIG_COUNT=$((__ambient_count + 1))
+fi
+unset __ambient_helper __ambient_last __ambient_count __ambient_i __ambient_key __ambient_value
+[ -r {exports} ] && . {exports}
 """
 
 
@@ -133,7 +153,8 @@ class CredentialStore:
                 "GIT_CONFIG_KEY_1": "include.path", "GIT_CONFIG_VALUE_1": str(self.root / "gitconfig"),
                 "GH_CONFIG_DIR": str(self.root / "gh"), "GLAB_CONFIG_DIR": str(self.root / "glab"),
                 "KUBECONFIG": str(self.kubeconfig), "GERRIT_CONFIG_PATH": str(self.gerrit_config),
-                "GOOGLE_MCP_CREDENTIALS_DIR": str(self.root / "google"), "BASH_ENV": str(self.root / "bash_env")}
+                "GOOGLE_MCP_CREDENTIALS_DIR": str(self.root / "google"), "BASH_ENV": str(self.root / "bash_env"),
+                "CLAUDE_ENV_FILE": str(self.root / "claude_env")}
 
     def exported(self) -> dict[str, str]:
         """The variables of the current delivery (for an MCP server that refers to one, at the CLI's spawn)."""
@@ -151,8 +172,10 @@ class CredentialStore:
         cases = "|".join(self.github_hosts)
         self._write(self.helper, HELPER.replace("{store}", shlex.quote(str(self.root))).replace(
             "{github_cases}", cases), mode=0o700)
-        exports = shlex.quote(str(self.root / "exports.sh"))
-        self._write(self.root / "bash_env", f"[ -r {exports} ] && . {exports}\n")
+        self._write(self.root / "bash_env", BASH_ENV.replace("{helper}", shlex.quote(str(self.helper))).replace(
+            "{exports}", shlex.quote(str(self.root / "exports.sh"))))
+        bash_env = shlex.quote(str(self.root / "bash_env"))  # Claude Code reads this once, then runs it each time
+        self._write(self.root / "claude_env", f'[ -n "$BASH_VERSION" ] && [ -r {bash_env} ] && . {bash_env}\n')
         self.clear()
 
     def deliver(self, values: Mapping[str, Any]) -> None:
