@@ -6,6 +6,7 @@ and the run path of the real service (warning events, clearing after the run). T
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -115,6 +116,15 @@ async def test_a_failing_provider_is_a_warning_and_the_others_arrive(tmp_path, b
     fetched = await CredentialSource(settings(tmp_path, backend.api_url)).fetch(Caller("Bearer caller-ada", "ada"))
     assert [w.value() for w in fetched.warnings] == [{"provider": "jira", "status": "401"}]
     assert "jira" not in fetched.values and fetched.values["github"]["token"] == GITHUB_TOKEN
+
+
+async def test_a_provider_that_does_not_answer_is_cut_off_at_the_bound(tmp_path, backend):
+    backend.accounts.accounts["ada"] = accounts_for("ada")
+    backend.accounts.hang.add("gerrit")
+    source = CredentialSource(settings(tmp_path, backend.api_url, runner_credentials_timeout=0.5))
+    fetched = await asyncio.wait_for(source.fetch(Caller("Bearer caller-ada", "ada")), timeout=10)
+    assert [w.value() for w in fetched.warnings] == [{"provider": "gerrit", "status": "timeout"}]
+    assert fetched.values["github"]["token"] == GITHUB_TOKEN
 
 
 async def test_sidecar_providers_are_not_fetched_and_no_backend_means_no_fetch(tmp_path, backend):

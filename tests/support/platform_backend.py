@@ -67,6 +67,8 @@ class ConnectedAccounts:
         self.refuse: dict[str, int] = {}  # kind -> status answered to everybody
         self.expired_callers: set[str] = set()  # users whose caller token is refused (401)
         self.requests: list[CredentialRequest] = []
+        self.hang: set[str] = set()  # kinds answered only once ``released`` is set (the backend stops)
+        self.released = threading.Event()
         self._lock = threading.Lock()
 
     def answer(self, path: str, headers: dict[str, str]) -> tuple[int, Any]:
@@ -82,6 +84,8 @@ class ConnectedAccounts:
             user = owner
         elif auth != f"Bearer {self.bot_token}":
             return self._record(path, kind, headers, "", 401, {"error": "Invalid or missing token"})
+        if kind in self.hang:
+            self.released.wait(60)
         if kind in self.refuse:
             return self._record(path, kind, headers, "", self.refuse[kind], {"error": "refused"})
         answer = self.accounts.get(user or "u-1", {}).get(kind)
@@ -134,6 +138,7 @@ class StandInBackend:
         return self
 
     def stop(self) -> None:
+        self.accounts.released.set()
         self._server.shutdown()
         self._server.server_close()
 
