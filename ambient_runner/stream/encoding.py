@@ -37,8 +37,8 @@ TOKEN_SHAPES = (
     r"-----BEGIN[A-Z ]*PRIVATE KEY-----(?:(?!-----END)[\s\S]){0,16384}(?:-----END[A-Z ]*PRIVATE KEY-----)?",
 )
 # Substrings one of the shapes needs: only text holding one (or a known secret) goes through the regex.
-SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "AIza", "xoxa-", "xoxb-",
-                "xoxp-", "xoxr-", "AKIA", "uthorization", "UTHORIZATION", "PRIVATE KEY-----")
+SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "AIza", "xox", "AKIA",
+                "uthorization", "UTHORIZATION", "PRIVATE KEY-----")
 
 
 class Redactor:
