@@ -5,17 +5,21 @@ redaction list the moment they arrive; cleared after the run unless ``KEEP_CREDE
 A provider that fails is a ``CUSTOM ambient:credential_warning`` event ``{provider, status}`` right after
 ``RUN_STARTED``, and the run goes on. In a shared session each run replaces the whole delivery with its own sender's
 accounts, so nothing of the previous sender stays reachable. Runs of several threads at once share the one
-delivery (the agent CLIs are per pod): the last run to start decides it, and it is cleared when no run is left.
+delivery (the agent CLIs are per pod, so a tool of one run can use what another run was given): when two people's
+runs overlap, the accounts are withdrawn from both until they have ended (the later run gets the warning
+``{provider: "all", status: "in use by another person's run"}``), so neither can reach the other's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from ag_ui.core import BaseEvent, CustomEvent
 
+from ambient_runner.platform.caller import Caller
 from ambient_runner.platform.credential_store import CredentialStore, secrets_of
 from ambient_runner.platform.credentials import CredentialSource, CredentialWarning
 from ambient_runner.process.environment import add_agent_environment
@@ -24,6 +28,7 @@ from ambient_runner.settings import RunnerSettings
 
 log = logging.getLogger(__name__)
 WARNING_EVENT = "ambient:credential_warning"
+IN_USE = CredentialWarning("all", "in use by another person's run")
 
 
 class RunCredentials:
@@ -33,7 +38,7 @@ class RunCredentials:
         self.source = source
         self.store = store
         self.keep = settings.keep_credentials
-        self._holding: set[str] = set()  # run ids whose accounts are delivered
+        self._holding: dict[str, str] = {}  # run id -> the user whose accounts it runs with
         self._lock = asyncio.Lock()
 
     @classmethod
@@ -69,21 +74,38 @@ class RunCredentials:
     async def before_run(self, run: ActiveRun) -> Sequence[BaseEvent]:
         caller = run.turn.caller
         self.runs.redactor.extend(caller.secrets())
+        if self._held_by_another(caller):
+            return await self._shared_by_two(run, caller)
         try:
             fetched = await self.source.fetch(caller)
-            async with self._lock:
-                self.runs.redactor.extend(secrets_of(fetched.values))  # before any tool can print one
-                self.store.deliver(fetched.values)
-                self._holding.add(run.run_id)
         except Exception:  # noqa: BLE001 - a broken integration never stops a coding run
             log.exception("fetching the connected accounts failed for run %s", run.run_id)
-            self.store.clear()
             return [self._event(CredentialWarning("all", "runner error"))]
+        async with self._lock:
+            if self._held_by_another(caller):  # another person's run started meanwhile
+                return await self._shared_by_two(run, caller, locked=True)
+            self.runs.redactor.extend(secrets_of(fetched.values))  # before any tool can print one
+            self.store.deliver(fetched.values)
+            self._holding[run.run_id] = caller.user_id
         return [self._event(w) for w in fetched.warnings]
+
+    def _held_by_another(self, caller: Caller) -> bool:
+        return any(user != caller.user_id for user in self._holding.values())
+
+    async def _shared_by_two(self, run: ActiveRun, caller: Caller, locked: bool = False) -> list[BaseEvent]:
+        """Two people's runs at once share the agent's tools: neither gets any account until both have ended."""
+        async with contextlib.AsyncExitStack() as stack:
+            if not locked:
+                await stack.enter_async_context(self._lock)
+            self.store.clear()
+            self._holding[run.run_id] = caller.user_id
+        log.warning("run %s: another person's run is active; the connected accounts are withdrawn until both end",
+                    run.run_id)
+        return [self._event(IN_USE)]
 
     async def after_run(self, run: ActiveRun, outcome: str) -> None:
         async with self._lock:
-            self._holding.discard(run.run_id)
+            self._holding.pop(run.run_id, None)
             if not self.keep and not self._holding:
                 self.store.clear()
 

@@ -254,3 +254,34 @@ async def test_keep_credentials_persistent_keeps_them_after_the_run(tmp_path, ba
         await runner.run("t1", script({"text": "done"}))
         await runner.run("t1", script({"text": "done again"}))
         assert (config.runner_credentials_dir / "github" / "token").read_text() == GITHUB_TOKEN
+
+
+async def test_two_peoples_runs_at_once_withdraw_the_accounts_from_both(tmp_path, backend):
+    backend.accounts.accounts["ada"] = accounts_for("ada")
+    backend.accounts.accounts["bob"] = accounts_for("bob", "ghp_" + "BobsOwnTok" * 4)
+    config = settings(tmp_path, backend.api_url)
+    values = {k: v for k, v in config.model_dump().items() if v is not None and k != "agui_token"}
+    token_file = config.runner_credentials_dir / "github" / "token"
+    async with RunnerHarness(FakeCliBridge(tmp_path), **values) as runner:
+        assert runner.client is not None
+        runner.client.headers.update({"X-Caller-Token": "Bearer caller-ada", "X-Current-User-ID": "ada"})
+        adas = asyncio.create_task(runner.run("t-ada", script({"text": "working"}, {"stall": True})))
+        await wait_for(lambda: token_file.exists() and token_file.read_text() == GITHUB_TOKEN,
+                       what="ada's accounts delivered")
+        bob = {"X-Caller-Token": "Bearer caller-bob", "X-Current-User-ID": "bob"}
+        async with runner.client.stream("POST", "/run", json=runner.run_body("t-bob", script({"text": "hi"})),
+                                        headers=bob) as response:
+            lines = [line async for line in response.aiter_lines() if line.startswith("data: ")]
+        bobs = [json.loads(line[6:]) for line in lines]
+        assert [e["value"] for e in bobs if e["type"] == "CUSTOM"] == [
+            {"provider": "all", "status": "in use by another person's run"}]
+        assert bobs[-1]["type"] == "RUN_FINISHED"
+        assert not token_file.exists()  # withdrawn while ada's run still streams: nobody reaches the other's
+        assert "bob" not in (config.runner_credentials_dir / "exports.sh").read_text()
+        assert (await runner.interrupt("t-ada")).status_code == 200
+        events = await adas
+        assert events[-1]["type"] == "RUN_FINISHED"
+        runner.client.headers.update(bob)
+        await runner.run("t-bob", script({"text": "again"}))  # alone again: bob's own accounts
+        assert not token_file.exists()  # (and cleared after his run)
+        assert any(r.user == "bob" and r.kind == "github" for r in backend.accounts.requests)
