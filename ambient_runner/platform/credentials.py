@@ -178,12 +178,16 @@ class CredentialSource:
             return None, "invalid response"
         return value, None
 
+    def bot_token(self) -> str:
+        """The platform's bot token, read fresh (kubelet rotates the mounted file)."""
+        return read_bot_token(self.bot_token_file)
+
     def _headers(self, caller: Caller) -> dict[str, str]:
         headers = {"Accept": "application/json"}
         if caller.token:
             headers["Authorization"] = caller.token
         else:
-            bot = read_bot_token(self.bot_token_file)
+            bot = self.bot_token()
             if bot:
                 headers["Authorization"] = f"Bearer {bot}"
         if caller.user_id:

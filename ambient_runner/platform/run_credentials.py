@@ -73,7 +73,7 @@ class RunCredentials:
 
     async def before_run(self, run: ActiveRun) -> Sequence[BaseEvent]:
         caller = run.turn.caller
-        self.runs.redactor.extend(caller.secrets())
+        self.runs.redactor.extend([*caller.secrets(), self.source.bot_token()])  # the identities sent
         if self._held_by_another(caller):
             return await self._shared_by_two(run, caller)
         try:

@@ -223,7 +223,7 @@ def test_the_tools_read_the_current_accounts_from_the_store(tmp_path):
 async def test_a_run_gets_its_senders_accounts_warnings_on_the_stream_and_nothing_after(tmp_path, backend):
     backend.accounts.accounts["ada"] = accounts_for("ada")
     backend.accounts.refuse["jira"] = 401
-    secret_run = script({"text": f"the agent printed {GITHUB_TOKEN} and sk-ant-{'x' * 40} here"})
+    secret_run = script({"text": f"the agent printed {GITHUB_TOKEN}, sk-ant-{'x' * 40} and bot-token-value here"})
     config = settings(tmp_path, backend.api_url)
     values = {k: v for k, v in config.model_dump().items() if v is not None and k != "agui_token"}
     async with RunnerHarness(FakeCliBridge(tmp_path), **values) as runner:
@@ -237,7 +237,7 @@ async def test_a_run_gets_its_senders_accounts_warnings_on_the_stream_and_nothin
         assert events[-1]["type"] == "RUN_FINISHED"
         wire = json.dumps(events)
         assert GITHUB_TOKEN not in wire and "sk-ant-xxxx" not in wire and "[REDACTED]" in wire
-        assert "caller-ada" not in wire
+        assert "caller-ada" not in wire and "bot-token-value" not in wire  # the identities too
         # The run is over: the tools find nothing of ada's any more.
         creds = config.runner_credentials_dir  # cleared by an after-run hook, once the terminal event is out
         await wait_for(lambda: not (creds / "github" / "token").exists(), what="the accounts cleared after the run")

@@ -63,7 +63,7 @@ gh_token=$(sed -n 's/^ *oauth_token: "\(.*\)"$/\1/p' "$GH_CONFIG_DIR/hosts.yml" 
   echo "ancestors=$chain"
 } > "$out/seen"
 shift 2
-echo "printed: $gh_token $GITHUB_TOKEN $JIRA_API_TOKEN $*"
+echo "printed: $gh_token $GITHUB_TOKEN $JIRA_API_TOKEN $(cat "$BOT_TOKEN_FILE") $*"
 """
 
 
@@ -120,7 +120,8 @@ def test_connected_accounts_reach_the_tools_fresh_and_never_the_stream(runner_ty
     def command(label: str) -> str:
         out = tmp_path / "out" / label  # the variables in the tool's own shell too, not only in a nested bash
         return (f"mkdir -p {out} && printf %s \"$JIRA_API_TOKEN\" | sha256sum > {out}/jira-direct; "
-                f"bash {probe} {out} {git_server.url('private')} {' '.join(SHAPES)}")
+                f"BOT_TOKEN_FILE={tmp_path / 'bot-token'} bash {probe} {out} {git_server.url('private')} "
+                f"{' '.join(SHAPES)}")
 
     with otlp_receiver() as traces:
         env = operator_env(runner_type, workspace=workspace, agui_token=TOKEN, backend_api_url=backend.api_url,
@@ -190,6 +191,8 @@ def test_connected_accounts_reach_the_tools_fresh_and_never_the_stream(runner_ty
         spans = json.dumps([[s.name, s.attributes, s.status_message] for s in traces.spans])
     wire = json.dumps(streams)
     assert "[REDACTED]" in wire  # the shapes in the command line (and the tool's output, where the CLI streams it)
+    if runner_type != "gemini-cli":  # Gemini's ACP tool result carries no shell output
+        assert "printed:" in wire
     log = pod.log()
     for secret in [*ADA_TOKENS, BOB_TOKEN, "jira-token-of-ada", "jira-token-of-bob", "kube-token-of-ada-123",
                    "caller-ada", "caller-bob", "bot-token-value", *SHAPES]:
