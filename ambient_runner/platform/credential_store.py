@@ -92,6 +92,11 @@ unset __ambient_helper __ambient_last __ambient_count __ambient_i __ambient_key 
 """
 
 
+def account_variable(name: str) -> bool:
+    """A variable the connected accounts set in the tools' shells (an MCP server may refer to one)."""
+    return name in EXPORTED or (name.startswith("MCP_") and name.count("_") >= 2 and name != "MCP_CONFIG_FILE")
+
+
 def _secret_values(data: Any) -> list[str]:
     if isinstance(data, list):
         return [s for item in data for s in _secret_values(item)]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ag_ui.core import BaseEvent, CustomEvent
 
 from ambient_runner.platform.caller import Caller
-from ambient_runner.platform.credential_store import CredentialStore, secrets_of
+from ambient_runner.platform.credential_store import CredentialStore, account_variable, secrets_of
 from ambient_runner.platform.credentials import CredentialSource, CredentialWarning
 from ambient_runner.process.environment import add_agent_environment
 from ambient_runner.runs.manager import ActiveRun, RunManager
@@ -39,6 +39,7 @@ class RunCredentials:
         self.store = store
         self.keep = settings.keep_credentials
         self._holding: dict[str, str] = {}  # run id -> the user whose accounts it runs with
+        self._given_to_cli: dict[str, str] = {}  # account variables the running CLI's MCP servers were started with
         self._lock = asyncio.Lock()
 
     @classmethod
@@ -68,8 +69,31 @@ class RunCredentials:
         return uninstall
 
     def agent_environment(self, referenced: frozenset[str]) -> Mapping[str, str]:
+        """What a CLI gets at its start: the store's paths, and the current value of each account variable its MCP
+        servers refer to (remembered: when one changes, the CLI is restarted before the next run)."""
         exported = self.store.exported()
-        return self.store.environment() | {name: exported[name] for name in referenced if name in exported}
+        given = {name: exported.get(name, "") for name in referenced if account_variable(name)}
+        self._given_to_cli.update(given)
+        return self.store.environment() | given
+
+    async def _restart_for_mcp(self, run: ActiveRun) -> None:
+        """An MCP server's environment is fixed when the CLI starts it: when a variable one refers to changed, the
+        CLI is stopped, so this run starts it (and its MCP servers) again; its sessions resume as after a crash. Not
+        while another run streams or a turn waits for a person (their CLI would end too)."""
+        exported = self.store.exported()
+        changed = sorted(n for n, v in self._given_to_cli.items() if exported.get(n, "") != v)
+        bridge = self.runs.bridge
+        stop = getattr(bridge, "stop_cli", None)
+        if not changed or stop is None:
+            return
+        others = [r for r in self.runs.active_runs() if r is not run]
+        if others or self.runs.interrupts.paused_threads():
+            log.info("run %s: MCP credentials changed (%s) but other turns are live; the CLI keeps the old ones",
+                     run.run_id, ", ".join(changed))
+            return
+        log.info("run %s: MCP credentials changed (%s): restarting the CLI", run.run_id, ", ".join(changed))
+        self._given_to_cli.clear()
+        await stop()
 
     async def before_run(self, run: ActiveRun) -> Sequence[BaseEvent]:
         caller = run.turn.caller
@@ -87,6 +111,7 @@ class RunCredentials:
             self.runs.redactor.extend(secrets_of(fetched.values))  # before any tool can print one
             self.store.deliver(fetched.values)
             self._holding[run.run_id] = caller.user_id
+            await self._restart_for_mcp(run)
         return [self._event(w) for w in fetched.warnings]
 
     def _held_by_another(self, caller: Caller) -> bool:

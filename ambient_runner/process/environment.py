@@ -50,3 +50,13 @@ def agent_environment(extra: Mapping[str, str], passthrough: Iterable[str] = ())
     for source in _agent_sources:
         env.update(source(names))
     return env
+
+
+def agent_values(names: Iterable[str]) -> dict[str, str]:
+    """``os.environ`` with what the sources give for ``names`` over it (where a CLI's configuration is resolved in
+    the runner, as Codex's MCP aliases are)."""
+    wanted = frozenset(names)
+    values = dict(os.environ)
+    for source in _agent_sources:
+        values.update({k: v for k, v in source(wanted).items() if k in wanted})
+    return values

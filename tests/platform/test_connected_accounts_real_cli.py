@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,46 @@ def _parent(pid: int) -> int:
         return -1
     return int(stat.rsplit(")", 1)[1].split()[1])
 
+
+
+ECHO_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "echo_server.py"
+
+
+@pytest.mark.real_cli
+@pytest.mark.slow
+@pytest.mark.parametrize("runner_type", RUNNERS)
+def test_an_mcp_server_gets_the_current_jira_token(runner_type, tmp_path, isolated_network):
+    """An MCP server whose env refers to ``${JIRA_API_TOKEN}`` (the echo server answers the hash of its
+    ``ECHO_SECRET``, which the scripted model receives): the person's token at the first run, the rotated one at the
+    next (the CLI is restarted for it), never the token itself in the stream or the log."""
+    model = SERVERS[runner_type]().start()
+    backend = StandInBackend(session_token=TOKEN).start()
+    jira = ["jira-token-one-1234", "jira-token-two-5678"]
+    backend.accounts.accounts["ada"] = {"jira": {"url": "https://jira.example", "email": "ada@example.com",
+                                                 "apiToken": jira[0]}}
+    (tmp_path / "bot-token").write_text("bot-token-value\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    tracker = {"custom": {"tracker": {"type": "stdio", "command": sys.executable, "args": [str(ECHO_SERVER)],
+                                      "env": {"ECHO_SECRET": "${JIRA_API_TOKEN}"}}}}
+    env = operator_env(runner_type, workspace=workspace, agui_token=TOKEN, backend_api_url=backend.api_url,
+                       custom_mcp_servers=tracker, RUNNER_BOT_TOKEN_FILE=str(tmp_path / "bot-token"),
+                       RUNNER_CREDENTIALS_DIR=str(tmp_path / "creds"), **provider_environment(runner_type, model))
+    pod = Pod(runner_type, tmp_path, env)
+    streams = []
+    try:
+        pod.wait_ready()
+        for token in jira:
+            backend.accounts.accounts["ada"]["jira"]["apiToken"] = token
+            before = len(model.requests)
+            streams.append(run(pod, "MCPTOOL:tracker.say", "ada"))
+            seen_by_model = json.dumps([r.body for r in model.requests[before:]])
+            assert f"sha256:{sha(token)[:12]}" in seen_by_model, (token, streams[-1][-1])
+        assert pod.stop() == 0
+    finally:
+        pod.kill()
+        backend.stop()
+        model.stop()
+    wire, log = json.dumps(streams), pod.log()
+    for token in jira:
+        assert token not in wire and token not in log

@@ -64,7 +64,7 @@ from ambient_runner.mcp.render import codex_servers
 from ambient_runner.mcp.status import configured
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.descendants import GroupTracker, descendant_groups
-from ambient_runner.process.environment import agent_environment
+from ambient_runner.process.environment import agent_environment, agent_values
 from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
@@ -133,6 +133,7 @@ class CodexBridge(CliBridge[CodexAuth]):
 
     async def stop_cli(self) -> None:
         app, self._app = self._app, None
+        self._launch = None  # the next app-server is configured again (its environment may have changed)
         if app is not None:
             await app.close()
 
@@ -165,7 +166,7 @@ class CodexBridge(CliBridge[CodexAuth]):
 
     def _mcp_render(self):  # noqa: ANN202 - ambient_runner.mcp.render.CodexMcp
         try:
-            return codex_servers(self.mcp)
+            return codex_servers(self.mcp, agent_values(self.mcp.references()))
         except mcp_config.McpConfigError as exc:
             raise BridgeError(str(exc), code="MCP_CONFIG") from None
 
