@@ -19,10 +19,15 @@ from platform_backend import ConnectedAccounts, StandInBackend
 from process_bridge import FakeCliBridge, script
 from runners import wait_for
 
+from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.platform.caller import Caller
 from ambient_runner.platform.credential_store import CredentialStore
 from ambient_runner.platform.credentials import CredentialSource, in_cluster_host
+from ambient_runner.platform.env import translate
+from ambient_runner.platform.run_credentials import RunCredentials
+from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.stream.encoding import Redactor
 
 SESSION = "session-7a"
 PROJECT = "team-a"
@@ -285,3 +290,24 @@ async def test_two_peoples_runs_at_once_withdraw_the_accounts_from_both(tmp_path
         await runner.run("t-bob", script({"text": "again"}))  # alone again: bob's own accounts
         assert not token_file.exists()  # (and cleared after his run)
         assert any(r.user == "bob" and r.kind == "github" for r in backend.accounts.requests)
+
+
+async def test_an_mcp_servers_own_credentials_are_fetched_and_given_under_its_variables(tmp_path, backend,
+                                                                                      monkeypatch):
+    servers = json.dumps({"mcpServers": {"issue-tracker": {"command": "tracker-mcp", "env": {
+        "TRACKER_KEY": "${MCP_ISSUE_TRACKER_API_KEY}", "JIRA_TOKEN": "${JIRA_API_TOKEN}"}}}})
+    declared = translate({"BACKEND_API_URL": backend.api_url, "MCP_SERVERS_JSON": servers}).values
+    assert declared == {"MCP_ISSUE_TRACKER_API_KEY": "", "JIRA_API_TOKEN": ""}  # accepted, filled before runs
+    assert translate({"MCP_SERVERS_JSON": servers}).values == {}  # not on the platform: nothing declared
+    for name, value in declared.items():
+        monkeypatch.setenv(name, value)
+    backend.accounts.accounts["ada"] = {"mcp/issue-tracker": {"fields": {"api_key": "tracker-key-of-ada"}}}
+    config = settings(tmp_path, backend.api_url, mcp_servers_json=servers)
+    credentials = RunCredentials.for_platform(config, RunManager(config, None, Redactor(), RunnerMetrics("x")))
+    assert credentials is not None and "mcp/issue-tracker" in credentials.source.kinds()
+    fetched = await credentials.source.fetch(Caller("Bearer caller-ada", "ada"))
+    credentials.store.install()
+    credentials.store.deliver(fetched.values)
+    given = credentials.agent_environment(frozenset({"MCP_ISSUE_TRACKER_API_KEY", "JIRA_API_TOKEN", "PATH"}))
+    assert given["MCP_ISSUE_TRACKER_API_KEY"] == "tracker-key-of-ada" and given["JIRA_API_TOKEN"] == ""
+    assert "PATH" not in given and given["BASH_ENV"].startswith(str(config.runner_credentials_dir))
