@@ -33,8 +33,7 @@ class Caller:
         return f"Caller(user_id={self.user_id!r}, token={'set' if self.token else 'none'})"
 
     def secrets(self) -> list[str]:
-        """The token as it is sent and its bearer value alone (a tool or a log could show either)."""
+        """The bearer value (what a tool or a log could show, with or without its scheme)."""
         if not self.token:
             return []
-        bare = self.token.split(None, 1)[1] if " " in self.token else self.token
-        return [self.token, bare]
+        return [self.token.split(None, 1)[1] if " " in self.token else self.token]

@@ -28,10 +28,11 @@ SHAPES = {
     "slack bot": "xoxb-123456789012-1234567890123-abcdefABCDEF",
     "slack user": "xoxp-1234567890-abc",
     "aws access key": "AKIA" + "IOSFODNN7EXAMPLE",
+    "jwt": "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJzeXN0ZW06c2EiLCJleHAiOjF9.c2lnbmF0dXJlLXZhbHVlLTEyMw",
 }
 ORDINARY = ["sk-learn is scikit-learn", "a risk-free task-list", "ghp_ is GitHub's prefix", "AKIA is short",
             "AIzaSy", "xoxb-123", "glpat-short", "authorization: basic", "the Bearer of news",
-            "-----BEGIN CERTIFICATE-----", "sk-ant-short", "desk-lamp and disk-usage"]
+            "-----BEGIN CERTIFICATE-----", "sk-ant-short", "desk-lamp and disk-usage", "eyJhbGci alone"]
 
 
 @pytest.mark.parametrize("name", SHAPES)
