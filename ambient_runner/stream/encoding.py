@@ -42,6 +42,9 @@ SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
                 "uthorization", "UTHORIZATION", "PRIVATE KEY-----")
 
 
+_SHAPES = re.compile("|".join(TOKEN_SHAPES))
+
+
 class Redactor:
     """Replaces each secret value (and its JSON-escaped form) and each well-known token shape with ``[REDACTED]``:
     one regex pass, only over text that holds one of their substrings (a C-speed ``in`` test each)."""
@@ -49,13 +52,14 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
         self._forms: tuple[str, ...] = ()
-        self._pattern = re.compile("|".join(TOKEN_SHAPES))
+        self._pattern = _SHAPES
         self.extend(secrets)
 
     def extend(self, secrets: Iterable[str]) -> None:
         """Add secrets (fetched credentials, the moment they are known); the redactor changes in place, so every
         holder of it (events, log records, spans) redacts them from now on."""
         fresh = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH} - self._secrets
+        fresh = {s for s in fresh if not _SHAPES.fullmatch(s)}  # a shape covers it: the list stays short
         if not fresh:
             return
         self._secrets |= fresh

@@ -79,3 +79,11 @@ def test_secrets_added_later_are_redacted_by_the_same_object(caplog):
         assert redact('{"a":"fetched-token-later"}') == '{"a":"[REDACTED]"}'
     finally:
         uninstall()
+
+
+def test_a_secret_a_shape_covers_does_not_lengthen_the_list():
+    redact = Redactor()
+    github = SHAPES["github server-to-server"]
+    redact.extend([github, "jira-api-token-value"])
+    assert redact(f"{github} jira-api-token-value") == f"{REDACTED} {REDACTED}"
+    assert redact._secrets == {"jira-api-token-value"}
