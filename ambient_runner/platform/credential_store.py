@@ -34,94 +34,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ambient_runner.platform.credential_scripts import bash_env_script, claude_env_script, helper_script
+
 DEFAULT_NAME, DEFAULT_EMAIL = "Ambient Code Bot", "bot@ambient-code.local"
 GITHUB_HOST_PATTERNS = ("github.com", "*.github.com", "*.ghe.com")
+HOST_PATTERN = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9.*:-]*$")
 EXPORTED = ("GITHUB_TOKEN", "GITLAB_TOKEN", "JIRA_URL", "JIRA_EMAIL", "JIRA_API_TOKEN", "CODERABBIT_API_KEY",
             "USER_GOOGLE_EMAIL", "GOOGLE_APPLICATION_CREDENTIALS")
-SECRET_FIELDS = ("token", "apiToken", "accessToken", "refreshToken", "apiKey", "httpToken")
-HOST_PATTERN = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9.*:-]*$")
-KUBE_SECRET_LINE = re.compile(r"^\s*(?:token|client-key-data|client-certificate-data|password|id-token|"
-                              r"refresh-token|access-token)\s*:\s*[\"']?([^\s\"']+)", re.MULTILINE)
-MIN_SECRET = 6
-
-HELPER = """#!/bin/sh
-# git credential helper of ambient-runner: the connected account's current token for this host, read at each call.
-test "$1" = get || exit 0
-host=; proto=
-while IFS='=' read -r k v; do case "$k" in host) host=$v;; protocol) proto=$v;; esac; done
-store={store}
-case "$proto" in
-  https) ;;
-  http) case "$host" in 127.0.0.1|127.0.0.1:*|localhost|localhost:*|"[::1]"|"[::1]":*) ;; *) exit 0;; esac;;
-  *) exit 0;;
-esac
-kind=
-gitlab_host=$(cat "$store/gitlab/host" 2>/dev/null)
-if [ -n "$gitlab_host" ] && [ "$host" = "$gitlab_host" ]; then kind=gitlab
-else
-  case "$host" in
-    gitlab.com|*.gitlab.com|*gitlab*) kind=gitlab;;
-    {github_cases}) kind=github;;
-  esac
-fi
-[ -n "$kind" ] || exit 0
-token=$(cat "$store/$kind/token" 2>/dev/null)
-[ -n "$token" ] || exit 0
-user=x-access-token
-[ "$kind" = gitlab ] && user=oauth2
-printf 'username=%s\\npassword=%s\\n' "$user" "$token"
-"""
-
-# Sourced by every non-interactive bash the tools start (BASH_ENV): the current variables, and the credential
-# helper again when the CLI reset git's helpers for its shells after ours (Gemini appends credential.helper= to
-# GIT_CONFIG_* for every shell command; the helper is the runner's own, not one a repository configured).
-BASH_ENV = """__ambient_helper={helper}
-__ambient_last=
-__ambient_count=${GIT_CONFIG_COUNT:-0}
-case "$__ambient_count" in ''|*[!0-9]*) __ambient_count=0;; esac
-for ((__ambient_i = 0; __ambient_i < __ambient_count; __ambient_i++)); do
-  __ambient_key=GIT_CONFIG_KEY_$__ambient_i __ambient_value=GIT_CONFIG_VALUE_$__ambient_i
-  [ "${!__ambient_key}" = credential.helper ] && __ambient_last=${!__ambient_value}
-done
-if [ "$__ambient_last" != "$__ambient_helper" ]; then
-  export "GIT_CONFIG_KEY_$__ambient_count=credential.helper" "GIT_CONFIG_VALUE_$__ambient_count=$__ambient_helper"
-  export GIT_CONFIG_COUNT=$((__ambient_count + 1))
-fi
-unset __ambient_helper __ambient_last __ambient_count __ambient_i __ambient_key __ambient_value
-[ -r {exports} ] && . {exports}
-"""
-
 
 def account_variable(name: str) -> bool:
     """A variable the connected accounts set in the tools' shells (an MCP server may refer to one)."""
     return name in EXPORTED or (name.startswith("MCP_") and name.count("_") >= 2 and name != "MCP_CONFIG_FILE")
-
-
-def _secret_values(data: Any) -> list[str]:
-    if isinstance(data, list):
-        return [s for item in data for s in _secret_values(item)]
-    if not isinstance(data, dict):
-        return []
-    found = [str(data[f]) for f in SECRET_FIELDS if isinstance(data.get(f), str)]
-    cookies = data.get("gitcookiesContent")
-    if isinstance(cookies, str):
-        found += [line.split("\t")[-1] for line in cookies.splitlines() if line.strip()]
-    for value in data.values():
-        if isinstance(value, (dict, list)):
-            found += _secret_values(value)
-    return [s for s in found if len(s) >= MIN_SECRET]
-
-
-def secrets_of(values: Mapping[str, Any]) -> list[str]:
-    """Every credential value in a fetch's answers (redacted from then on, wherever it would show)."""
-    found: list[str] = []
-    for kind, data in values.items():
-        found += _secret_values(data)
-        if kind.startswith("mcp/") and isinstance(data, dict) and isinstance(data.get("fields"), dict):
-            found += [str(v) for v in data["fields"].values() if len(str(v)) >= MIN_SECRET]
-        if kind == "kubeconfig" and isinstance(data, dict) and isinstance(data.get("token"), str):
-            found += [m for m in KUBE_SECRET_LINE.findall(data["token"]) if len(m) >= MIN_SECRET]
-    return found
 
 
 def _host_of(url: str, default: str) -> str:
@@ -174,13 +97,9 @@ class CredentialStore:
         self.root.chmod(0o700)
         for sub in ("github", "gitlab", "gh", "glab", "kube", "gerrit", "google"):
             (self.root / sub).mkdir(mode=0o700, exist_ok=True)
-        cases = "|".join(self.github_hosts)
-        self._write(self.helper, HELPER.replace("{store}", shlex.quote(str(self.root))).replace(
-            "{github_cases}", cases), mode=0o700)
-        self._write(self.root / "bash_env", BASH_ENV.replace("{helper}", shlex.quote(str(self.helper))).replace(
-            "{exports}", shlex.quote(str(self.root / "exports.sh"))))
-        bash_env = shlex.quote(str(self.root / "bash_env"))  # Claude Code reads this once, then runs it each time
-        self._write(self.root / "claude_env", f'[ -n "$BASH_VERSION" ] && [ -r {bash_env} ] && . {bash_env}\n')
+        self._write(self.helper, helper_script(self.root, self.github_hosts), mode=0o700)
+        self._write(self.root / "bash_env", bash_env_script(self.helper, self.root / "exports.sh"))
+        self._write(self.root / "claude_env", claude_env_script(self.root / "bash_env"))
         self.clear()
 
     def deliver(self, values: Mapping[str, Any]) -> None:

@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from ag_ui.core import BaseEvent, CustomEvent
 
 from ambient_runner.platform.caller import Caller
-from ambient_runner.platform.credential_store import CredentialStore, account_variable, secrets_of
+from ambient_runner.platform.credential_secrets import secrets_of
+from ambient_runner.platform.credential_store import CredentialStore, account_variable
 from ambient_runner.platform.credentials import CredentialSource, CredentialWarning
 from ambient_runner.process.environment import add_agent_environment
 from ambient_runner.runs.manager import ActiveRun, RunManager
