@@ -30,6 +30,7 @@ from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.platform.run_credentials import RunCredentials
 from ambient_runner.platform.session_turns import SessionTurns
 from ambient_runner.process.hardening import make_undumpable
 from ambient_runner.process.supervisor import become_subreaper
@@ -78,6 +79,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     workflows = Workflows(workspace, _active_workflow(settings))
     runs.turn_preambles.append(workflows.instructions_for)
     session_turns = SessionTurns(settings, runs, workflows)
+    credentials = RunCredentials.for_platform(settings, runs)  # the person's connected accounts, on the platform
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -86,6 +88,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         make_undumpable()  # /proc/<runner>/environ (the real credentials) out of the tools' reach
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
         uninstall_redaction = [install_redaction(runs.redactor)]
+        uninstall_credentials = credentials.install() if credentials is not None else None
 
         async def when_booted(ok: bool) -> None:
             uninstall_redaction.pop()()
@@ -106,6 +109,8 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
             runs.close()
             if restore_signal is not None:
                 restore_signal()
+            if uninstall_credentials is not None:
+                uninstall_credentials()
             for uninstall in uninstall_redaction:
                 uninstall()
 

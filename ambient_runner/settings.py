@@ -104,6 +104,19 @@ class RunnerSettings(BaseModel):
     is_resume: str = Field("", description="'true' when the platform restarts a session that already ran")
     runner_bot_token_file: Path = Field(Path("/var/run/secrets/ambient/bot-token"),
                                         description="the platform's bot token, read fresh on every call")
+    credential_ids: str = Field("", description="JSON map of credential kind -> id on the backend's credentials API")
+    credential_mcp_urls: str = Field("", description="JSON map of provider -> credential sidecar URL (those "
+                                                     "providers are never fetched)")
+    keep_credentials_persistent: str = Field("", description="'true': a run's connected accounts stay after it "
+                                                             "ends (else cleared after every run)")
+    runner_credentials_timeout: float = Field(10.0, gt=0, description="s the fetch of the connected accounts may "
+                                                                      "take before a run")
+    runner_credentials_dir: Path = Field(default_factory=lambda: Path(tempfile.gettempdir()) /
+                                         f"ambient-runner-credentials-{os.getpid()}",
+                                         description="where the agent's tools find the connected accounts; outside "
+                                                     "WORKSPACE_PATH and the state dir", validate_default=True)
+    runner_github_hosts: str = Field("github.com", description="comma-separated git hosts that get the GitHub "
+                                                               "token (besides *.github.com, *.ghe.com)")
     active_workflow_git_url: str = Field("", description="the session's workflow repository (the platform's)")
     active_workflow_branch: str = Field("", description="its branch (default main)")
     active_workflow_path: str = Field("", description="its folder in the repository")
@@ -144,17 +157,24 @@ class RunnerSettings(BaseModel):
                              f"{image_for(value)} (or the all-in-one image {ALL_IN_ONE_IMAGE})")
         return value
 
-    @field_validator("runner_state_root", "runner_attachments_dir")
+    @field_validator("runner_state_root", "runner_attachments_dir", "runner_credentials_dir")
     @classmethod
     def _outside_workspace(cls, value: Path, info: ValidationInfo) -> Path:
         workspace = info.data.get("workspace_path")
         if workspace is not None:
             root, inside = value.resolve(), Path(workspace).resolve()
             if root == inside or inside in root.parents:
-                what = ("the CLI's state and credentials" if info.field_name == "runner_state_root"
-                        else "a message's attachments")
+                what = {"runner_state_root": "the CLI's state and credentials",
+                        "runner_credentials_dir": "the connected accounts"}.get(info.field_name or "",
+                                                                                "a message's attachments")
                 raise ValueError(f"must lie outside WORKSPACE_PATH ({workspace}): {what} do not belong in the "
                                  "user's repository")
+        state_root = info.data.get("runner_state_root")
+        if info.field_name == "runner_credentials_dir" and state_root is not None:
+            root, synced = value.resolve(), Path(state_root).resolve()
+            if root == synced or synced in root.parents:
+                raise ValueError(f"must lie outside RUNNER_STATE_ROOT ({state_root}), which is synced to the "
+                                 "state store")
         return value
 
     @field_validator("runner_state_dir")
@@ -217,6 +237,11 @@ class RunnerSettings(BaseModel):
     @property
     def project(self) -> str:
         return self.project_name.strip() or self.agentic_session_namespace.strip()
+
+    @property
+    def keep_credentials(self) -> bool:
+        """``KEEP_CREDENTIALS_PERSISTENT``: a run's connected accounts are not cleared when it ends."""
+        return self.keep_credentials_persistent.strip().lower() in ("1", "true", "yes")
 
     @property
     def state_dir(self) -> Path:

@@ -13,6 +13,7 @@ from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Routes
 from ambient_runner.api.run_input import MAX_BODY_BYTES, check_id, parse_json, parse_run_input, read_body
 from ambient_runner.bridges.contract import Bridge, OptionError, RunOptions
+from ambient_runner.platform.caller import Caller
 from ambient_runner.runs.attachments import Attachment, AttachmentError, AttachmentRules, collect, discard_written
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.manager import ActiveRun, DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
@@ -71,10 +72,11 @@ def body_limit(settings: RunnerSettings) -> int:
 
 
 async def admit(runs: RunManager, run_input: RunAgentInput, prompt: str, options: RunOptions,
-                attachments: list[Attachment], answers: Answers | None = None) -> ActiveRun:
+                attachments: list[Attachment], answers: Answers | None = None,
+                caller: Caller | None = None) -> ActiveRun:
     """Start the run, or the 409 / 503 that says why the thread or the runner does not take it now."""
     try:
-        return await runs.start(run_input, prompt, options, attachments, answers)
+        return await runs.start(run_input, prompt, options, attachments, answers, caller)
     except ThreadBusyError as exc:
         raise ApiError(409, "THREAD_BUSY", str(exc), threadId=run_input.thread_id) from None
     except PreviousRunStuckError as exc:
@@ -107,7 +109,7 @@ async def start_run(request: Request) -> EventSourceResponse:
     if not prompt.strip() and attachments:  # a message of images alone: the CLIs want some text beside them
         prompt = "See the attached files."
     try:
-        run = await admit(runs, run_input, prompt, options, attachments, answers)
+        run = await admit(runs, run_input, prompt, options, attachments, answers, Caller.from_headers(request.headers))
     except BaseException:
         discard_written(attachments)  # not started: nobody else removes them
         raise

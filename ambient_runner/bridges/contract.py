@@ -29,6 +29,7 @@ from pydantic.alias_generators import to_camel
 
 from ambient_runner.model_proxy import ModelProxy, Upstream
 from ambient_runner.model_proxy.gateway_headers import gateway_headers
+from ambient_runner.platform.caller import Caller
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.runs.attachments import Attachment
@@ -159,6 +160,8 @@ class Turn:
     interrupted: asyncio.Event = field(default_factory=asyncio.Event)
     # Interrupts this run answers that a previous runner process had open (the run ends INTERRUPT_LOST).
     lost_interrupts: list[str] = field(default_factory=list)
+    # Who sent the run (the platform's X-Caller-Token / X-Current-User-ID): whose connected accounts it gets.
+    caller: Caller = field(default_factory=Caller)
 
 
 class Bridge(ABC):

@@ -15,17 +15,22 @@ it, and the runner goes on without it; only the runner's own settings stop it (`
 * ``PROJECT_MCP_SERVERS`` then ``CUSTOM_MCP_SERVERS`` (``{"custom": {name: server}, "disabled": [names]}``): their
   servers join ``MCP_SERVERS_JSON`` (later wins by name), their ``disabled`` names join ``MCP_DISABLED_SERVERS``.
   A server the runner cannot use (a literal secret, a missing variable, a bad shape) is left out with a warning.
+* With ``BACKEND_API_URL``: a variable of the person's connected accounts that an MCP server refers to is declared
+  (empty) when unset; its value comes before each run (``platform.run_credentials``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ambient_runner.mcp.config import McpConfigError, parse_mcp_config
+from ambient_runner.mcp.config import REFERENCE, McpConfigError, parse_mcp_config
+from ambient_runner.platform.credential_store import account_variable
 
 log = logging.getLogger(__name__)
 TRUE = ("1", "true", "yes")
@@ -47,8 +52,26 @@ def translate(environ: Mapping[str, str]) -> PlatformEnv:
     _model(environ, out)
     _sampling(environ, runner, out)
     _vertex(environ, runner, out)
-    _mcp(environ, out)
+    _account_references(environ, out)
+    _mcp({**environ, **out.values}, out)
     return out
+
+
+def _account_references(environ: Mapping[str, str], out: PlatformEnv) -> None:
+    """On the platform, an MCP server may refer to a variable the person's connected accounts set before each run
+    (``${JIRA_API_TOKEN}``, ``${MCP_<SERVER>_<FIELD>}``): it is declared, empty, so the configuration is accepted;
+    the CLI gets the delivered value when it starts (``platform.run_credentials``)."""
+    if not environ.get("BACKEND_API_URL", "").strip():
+        return
+    texts = [environ.get(name, "") for name in ("MCP_SERVERS_JSON", *MCP_SOURCES)]
+    file = environ.get("MCP_CONFIG_FILE", "").strip()
+    if file:
+        with contextlib.suppress(OSError):
+            texts.append(Path(file).read_text())
+    for text in texts:
+        for name in REFERENCE.findall(text):
+            if account_variable(name) and name not in environ:
+                out.values[name] = ""
 
 
 def apply_platform_env(environ: MutableMapping[str, str]) -> PlatformEnv:

@@ -26,6 +26,7 @@ from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 
 from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.platform.caller import Caller
 from ambient_runner.runs.attachments import Attachment, discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.conversation import Conversation
@@ -101,6 +102,9 @@ class ThreadState:
 
 
 AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
+# Before the bridge gets the turn (the connected accounts' fetch): its events follow RUN_STARTED. Must not raise;
+# bounded by the hook itself.
+BeforeRunHook = Callable[[ActiveRun], Awaitable[Sequence[BaseEvent]]]
 
 
 class RunManager:
@@ -112,6 +116,7 @@ class RunManager:
         self.metrics = metrics
         self.threads: dict[str, ThreadState] = {}
         self.draining = False
+        self.before_run_hooks: list[BeforeRunHook] = []
         self.after_run_hooks: list[AfterRunHook] = []
         self.observers: list[RunObserver] = []  # see every run's events (tracing)
         # Text put before a turn's prompt (a workflow's instructions, once per thread after each change).
@@ -143,7 +148,8 @@ class RunManager:
 
     # ----- starting --------------------------------------------------------------------------------------
     async def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions,
-                    attachments: Sequence[Attachment] = (), answers: Answers | None = None) -> ActiveRun:
+                    attachments: Sequence[Attachment] = (), answers: Answers | None = None,
+                    caller: Caller | None = None) -> ActiveRun:
         """Start a run; ``RUN_STARTED`` is in the log when this returns.
 
         ``answers`` (read by ``runs.resume``) answer the thread's open interrupts, which lets its paused CLI turn go
@@ -171,7 +177,7 @@ class RunManager:
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
         prompt = f"{preamble}{prompt}" if preamble else prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
-                    options=options, attachments=attachments)
+                    options=options, attachments=attachments, caller=caller or Caller())
         resumed = self._answer_interrupts(run_input.thread_id, answers) or _paused(state.settling)
         turn.lost_interrupts = list(answers.lost) if answers else []
         state.log.begin_run()
@@ -252,14 +258,18 @@ class RunManager:
         deadline = run.started_at + settings.runner_run_timeout
         ending = Ending()
         assert self.bridge is not None, "runs start only once the bridge is loaded"
-        if run.turn.lost_interrupts:  # nothing for the bridge to go on with: the run only says so
-            self.interrupts.forget_lost(run.thread_id)
-            ending = Ending(error_message=INTERRUPT_LOST_MESSAGE.format(ids=", ".join(run.turn.lost_interrupts)),
-                            error_code="INTERRUPT_LOST")
-            stream = _nothing()
-        else:
-            stream = self.bridge.run_turn(run.turn)
+        stream: AsyncIterator[BaseEvent] = _nothing()
         try:
+            if run.turn.lost_interrupts:  # nothing for the bridge to go on with: the run only says so
+                self.interrupts.forget_lost(run.thread_id)
+                ending = Ending(error_message=INTERRUPT_LOST_MESSAGE.format(ids=", ".join(run.turn.lost_interrupts)),
+                                error_code="INTERRUPT_LOST")
+            else:
+                for hook in self.before_run_hooks:
+                    for event in await hook(run):
+                        for out in guard.accept(event, stopping=self._stopping(run)):
+                            self._emit_run_event(state, run, out, guard)
+                stream = self.bridge.run_turn(run.turn)
             while not guard.terminated:
                 now = time.monotonic()
                 wall_left = deadline - now

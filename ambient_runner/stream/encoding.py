@@ -36,28 +36,67 @@ def redact_url_value(url: str) -> str:
     return f"{scheme}://[redacted]@{rest.rsplit('@', 1)[1]}" if sep and "@" in rest else url
 
 
-class Redactor:
-    """Replaces each secret value (and its JSON-escaped form) with ``[REDACTED]``."""
+# Well-known credential shapes, removed whether or not the runner knows the value; each with the length of real
+# tokens, so that ordinary text (``sk-learn``, ``risk-free``, ``ghp_`` alone) is untouched.
+TOKEN_SHAPES = (
+    r"gh[pousr]_[A-Za-z0-9]{36,255}",  # GitHub: personal, OAuth, user-to-server, server-to-server, refresh
+    r"github_pat_[A-Za-z0-9_]{40,255}",  # GitHub fine-grained personal access token
+    r"glpat-[A-Za-z0-9_-]{20,}",  # GitLab personal access token
+    r"sk-ant-[A-Za-z0-9_-]{32,}",  # Anthropic
+    r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{32,}",  # OpenAI project / service account / admin keys
+    r"sk-[A-Za-z0-9]{32,}",  # OpenAI (legacy key body)
+    r"AIza[0-9A-Za-z_-]{35}",  # Google API key
+    r"xox[abpr]-[A-Za-z0-9-]{10,}",  # Slack
+    r"AKIA[0-9A-Z]{16}",  # AWS access key id
+    r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # a signed JWT (OIDC, Kubernetes tokens)
+    # "Authorization: Bearer <token>" (also as JSON or a header in a command line): the scheme is kept
+    r"(?P<keep>(?i:authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?(?i:bearer|token|basic)\s+)[A-Za-z0-9._~+/=-]{8,}",
+    # a private key block, also cut short (at most 16 KiB of it)
+    r"-----BEGIN[A-Z ]*PRIVATE KEY-----(?:(?!-----END)[\s\S]){0,16384}(?:-----END[A-Z ]*PRIVATE KEY-----)?",
+)
+# Substrings one of the shapes needs: only text holding one (or a known secret) goes through the regex.
+SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "AIza", "xox", "AKIA", "eyJ",
+                "uthorization", "UTHORIZATION", "PRIVATE KEY-----")
 
-    def __init__(self, secrets: Iterable[str]) -> None:
-        forms: set[str] = set()
-        for secret in secrets:
-            if secret and len(secret) >= MIN_SECRET_LENGTH:
-                forms.add(secret)
-                forms.add(json.dumps(secret)[1:-1])
+
+_SHAPES = re.compile("|".join(TOKEN_SHAPES))
+
+
+class Redactor:
+    """Replaces each secret value (and its JSON-escaped form) and each well-known token shape with ``[REDACTED]``:
+    one regex pass, only over text that holds one of their substrings (a C-speed ``in`` test each)."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets: set[str] = set()
+        self._forms: tuple[str, ...] = ()
+        self._pattern = _SHAPES
+        self.extend(secrets)
+
+    def extend(self, secrets: Iterable[str]) -> None:
+        """Add secrets (fetched credentials, the moment they are known); the redactor changes in place, so every
+        holder of it (events, log records, spans) redacts them from now on."""
+        fresh = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH} - self._secrets
+        fresh = {s for s in fresh if not _SHAPES.fullmatch(s)}  # a shape covers it: the list stays short
+        if not fresh:
+            return
+        self._secrets |= fresh
+        forms = {form for secret in self._secrets for form in (secret, json.dumps(secret)[1:-1])}
         ordered = sorted(forms, key=len, reverse=True)
-        self._forms = tuple(ordered)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._pattern = re.compile("|".join([*map(re.escape, ordered), *TOKEN_SHAPES]))
+        self._forms = (*ordered, *SHAPE_PROBES)
 
     def __call__(self, text: str) -> str:
-        for form in self._forms:  # a substring test per secret is much faster than the regex scan
+        for form in self._forms or SHAPE_PROBES:  # a substring test each is much faster than the regex scan
             if form in text:
-                assert self._pattern is not None
-                return self._pattern.sub(REDACTED, text)
+                return self._pattern.sub(_replacement, text)
         return text
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return True  # the token shapes are always looked for
+
+
+def _replacement(match: re.Match[str]) -> str:
+    return (match.group("keep") or "") + REDACTED
 
 
 def environment_secrets(environ: dict[str, str] | None = None) -> list[str]:

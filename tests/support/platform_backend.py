@@ -4,6 +4,8 @@ It takes the runner's first-turn ``POST /api/projects/<p>/agentic-sessions/<s>/a
 statuses it is told to, then ``200 {runId, threadId}``) and, like the real backend (``agui_proxy.go``), then
 proxies that run to the runner: ``POST /`` with the backend's headers, every ``data:`` line parsed as one JSON
 object with ``threadId``/``runId`` filled in and stored (``stored``), the way its event store keeps them.
+Its credential routes (``GET .../credentials/<kind>``, ``/api/ambient/v1/projects/<p>/credentials/<id>/token``)
+answer each person's connected accounts (``ConnectedAccounts``) and record every request.
 """
 
 from __future__ import annotations
@@ -47,9 +49,73 @@ def proxy_run(runner_url: str, session_token: str, body: dict[str, Any]) -> list
     return stored
 
 
+@dataclass
+class CredentialRequest:
+    path: str
+    kind: str  # github, jira, mcp/<server>, or id:<credential id> for the CREDENTIAL_IDS route
+    headers: dict[str, str]
+    user: str  # whose accounts were answered ("" when refused)
+
+
+class ConnectedAccounts:
+    """The backend's credential routes (B/handlers/runtime_credentials.go): each person's accounts, the caller
+    tokens it accepts (``Bearer caller-<user>``), the bot token, and statuses to answer instead."""
+
+    def __init__(self, bot_token: str = "bot-token-value") -> None:
+        self.bot_token = bot_token
+        self.accounts: dict[str, dict[str, Any]] = {}  # user -> kind (or id:<credential id>) -> answer
+        self.refuse: dict[str, int] = {}  # kind -> status answered to everybody
+        self.expired_callers: set[str] = set()  # users whose caller token is refused (401)
+        self.requests: list[CredentialRequest] = []
+        self.hang: set[str] = set()  # kinds answered only once ``released`` is set (the backend stops)
+        self.released = threading.Event()
+        self._lock = threading.Lock()
+
+    def answer(self, path: str, headers: dict[str, str]) -> tuple[int, Any]:
+        kind = _credential_kind(path)
+        if kind is None:
+            return 404, {"error": "not found"}
+        auth = headers.get("Authorization", "")
+        user = headers.get("X-Runner-Current-User", "")
+        if auth.startswith("Bearer caller-"):
+            owner = auth.removeprefix("Bearer caller-")
+            if owner in self.expired_callers:
+                return self._record(path, kind, headers, "", 401, {"error": "Invalid or missing token"})
+            user = owner
+        elif auth != f"Bearer {self.bot_token}":
+            return self._record(path, kind, headers, "", 401, {"error": "Invalid or missing token"})
+        if kind in self.hang:
+            self.released.wait(60)
+        if kind in self.refuse:
+            return self._record(path, kind, headers, "", self.refuse[kind], {"error": "refused"})
+        answer = self.accounts.get(user or "u-1", {}).get(kind)
+        if answer is None:
+            return self._record(path, kind, headers, user, 404, {"error": f"{kind} credentials not configured"})
+        return self._record(path, kind, headers, user, 200, answer)
+
+    def _record(self, path: str, kind: str, headers: dict[str, str], user: str, status: int,
+                body: Any) -> tuple[int, Any]:
+        with self._lock:
+            self.requests.append(CredentialRequest(path, kind, headers, user))
+        return status, body
+
+
+def _credential_kind(path: str) -> str | None:
+    parts = path.split("?", 1)[0].strip("/").split("/")
+    if len(parts) >= 7 and parts[:2] == ["api", "projects"] and parts[3] == "agentic-sessions" \
+            and parts[5] == "credentials":
+        return "/".join(parts[6:])
+    if len(parts) == 9 and parts[:5] == ["api", "api", "ambient", "v1", "projects"] and parts[6] == "credentials" \
+            and parts[8] == "token":
+        return f"id:{parts[7]}"
+    return None
+
+
 class StandInBackend:
     def __init__(self, *, answers: tuple[int, ...] = (), runner_url: str = "", session_token: str = "",
-                 before_answer: Callable[[Received], None] | None = None) -> None:
+                 before_answer: Callable[[Received], None] | None = None,
+                 accounts: ConnectedAccounts | None = None) -> None:
+        self.accounts = accounts or ConnectedAccounts()
         self.answers = list(answers)
         self.runner_url = runner_url
         self._runner_known = threading.Event()
@@ -72,6 +138,7 @@ class StandInBackend:
         return self
 
     def stop(self) -> None:
+        self.accounts.released.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -114,6 +181,15 @@ class StandInBackend:
                 self.wfile.write(answer)
                 if status == 200 and backend.session_token:  # it answers at once and proxies in the background
                     threading.Thread(target=backend._proxy, args=(body,), daemon=True).start()
+
+            def do_GET(self) -> None:  # noqa: N802 - the credential routes
+                status, body = backend.accounts.answer(self.path, dict(self.headers.items()))
+                answer = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
 
             def log_message(self, *args: Any) -> None:
                 pass

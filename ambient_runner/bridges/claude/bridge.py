@@ -96,6 +96,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
         launcher = launcher_dir()
         if launcher.exists():
             shutil.rmtree(launcher, ignore_errors=True)
+        self._cli_path = None  # a CLI started after this (a restart) writes its launcher again
 
     # ----- status ----------------------------------------------------------------------------------------
     def resolve_auth(self) -> ClaudeAuth:

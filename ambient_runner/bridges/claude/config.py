@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ambient_runner.process.environment import cli_environment
+from ambient_runner.process.environment import agent_environment
 from ambient_runner.settings import RunnerSettings
 
 if TYPE_CHECKING:  # the SDK is imported by the first turn, not for readiness (ambient_runner.bridges.lazy)
@@ -98,7 +98,7 @@ def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
         "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", DEFAULT_MAX_RETRIES),
         **auth_env,
     }
-    env = cli_environment(extra, passthrough)
+    env = agent_environment(extra, passthrough)
     for name in (os.environ if environ is None else environ):
         if name not in env and not name.startswith(SDK_OWNED):
             env[name] = ""  # the SDK merges os.environ under options.env: hide the runner's own variables

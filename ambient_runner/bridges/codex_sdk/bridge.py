@@ -64,7 +64,7 @@ from ambient_runner.mcp.render import codex_servers
 from ambient_runner.mcp.status import configured
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.descendants import GroupTracker, descendant_groups
-from ambient_runner.process.environment import cli_environment
+from ambient_runner.process.environment import agent_environment, agent_values
 from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
@@ -133,6 +133,7 @@ class CodexBridge(CliBridge[CodexAuth]):
 
     async def stop_cli(self) -> None:
         app, self._app = self._app, None
+        self._launch = None  # the next app-server is configured again (its environment may have changed)
         if app is not None:
             await app.close()
 
@@ -144,7 +145,7 @@ class CodexBridge(CliBridge[CodexAuth]):
         mcp = self._mcp_render()
         overrides = self.write_config(auth, mcp.lines)
         self.runner_home.mkdir(parents=True, exist_ok=True)
-        env = cli_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
+        env = agent_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
                                **mcp.aliases, **auth.environment()}, passthrough=mcp.passthrough)
         return overrides, env
 
@@ -165,7 +166,7 @@ class CodexBridge(CliBridge[CodexAuth]):
 
     def _mcp_render(self):  # noqa: ANN202 - ambient_runner.mcp.render.CodexMcp
         try:
-            return codex_servers(self.mcp)
+            return codex_servers(self.mcp, agent_values(self.mcp.references()))
         except mcp_config.McpConfigError as exc:
             raise BridgeError(str(exc), code="MCP_CONFIG") from None
 

@@ -56,7 +56,7 @@ from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.mcp.naming import from_gemini
 from ambient_runner.mcp.render import gemini_servers
 from ambient_runner.model_proxy import Upstream
-from ambient_runner.process.environment import cli_environment
+from ambient_runner.process.environment import agent_environment
 from ambient_runner.process.supervisor import ProcessLimits
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
 from ambient_runner.settings import RunnerSettings
@@ -182,7 +182,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
 
     def _cli_environment(self) -> dict[str, str]:
         """The CLI's environment: allowlisted, plus the variables the MCP servers' ``${VAR}`` refer to."""
-        return cli_environment(cli_env(self.home, through_proxy(self.auth, self.model_proxy), self.system_settings),
+        return agent_environment(cli_env(self.home, through_proxy(self.auth, self.model_proxy), self.system_settings),
                                passthrough=self.mcp.references())
 
     def login_files(self) -> tuple[str, ...]:

@@ -1,0 +1,258 @@
+"""Handing the person's connected accounts to the agent's tools, current at every use.
+
+The agent CLIs are started once (Gemini's ``gemini --acp``, Codex's app-server, Claude's CLI per thread) and their
+environment is fixed then, so nothing here is a token in that environment. The CLI gets, at spawn, *paths* into a
+runner-owned directory (``RUNNER_CREDENTIALS_DIR``: mode 0700, outside the workspace and the synced state dir) whose
+files are rewritten before every run and read by the tools when they run:
+
+* git over https: ``credential.helper`` (through ``GIT_CONFIG_COUNT``, so no repository or home config is needed)
+  is a script that reads the current token at each call: GitHub's for GitHub hosts (``github.com``, ``*.github.com``,
+  ``*.ghe.com``, ``RUNNER_GITHUB_HOSTS``), GitLab's for ``gitlab.com``, ``*gitlab*`` hosts and the account's own
+  instance, nothing for any other host; plain http only to loopback;
+* the git identity (``user.name``, ``user.email`` of the GitHub, else GitLab account): an ``include.path`` file;
+* ``gh`` and ``glab``: ``GH_CONFIG_DIR/hosts.yml`` and ``GLAB_CONFIG_DIR/config.yml``;
+* ``kubectl``: ``KUBECONFIG``; Gerrit: ``GERRIT_CONFIG_PATH`` (and its ``.gitcookies``); Google Workspace:
+  ``GOOGLE_MCP_CREDENTIALS_DIR``;
+* variables (``GITHUB_TOKEN``, ``GITLAB_TOKEN``, ``JIRA_URL``/``JIRA_EMAIL``/``JIRA_API_TOKEN``,
+  ``CODERABBIT_API_KEY``, ``USER_GOOGLE_EMAIL``, ``MCP_<SERVER>_<FIELD>``): ``exports.sh``, which every
+  non-interactive bash the tools start sources first (``BASH_ENV``; Claude Code's login shells through
+  ``CLAUDE_ENV_FILE``, which it runs before each Bash command): a value set, or ``unset`` when it is gone.
+
+``deliver`` replaces everything at once (a provider that is absent from a run's fetch is removed, so one person's
+account never stays for the next sender); ``clear`` removes it all. Files are written whole and renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ambient_runner.platform.credential_scripts import bash_env_script, claude_env_script, helper_script
+
+DEFAULT_NAME, DEFAULT_EMAIL = "Ambient Code Bot", "bot@ambient-code.local"
+GITHUB_HOST_PATTERNS = ("github.com", "*.github.com", "*.ghe.com")
+HOST_PATTERN = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9.*:-]*$")
+EXPORTED = ("GITHUB_TOKEN", "GITLAB_TOKEN", "JIRA_URL", "JIRA_EMAIL", "JIRA_API_TOKEN", "CODERABBIT_API_KEY",
+            "USER_GOOGLE_EMAIL", "GOOGLE_APPLICATION_CREDENTIALS")
+
+def account_variable(name: str) -> bool:
+    """A variable the connected accounts set in the tools' shells (an MCP server may refer to one)."""
+    return name in EXPORTED or (name.startswith("MCP_") and name.count("_") >= 2 and name != "MCP_CONFIG_FILE")
+
+
+def _host_of(url: str, default: str) -> str:
+    host = urlsplit(url if "://" in url else f"https://{url}").netloc if url.strip() else ""
+    host = host.rsplit("@", 1)[-1]
+    return host if HOST_PATTERN.match(host or "") else default
+
+
+class CredentialStore:
+    def __init__(self, root: Path, github_hosts: Iterable[str] = ()) -> None:
+        self.root = root
+        extra = [h.strip() for h in github_hosts if h.strip()]
+        self.github_hosts = tuple(dict.fromkeys([*GITHUB_HOST_PATTERNS, *(h for h in extra if HOST_PATTERN.match(h))]))
+        self._exported: dict[str, str] = {}
+        self._names: set[str] = set(EXPORTED)
+
+    # ----- paths ---------------------------------------------------------------------------------------------
+    @property
+    def helper(self) -> Path:
+        return self.root / "git-credential-ambient"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.root / "kube" / "config"
+
+    @property
+    def gerrit_config(self) -> Path:
+        return self.root / "gerrit" / "gerrit_config.json"
+
+    def environment(self) -> dict[str, str]:
+        """What the CLI gets at spawn: paths only, never a token."""
+        return {"GIT_CONFIG_COUNT": "2",
+                "GIT_CONFIG_KEY_0": "credential.helper", "GIT_CONFIG_VALUE_0": str(self.helper),
+                "GIT_CONFIG_KEY_1": "include.path", "GIT_CONFIG_VALUE_1": str(self.root / "gitconfig"),
+                "GH_CONFIG_DIR": str(self.root / "gh"), "GLAB_CONFIG_DIR": str(self.root / "glab"),
+                "KUBECONFIG": str(self.kubeconfig), "GERRIT_CONFIG_PATH": str(self.gerrit_config),
+                "GOOGLE_MCP_CREDENTIALS_DIR": str(self.root / "google"), "BASH_ENV": str(self.root / "bash_env"),
+                "CLAUDE_ENV_FILE": str(self.root / "claude_env")}
+
+    def exported(self) -> dict[str, str]:
+        """The variables of the current delivery (for an MCP server that refers to one, at the CLI's spawn)."""
+        return dict(self._exported)
+
+    # ----- writing -------------------------------------------------------------------------------------------
+    def install(self) -> None:
+        """The directory (0700, ours) and the scripts; no account until ``deliver``."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self.root.is_symlink() or self.root.stat().st_uid != os.getuid():
+            raise RuntimeError(f"{self.root} is not a directory of this runner's user")
+        self.root.chmod(0o700)
+        for sub in ("github", "gitlab", "gh", "glab", "kube", "gerrit", "google"):
+            (self.root / sub).mkdir(mode=0o700, exist_ok=True)
+        self._write(self.helper, helper_script(self.root, self.github_hosts), mode=0o700)
+        self._write(self.root / "bash_env", bash_env_script(self.helper, self.root / "exports.sh"))
+        self._write(self.root / "claude_env", claude_env_script(self.root / "bash_env"))
+        self.clear()
+
+    def deliver(self, values: Mapping[str, Any]) -> None:
+        """Replace every account with those of ``values`` (kind -> the backend's answer)."""
+        exported: dict[str, str] = {}
+        github = values.get("github") if isinstance(values.get("github"), dict) else {}
+        gitlab = values.get("gitlab") if isinstance(values.get("gitlab"), dict) else {}
+        self._github(github, exported)
+        self._gitlab(gitlab, exported)
+        self._identity(github, gitlab)
+        self._jira(values.get("jira"), exported)
+        self._google(values.get("google"), exported)
+        coderabbit = values.get("coderabbit")
+        if isinstance(coderabbit, dict) and coderabbit.get("apiKey"):
+            exported["CODERABBIT_API_KEY"] = str(coderabbit["apiKey"])
+        self._gerrit(values.get("gerrit"))
+        kube = values.get("kubeconfig")
+        self._put(self.kubeconfig, str(kube["token"]) if isinstance(kube, dict) and kube.get("token") else None)
+        for kind, data in values.items():
+            if kind.startswith("mcp/") and isinstance(data, dict) and isinstance(data.get("fields"), dict):
+                server = re.sub(r"[^A-Z0-9]", "_", kind[4:].upper())
+                for name, value in data["fields"].items():
+                    exported[f"MCP_{server}_{re.sub(r'[^A-Z0-9]', '_', str(name).upper())}"] = str(value)
+        self._export(exported)
+
+    def clear(self) -> None:
+        self.deliver({})
+
+    def _github(self, data: dict[str, Any], exported: dict[str, str]) -> None:
+        token = str(data.get("token") or "")
+        self._put(self.root / "github" / "token", token or None)
+        hosts = None
+        if token:
+            exported["GITHUB_TOKEN"] = token
+            entry = {"oauth_token": token, "git_protocol": "https"}
+            if data.get("userName"):
+                entry["user"] = str(data["userName"])
+            hosts = _yaml({"github.com": entry})
+        self._put(self.root / "gh" / "hosts.yml", hosts)
+
+    def _gitlab(self, data: dict[str, Any], exported: dict[str, str]) -> None:
+        token = str(data.get("token") or "")
+        host = _host_of(str(data.get("instanceUrl") or ""), "gitlab.com")
+        self._put(self.root / "gitlab" / "token", token or None)
+        self._put(self.root / "gitlab" / "host", host if token else None)
+        config = None
+        if token:
+            exported["GITLAB_TOKEN"] = token
+            config = _yaml({"hosts": {host: {"token": token, "api_protocol": "https", "git_protocol": "https"}}})
+        self._put(self.root / "glab" / "config.yml", config)
+
+    def _identity(self, github: dict[str, Any], gitlab: dict[str, Any]) -> None:
+        def pick(field: str, default: str) -> str:
+            for data in (github, gitlab):  # GitHub's account first, as the reference does
+                value = str(data.get(field) or "").strip() if data.get("token") else ""
+                if value and "\n" not in value:
+                    return value
+            return default
+
+        name, email = pick("userName", DEFAULT_NAME), pick("email", DEFAULT_EMAIL)
+        self._put(self.root / "gitconfig", f"[user]\n\tname = {_quoted(name)}\n\temail = {_quoted(email)}\n")
+
+    def _jira(self, data: Any, exported: dict[str, str]) -> None:
+        if not isinstance(data, dict):
+            return
+        token = str(data.get("apiToken") or data.get("token") or "")
+        if token:
+            exported.update({"JIRA_URL": str(data.get("url") or ""), "JIRA_EMAIL": str(data.get("email") or ""),
+                             "JIRA_API_TOKEN": token})
+
+    def _google(self, data: Any, exported: dict[str, str]) -> None:
+        directory = self.root / "google"
+        for old in directory.glob("*.json"):
+            old.unlink(missing_ok=True)
+        if not isinstance(data, dict):
+            return
+        email = str(data.get("email") or "")
+        usable_email = email if email and email != "user@example.com" and "/" not in email else ""
+        if data.get("accessToken"):
+            expiry = str(data.get("expiresAt") or "").removesuffix("Z")
+            creds = {"token": data["accessToken"], "refresh_token": data.get("refreshToken", ""),
+                     "token_uri": "https://oauth2.googleapis.com/token",
+                     "client_id": os.environ.get("GOOGLE_OAUTH_CLIENT_ID", ""),
+                     "client_secret": os.environ.get("GOOGLE_OAUTH_CLIENT_SECRET", ""),
+                     "scopes": data.get("scopes", []), "expiry": expiry}
+            self._put(directory / f"{usable_email or 'credentials'}.json", json.dumps(creds, indent=2))
+        elif data.get("token"):
+            account = directory / "service-account.json"
+            self._put(account, str(data["token"]))
+            exported["GOOGLE_APPLICATION_CREDENTIALS"] = str(account)
+        if usable_email:
+            exported["USER_GOOGLE_EMAIL"] = usable_email
+
+    def _gerrit(self, data: Any) -> None:
+        instances = data.get("instances") if isinstance(data, dict) else data
+        instances = [i for i in instances if isinstance(i, dict)] if isinstance(instances, list) else []
+        cookies_file = self.root / "gerrit" / ".gitcookies"
+        hosts, cookies = [], []
+        for instance in instances:
+            entry: dict[str, Any] = {"name": instance.get("instanceName", ""), "external_url": instance.get("url", "")}
+            if instance.get("authMethod") == "http_basic":
+                entry["authentication"] = {"type": "http_basic", "username": instance.get("username", ""),
+                                           "auth_token": instance.get("httpToken", "")}
+            elif instance.get("authMethod") == "git_cookies":
+                entry["authentication"] = {"type": "git_cookies", "gitcookies_path": str(cookies_file)}
+                if instance.get("gitcookiesContent"):
+                    cookies.append(str(instance["gitcookiesContent"]).strip())
+            hosts.append(entry)
+        self._put(cookies_file, "\n".join(cookies) + "\n" if cookies else None)
+        config = {"gerrit_hosts": hosts, "default_gerrit_base_url": hosts[0]["external_url"]} if hosts else None
+        self._put(self.gerrit_config, json.dumps(config, indent=2) if config else None)
+
+    def _export(self, exported: dict[str, str]) -> None:
+        self._names |= set(exported)
+        lines = [f"export {name}={shlex.quote(value)}" for name, value in sorted(exported.items())]
+        lines += [f"unset {name}" for name in sorted(self._names - set(exported))]
+        self._write(self.root / "exports.sh", "\n".join(lines) + "\n")
+        self._exported = exported
+
+    def _put(self, path: Path, text: str | None) -> None:
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            self._write(path, text)
+
+    @staticmethod
+    def _write(path: Path, text: str, mode: int = 0o600) -> None:
+        """Whole, or not at all: a tool reading it meanwhile sees the old or the new file."""
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.unlink(missing_ok=True)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        try:
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise
+
+
+def _yaml(data: Mapping[str, Any], indent: int = 0) -> str:
+    """A small YAML mapping (strings quoted as JSON, which YAML reads as double-quoted scalars)."""
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            lines.append(f"{' ' * indent}{key}:")
+            lines.append(_yaml(value, indent + 4).rstrip("\n"))
+        else:
+            lines.append(f"{' ' * indent}{key}: {json.dumps(str(value))}")
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(value: str) -> str:
+    """A git config value in double quotes."""
+    return json.dumps(value, ensure_ascii=False)
