@@ -51,12 +51,14 @@ TOKEN_SHAPES = (
     r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # a signed JWT (OIDC, Kubernetes tokens)
     # "Authorization: Bearer <token>" (also as JSON or a header in a command line): the scheme is kept
     r"(?P<keep>(?i:authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?(?i:bearer|token|basic)\s+)[A-Za-z0-9._~+/=-]{8,}",
+    # the password of a URL's userinfo (user:password@), whatever it holds but whitespace, quotes and '@'
+    r"(?<=://)[^\s'\"<>/@]+:[^\s'\"<>@]*(?=@)",
     # a private key block, also cut short (at most 16 KiB of it)
     r"-----BEGIN[A-Z ]*PRIVATE KEY-----(?:(?!-----END)[\s\S]){0,16384}(?:-----END[A-Z ]*PRIVATE KEY-----)?",
 )
 # Substrings one of the shapes needs: only text holding one (or a known secret) goes through the regex.
 SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "AIza", "xox", "AKIA", "eyJ",
-                "uthorization", "UTHORIZATION", "PRIVATE KEY-----")
+                "uthorization", "UTHORIZATION", "PRIVATE KEY-----", "://")
 
 
 _SHAPES = re.compile("|".join(TOKEN_SHAPES))

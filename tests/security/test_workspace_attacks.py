@@ -499,3 +499,16 @@ def test_a_remote_url_is_shown_without_its_credentials_whatever_they_hold():
         assert shown.startswith("https://[redacted]@") and not any(
             s in shown for s in ("SECRET", "token", "to'ken", 'p"<>', "pa/ss", "p@ss", "tok@")), shown
     assert redact_url_value("https://github.com/acme/app.git") == "https://github.com/acme/app.git"
+
+
+def test_url_passwords_are_redacted_in_every_event_and_log_line():
+    """The stream's and the log's redactor: a URL's password goes whatever it holds; a URL without one stays."""
+    from ambient_runner.stream.encoding import Redactor
+
+    redact = Redactor([])
+    for text, secret in (("fatal: unable to access 'https://user:pa/ss-w0rd@host.invalid/x.git'", "pa/ss-w0rd"),
+                         ("GET http://u:S3cretPass@proxy.local:3128/", "S3cretPass"),
+                         ('{"url": "https://x-access-token:abc%2Fdef@github.com/o/r"}', "abc%2Fdef")):
+        assert secret not in redact(text) and "[REDACTED]@" in redact(text), redact(text)
+    for kept in ("see https://github.com/acme/app and ssh://git@github.com/acme/app", "risk-free, sk-learn"):
+        assert redact(kept) == kept
