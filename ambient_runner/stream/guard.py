@@ -174,19 +174,26 @@ class StreamGuard:
     def _marks(self, wire_id: str) -> dict[str, Any]:
         return self._attribution.get(wire_id, {})
 
-    def _close_all(self, terminal: BaseEvent) -> list[BaseEvent]:
+    def close_messages(self) -> list[BaseEvent]:
+        """Close the open tool calls, text and reasoning (sub-agent segments and steps stay open)."""
         out: list[BaseEvent] = []
         for tool_id in list(self._tools):
             out += self._end_tool(tool_id)
-        for message_id in list(self._texts):
-            out.append(TextMessageEndEvent(message_id=message_id, **self._marks(message_id)))
-        self._texts.clear()
+        out += self._end_texts()
         for message_id in list(self._reasoning_messages):
+            self._end_reasoning_message(message_id)
             out.append(ReasoningMessageEndEvent(message_id=message_id, **self._marks(message_id)))
-        self._reasoning_messages.clear()
         for message_id in list(self._reasoning_blocks):
             out.append(ReasoningEndEvent(message_id=message_id, **self._marks(message_id)))
         self._reasoning_blocks.clear()
+        return out
+
+    def wire_id(self, bridge_id: str) -> str:
+        """The id ``bridge_id`` (a message's, a tool call's) was sent with in this run."""
+        return self._wire_id(bridge_id)
+
+    def _close_all(self, terminal: BaseEvent) -> list[BaseEvent]:
+        out = self.close_messages()
         succeeded = isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "success") == "success"
         suspended = terminal.outcome if isinstance(terminal, RunFinishedEvent) and isinstance(
             terminal.outcome, RunFinishedInterruptOutcome) else None
