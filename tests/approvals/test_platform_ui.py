@@ -50,8 +50,7 @@ async def test_live_and_reloaded_pages_are_the_same(kit: RunnerKit) -> None:
     await session.say("Create out.txt with hello")  # a second turn's call
     reloaded = session.check_reload()
     streamed = [e["delta"] for e in first if e["type"] == "REASONING_MESSAGE_CONTENT"]
-    if kit.runner_type != "claude":  # the scripted Anthropic model thinks too, but Claude Code may not show it
-        assert streamed, "the scripted model's reasoning was not streamed"
+    assert streamed, "the scripted model's reasoning was not streamed"
     shown = [item["text"] for item in reloaded.rendered() if item["kind"] == "reasoning"]
     assert "".join(shown) == "".join(streamed)  # reasoning kept after the reload
     cards = shell_cards(session)
