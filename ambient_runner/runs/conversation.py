@@ -34,7 +34,7 @@ class Conversation:
         # the end of a call they hold. A tool call may be held by one of them.
         self._opening: dict[str, dict[str, Any]] = {}
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> its entry in an assistant message
-        self._holders: dict[str, str] = {}  # toolCallId (not ended yet) -> the id of the message holding it
+        self._holders: dict[str, str] = {}  # toolCallId (not ended yet) -> the id of the message that will hold it
         # Streamed pieces, joined when a snapshot is taken (a run can stream 100,000 deltas into one message).
         self._text: dict[str, list[str]] = {}  # messageId -> content deltas
         self._args: dict[str, list[str]] = {}  # toolCallId -> argument deltas
@@ -76,19 +76,20 @@ class Conversation:
                 self._join(event.message_id)
         elif kind == EventType.TOOL_CALL_START:
             owner_id = event.parent_message_id or self._last_assistant_id() or f"{event.tool_call_id}-call"
-            owner = self._by_id.get(owner_id) or self._opening.get(owner_id) or self._open(owner_id, "assistant")
-            call = {"id": event.tool_call_id, "type": "function",
-                    "function": {"name": event.tool_call_name, "arguments": ""}}
-            owner.setdefault("toolCalls", []).append(call)
-            self._calls[event.tool_call_id] = call
+            self._open(owner_id, "assistant")
+            self._calls[event.tool_call_id] = {"id": event.tool_call_id, "type": "function",
+                                               "function": {"name": event.tool_call_name, "arguments": ""}}
             self._holders[event.tool_call_id] = owner_id
         elif kind == EventType.TOOL_CALL_ARGS:
             if event.tool_call_id in self._calls:
                 self._args.setdefault(event.tool_call_id, []).append(event.delta)
-        elif kind == EventType.TOOL_CALL_END:
+        elif kind == EventType.TOOL_CALL_END:  # held from its end on, as the page holds it
             holder = self._holders.pop(event.tool_call_id, None)
-            if holder in self._opening and self._opening[holder]["role"] == "assistant":
-                self._join(holder)
+            owner = self._by_id.get(holder or "") or self._opening.get(holder or "")
+            if owner is not None:
+                owner.setdefault("toolCalls", []).append(self._calls[event.tool_call_id])
+                if holder in self._opening and owner["role"] == "assistant":
+                    self._join(holder)
         elif kind == EventType.TOOL_CALL_RESULT:
             if event.message_id not in self._by_id:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,

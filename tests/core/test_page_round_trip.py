@@ -54,7 +54,16 @@ CLAUDE_TURN = [*reasoning("think-1", "The user wants a file."),
                *reasoning("think-2", "Now report."),
                *called("toolu_2", "Read", {"file_path": "a.txt"}, "hi"),
                *said("msg_2", "Created a.txt.")]
-SHAPES = {"codex": CODEX_TURN, "gemini": GEMINI_TURN, "claude": CLAUDE_TURN}
+INTERLEAVED_TURN = [*said("m-1", "Two at once."),  # calls whose ends come in another order than their starts
+                    emit(type="TOOL_CALL_START", toolCallId="p1", toolCallName="Read"),
+                    emit(type="TOOL_CALL_START", toolCallId="p2", toolCallName="Grep"),
+                    emit(type="TOOL_CALL_ARGS", toolCallId="p2", delta='{"pattern": "x"}'),
+                    emit(type="TOOL_CALL_END", toolCallId="p2"),
+                    emit(type="TOOL_CALL_ARGS", toolCallId="p1", delta='{"file_path": "a"}'),
+                    emit(type="TOOL_CALL_END", toolCallId="p1"),
+                    emit(type="TOOL_CALL_RESULT", messageId="p1-out", toolCallId="p1", content="a"),
+                    emit(type="TOOL_CALL_RESULT", messageId="p2-out", toolCallId="p2", content="x")]
+SHAPES = {"codex": CODEX_TURN, "gemini": GEMINI_TURN, "claude": CLAUDE_TURN, "interleaved": INTERLEAVED_TURN}
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))

@@ -20,7 +20,8 @@ class PageSession:
         self.page = PlatformPage()
         self.stored: list[dict[str, Any]] = []  # what the backend persisted, every run of the session
         self.runs: list[list[dict[str, Any]]] = []
-        self.shown_before_snapshot: list[dict[str, Any]] = []  # the page as the last run left it, before its snapshot
+        # What the page showed at the end of each run: before its snapshot (the live stream alone), and after it.
+        self.shown: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
 
     async def say(self, content: str, metadata: dict[str, Any] | None = None, *,
                   forwarded_props: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -46,8 +47,9 @@ class PageSession:
         self.runs.append(events)
         last_snapshot = max(i for i, e in enumerate(events) if e["type"] == "MESSAGES_SNAPSHOT")
         self.page.feed(events[:last_snapshot])
-        self.shown_before_snapshot = self.page.rendered()
+        before = self.page.rendered()
         self.page.feed(events[last_snapshot:])
+        self.shown.append((before, self.page.rendered()))
         return events
 
     def reloaded(self) -> PlatformPage:
@@ -58,8 +60,8 @@ class PageSession:
         message lists; every tool call held once, no result left blank. Returns the reloaded page."""
         reloaded = self.reloaded()
         assert reloaded.rendered() == self.page.rendered(), _diff(self.page.rendered(), reloaded.rendered())
-        assert self.shown_before_snapshot == self.page.rendered(), _diff(self.shown_before_snapshot,
-                                                                         self.page.rendered())
+        for before, after in self.shown:
+            assert before == after, _diff(before, after)
         assert comparable(reloaded.messages) == comparable(self.page.messages), _diff(
             comparable(self.page.messages), comparable(reloaded.messages))
         held = [c["id"] for m in reloaded.messages for c in m.get("toolCalls") or ()]
