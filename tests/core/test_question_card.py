@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from ag_ui.core import RunAgentInput
+from harness import RunnerHarness
+from process_bridge import FakeCliBridge
 
 from ambient_runner.runs.interrupts import Answer, InterruptBook, InterruptRequest, question_request
 from ambient_runner.runs.question_card import build_card, card_questions
@@ -109,3 +111,12 @@ async def test_a_closed_card_says_what_became_of_each_question() -> None:
                          "you sent a new message")
     assert result.tool_call_id == "r-ask" and json.loads(result.content) == {"answers": {
         card.questions[0].text: "(not answered: you sent a new message)", "Which colour?": "Red"}}
+
+
+async def test_an_answer_to_no_open_card_is_a_422_in_the_platforms_error_shape(tmp_path: Any) -> None:
+    async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
+        response = await runner.client.post("/run", json={"threadId": "t", "messages": [
+            answer_message({"Run it?": "Approve"})]})
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "NO_OPEN_QUESTION" and isinstance(body["error"], str) and "t" in body["details"]["threadId"]
