@@ -141,7 +141,8 @@ def run_prompt(runs: RunManager, run_input: RunAgentInput, answers: Answers) -> 
         return new_user_text(run_input)
     state = runs.thread(run_input.thread_id)
     seen = state.conversation.message_ids() if state is not None else set()
-    fresh = run_input.model_copy(update={"messages": [m for m in run_input.messages if m.id not in seen]})
+    fresh = run_input.model_copy(update={"messages": [m for m in run_input.messages if m.id not in seen
+                                                      and m.id not in answers.answer_message_ids]})
     try:
         return new_user_text(fresh)
     except NoPromptError:

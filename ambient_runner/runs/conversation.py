@@ -2,9 +2,15 @@
 
 Built once, in the core, for every runner: the messages each run's input brought (user messages with their
 ``metadata``, and whatever history a client sent that the runner has not seen), then what the run itself streamed:
-assistant text, assistant tool calls and tool results, each under the id it was streamed with. The platform keeps
-only snapshots when it compacts a run, and a client replaces its messages with a snapshot, so the snapshot always
-holds the whole thread. It is bounded (``SNAPSHOT_LIMIT``): long contents are cut, messages are never dropped.
+assistant text, reasoning (``role: "reasoning"``), assistant messages holding tool calls, and tool results, each under
+the id it was streamed with. The platform keeps only snapshots when it compacts a run, and a client replaces its
+messages with a snapshot, so the snapshot always holds the whole thread. It is bounded (``SNAPSHOT_LIMIT``): long
+contents are cut, messages are never dropped.
+
+It rebuilds what the platform's page built from the stream (its reducer, ``hooks/agui/event-handlers.ts``): a text or
+reasoning message joins at its end and only with content; a tool call is held by the message its
+``parentMessageId`` names (the ``StreamGuard`` gives every call one), and a holder the stream never opened as text
+joins where the page put the call, at its ``TOOL_CALL_END``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,11 @@ class Conversation:
     def __init__(self) -> None:
         self._messages: list[dict[str, Any]] = []
         self._by_id: dict[str, dict[str, Any]] = {}
+        # Streamed messages not joined yet: text and reasoning until their end (with content), tool-call holders until
+        # the end of a call they hold. A tool call may be held by one of them.
+        self._opening: dict[str, dict[str, Any]] = {}
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> its entry in an assistant message
+        self._holders: dict[str, str] = {}  # toolCallId (not ended yet) -> the id of the message that will hold it
         # Streamed pieces, joined when a snapshot is taken (a run can stream 100,000 deltas into one message).
         self._text: dict[str, list[str]] = {}  # messageId -> content deltas
         self._args: dict[str, list[str]] = {}  # toolCallId -> argument deltas
@@ -54,20 +64,32 @@ class Conversation:
             return
         kind = event.type
         if kind == EventType.TEXT_MESSAGE_START:
-            self._assistant(event.message_id)
-        elif kind == EventType.TEXT_MESSAGE_CONTENT:
-            self._assistant(event.message_id)
+            self._open(event.message_id, "assistant")
+        elif kind in (EventType.TEXT_MESSAGE_CONTENT, EventType.REASONING_MESSAGE_CONTENT):
+            if event.message_id not in self._by_id:
+                self._open(event.message_id, "assistant" if kind == EventType.TEXT_MESSAGE_CONTENT else "reasoning")
             self._text.setdefault(event.message_id, []).append(event.delta)
+        elif kind == EventType.REASONING_MESSAGE_START:
+            self._open(event.message_id, "reasoning")
+        elif kind in (EventType.TEXT_MESSAGE_END, EventType.REASONING_MESSAGE_END):
+            if self._text.get(event.message_id):
+                self._join(event.message_id)
         elif kind == EventType.TOOL_CALL_START:
             owner_id = event.parent_message_id or self._last_assistant_id() or f"{event.tool_call_id}-call"
-            owner = self._assistant(owner_id)
-            call = {"id": event.tool_call_id, "type": "function",
-                    "function": {"name": event.tool_call_name, "arguments": ""}}
-            owner.setdefault("toolCalls", []).append(call)
-            self._calls[event.tool_call_id] = call
+            self._open(owner_id, "assistant")
+            self._calls[event.tool_call_id] = {"id": event.tool_call_id, "type": "function",
+                                               "function": {"name": event.tool_call_name, "arguments": ""}}
+            self._holders[event.tool_call_id] = owner_id
         elif kind == EventType.TOOL_CALL_ARGS:
             if event.tool_call_id in self._calls:
                 self._args.setdefault(event.tool_call_id, []).append(event.delta)
+        elif kind == EventType.TOOL_CALL_END:  # held from its end on, as the page holds it
+            holder = self._holders.pop(event.tool_call_id, None)
+            owner = self._by_id.get(holder or "") or self._opening.get(holder or "")
+            if owner is not None:
+                owner.setdefault("toolCalls", []).append(self._calls[event.tool_call_id])
+                if holder in self._opening and owner["role"] == "assistant":
+                    self._join(holder)
         elif kind == EventType.TOOL_CALL_RESULT:
             if event.message_id not in self._by_id:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
@@ -77,6 +99,8 @@ class Conversation:
         """The whole conversation; ``waiting``: with the sub-agents' calls that wait for their result (a pause).
         Without it, those calls are forgotten (the run that made them is over)."""
         messages = [self._settled(m) for m in self._messages]
+        # What a run's end commits on the page without an end event: text and reasoning with content so far.
+        messages += [self._settled(m) for m in self._opening.values() if self._text.get(m["id"])]
         if waiting:
             messages += [{"id": f"{call['id']}-call", "role": "assistant", "subagentRunId": run,
                           "toolCalls": [self._settled_call(call)]}
@@ -121,12 +145,17 @@ class Conversation:
         self._messages.append(message)
         self._by_id[message["id"]] = message
 
-    def _assistant(self, message_id: str) -> dict[str, Any]:
-        message = self._by_id.get(message_id)
+    def _open(self, message_id: str, role: str) -> dict[str, Any]:
+        """A streamed message that joins the conversation later (``_join``); the one already there, if any."""
+        message = self._by_id.get(message_id) or self._opening.get(message_id)
         if message is None:
-            message = {"id": message_id, "role": "assistant"}
-            self._append(message)
+            message = self._opening[message_id] = {"id": message_id, "role": role}
         return message
+
+    def _join(self, message_id: str) -> None:
+        message = self._opening.pop(message_id, None)
+        if message is not None:
+            self._append(message)
 
     def _last_assistant_id(self) -> str | None:
         last = self._messages[-1] if self._messages else None

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
+from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome
 
 from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
@@ -32,6 +33,7 @@ from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.interrupts import InterruptBook
+from ambient_runner.runs.question_card import Card, build_card
 from ambient_runner.runs.resume import Answers
 from ambient_runner.runs.tasks import BridgeHost, TaskRegistry
 from ambient_runner.settings import RunnerSettings
@@ -46,6 +48,7 @@ SHUTDOWN_MESSAGE = ("The runner is shutting down (its pod is being replaced or s
 
 INTERRUPTS_FILE = "ambient-runner-interrupts.json"
 NEW_MESSAGE_INSTEAD = "The person sent a new message instead of answering, so this was not done."
+NOT_ANSWERED = "the request was stopped or timed out before an answer came"
 INTERRUPT_LOST_MESSAGE = ("The runner was restarted while the run waited for an answer ({ids}), so the paused request "
                           "was not carried out. Send your message again: the conversation continues from its saved "
                           "session.")
@@ -99,6 +102,7 @@ class ThreadState:
     active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
     settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
     conversation: Conversation = field(default_factory=Conversation)  # for the MESSAGES_SNAPSHOT of each run
+    card: Card | None = None  # the question card of the paused run, closed by the thread's next run
 
 
 AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
@@ -178,6 +182,7 @@ class RunManager:
         prompt = f"{preamble}{prompt}" if preamble else prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=options, attachments=attachments, caller=caller or Caller())
+        new_message_instead = bool(self.interrupts.pending(run_input.thread_id)) and not (answers and answers.given)
         resumed = self._answer_interrupts(run_input.thread_id, answers) or _paused(state.settling)
         turn.lost_interrupts = list(answers.lost) if answers else []
         state.log.begin_run()
@@ -186,6 +191,12 @@ class RunManager:
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn)
         if resumed:  # a client joining here learns the paused tool call before its result
             self._emit(state.log, state.conversation.snapshot(waiting=True))
+        card, state.card = state.card, None
+        if card is not None and not card.own:  # the CLI's own card gets its result from the CLI
+            closed = card.result(answers.given if answers else {},
+                                 NEW_MESSAGE_INSTEAD if new_message_instead else NOT_ANSWERED)
+            for out in guard.accept(closed):
+                self._emit_run_event(state, run, out, guard)
         for observer in self.observers:
             for event in observer.run_started(run):
                 self._emit(state.log, event)
@@ -282,7 +293,10 @@ class RunManager:
                 except TimeoutError:
                     ending = self._timeout_ending(run, wall_left <= settings.runner_idle_timeout)
                     break
-                for out in guard.accept(event, stopping=self._stopping(run)):
+                stopping = self._stopping(run)
+                if stopping is None and _pauses(event):
+                    self._show_card(state, run, guard)
+                for out in guard.accept(event, stopping=stopping):
                     self._emit_run_event(state, run, out, guard)
         except asyncio.CancelledError:
             # Interrupt escalation or shutdown cancelled the bridge; the run still gets its terminal event.
@@ -305,6 +319,18 @@ class RunManager:
                 log.exception("ending run %s failed", run.run_id)
             finally:
                 await self._settle(state, run, guard)
+
+    def _show_card(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
+        """The run ends waiting for a person: its last tool call is the question card (``runs.question_card``), after
+        everything else it streamed has closed."""
+        card = build_card(self.interrupts.pending(run.thread_id), run.run_id, state.ids.tool_calls.get)
+        if card is None:
+            return
+        if not card.own:
+            for out in [*guard.close_messages(), *(e for item in card.events() for e in guard.accept(item))]:
+                self._emit_run_event(state, run, out, guard)
+            card = dataclasses.replace(card, call_id=guard.wire_id(card.call_id))
+        state.card = card
 
     async def _settle(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
         """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
@@ -410,6 +436,11 @@ class RunManager:
         if self.settings.runner_events_dir is None:  # the runner's own spool dir (per process): nothing left behind
             with contextlib.suppress(OSError):
                 self.settings.events_dir.rmdir()
+
+
+def _pauses(event: BaseEvent) -> bool:
+    """A bridge's end of a run that waits for a person."""
+    return isinstance(event, RunFinishedEvent) and isinstance(event.outcome, RunFinishedInterruptOutcome)
 
 
 def _paused(run: ActiveRun | None) -> bool:

@@ -3,6 +3,8 @@
 1. ``RunAgentInput.resume``: AG-UI 1.0 ``ResumeEntry`` items (``interruptId``, ``status``, ``payload``).
 2. The same entries in ``forwardedProps.resume`` (a 1.0 client behind the platform, whose backend drops ``resume``).
 3. A ``role: "tool"`` message whose ``toolCallId`` is the paused call: its content is the answer (JSON, or words).
+4. The platform's question card answer: a new user message whose ``metadata.type`` is ``ask_user_question_response``
+   (``runs.question_card``); it answers and is no prompt for the model.
 
 An approval's payload is ``{approved: boolean, message?: string}``; a question's is ``{answers: {question: answer}}``
 (a bare string answers a single question). ``status: "cancelled"`` refuses.
@@ -19,6 +21,8 @@ from typing import Any
 from ag_ui.core import RunAgentInput
 
 from ambient_runner.runs.interrupts import Answer, PendingInterrupt
+from ambient_runner.runs.prompt import trailing_user_messages
+from ambient_runner.runs.question_card import ANSWER_TYPE, CardAnswerError, answers_from_card, card_questions
 
 YES = re.compile(r"^\s*(y|yes|approve|approved|allow|allowed|ok|okay|true|accept|go ahead)\s*[.!]?\s*$", re.I)
 
@@ -39,6 +43,7 @@ class Answers:
     given: dict[str, Answer]
     lost: list[str]
     tool_message_ids: frozenset[str] = frozenset()  # tool messages read as answers (not results of their own)
+    answer_message_ids: frozenset[str] = frozenset()  # user messages answering the question card (no prompt)
 
     def __bool__(self) -> bool:
         return bool(self.given or self.lost)
@@ -78,7 +83,25 @@ def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost
         tool_messages.add(message.id)
         if target.id not in given:
             given[target.id] = _answer(target, "resolved", _content(message.content))
-    return Answers(given, lost_answered, frozenset(tool_messages))
+    card_answers = [m for m in trailing_user_messages(run_input) if _answers_card(m)]
+    for message in card_answers:
+        if not pending and lost:  # the card of a pause a previous runner process had open
+            lost_answered += [i for i in sorted(lost) if i not in lost_answered]
+            continue
+        if not pending:
+            raise ResumeError("NO_OPEN_QUESTION", f"no question waits for an answer on thread {run_input.thread_id!r} "
+                                                  "(answered already, or the run did not pause)")
+        try:
+            by_card = answers_from_card(message.content, card_questions(pending))
+        except CardAnswerError as exc:
+            raise ResumeError("INVALID_ANSWER", str(exc)) from None
+        given.update({i: a for i, a in by_card.items() if i not in given})
+    return Answers(given, lost_answered, frozenset(tool_messages), frozenset(m.id for m in card_answers))
+
+
+def _answers_card(message: Any) -> bool:
+    metadata = getattr(message, "metadata", None)
+    return isinstance(metadata, Mapping) and metadata.get("type") == ANSWER_TYPE
 
 
 def _entries(run_input: RunAgentInput) -> list[Mapping[str, Any]]:

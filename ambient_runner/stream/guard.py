@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 
 SUBAGENT_TYPES = {EventType.SUBAGENT_STARTED, EventType.SUBAGENT_FINISHED, EventType.SUBAGENT_ERROR}
 DELTA_EVENTS = {EventType.TEXT_MESSAGE_CONTENT, EventType.TOOL_CALL_ARGS, EventType.REASONING_MESSAGE_CONTENT}
+# A tool result the CLI left blank (Gemini over ACP reports no output for shell commands): never sent blank.
+NO_OUTPUT = "{name} finished; the CLI reports no output"
 
 
 @dataclass
@@ -59,7 +61,7 @@ class ThreadIds:
     """Ids already used in a thread (message ids and tool-call ids must be unique within it)."""
 
     used: set[str] = field(default_factory=set)
-    tool_calls: set[str] = field(default_factory=set)  # started tool calls (final ids), for TOOL_CALL_RESULT
+    tool_calls: dict[str, str] = field(default_factory=dict)  # started tool call (final id) -> its name
     # Sub-agents whose segment a run ended as suspended (waiting for a person): the next run that hears from one
     # announces it again, with the start event it had.
     suspended: dict[str, SubagentStartedEvent] = field(default_factory=dict)
@@ -99,6 +101,11 @@ class StreamGuard:
         self._attribution: dict[str, dict[str, Any]] = {}  # open id -> what its opening event was marked with
         self._subagent_starts: dict[str, SubagentStartedEvent] = {}  # this run's segments, as announced
         self._call_owner: dict[str, str] = {}  # tool call (wire id) -> the sub-agent that made it
+        # Where the platform's page puts a tool call (see _holder_of): the texts it has committed, and the message
+        # that holds the next call that names no committed text.
+        self._said: set[str] = set()  # open text or reasoning messages with content so far
+        self._committed_texts: set[str] = set()
+        self._holder: str | None = None
         self.terminated = False
         self.outcome = ""  # "success" | "error" | "cancelled" | "interrupt" (waiting for a person) once terminated
         self.usage: list[TokenUsage] | None = None
@@ -167,19 +174,26 @@ class StreamGuard:
     def _marks(self, wire_id: str) -> dict[str, Any]:
         return self._attribution.get(wire_id, {})
 
-    def _close_all(self, terminal: BaseEvent) -> list[BaseEvent]:
+    def close_messages(self) -> list[BaseEvent]:
+        """Close the open tool calls, text and reasoning (sub-agent segments and steps stay open)."""
         out: list[BaseEvent] = []
         for tool_id in list(self._tools):
             out += self._end_tool(tool_id)
-        for message_id in list(self._texts):
-            out.append(TextMessageEndEvent(message_id=message_id, **self._marks(message_id)))
-        self._texts.clear()
+        out += self._end_texts()
         for message_id in list(self._reasoning_messages):
+            self._end_reasoning_message(message_id)
             out.append(ReasoningMessageEndEvent(message_id=message_id, **self._marks(message_id)))
-        self._reasoning_messages.clear()
         for message_id in list(self._reasoning_blocks):
             out.append(ReasoningEndEvent(message_id=message_id, **self._marks(message_id)))
         self._reasoning_blocks.clear()
+        return out
+
+    def wire_id(self, bridge_id: str) -> str:
+        """The id ``bridge_id`` (a message's, a tool call's) was sent with in this run."""
+        return self._wire_id(bridge_id)
+
+    def _close_all(self, terminal: BaseEvent) -> list[BaseEvent]:
+        out = self.close_messages()
         succeeded = isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "success") == "success"
         suspended = terminal.outcome if isinstance(terminal, RunFinishedEvent) and isinstance(
             terminal.outcome, RunFinishedInterruptOutcome) else None
@@ -246,19 +260,22 @@ class StreamGuard:
     def _on_text_start(self, event: TextMessageStartEvent, stopping: Ending | None) -> list[BaseEvent]:
         if self._wire_id(event.message_id) in self._texts:
             return []
+        out = self._end_texts()  # the page streams one text at a time: a new one would drop the open one
         wire = self._open_id(event.message_id)
         self._texts[wire] = None
         self._remember(wire, event)
-        return [_with_id(event, "message_id", wire)]
+        return [*out, _with_id(event, "message_id", wire)]
 
     def _on_text_content(self, event: TextMessageContentEvent, stopping: Ending | None) -> list[BaseEvent]:
         out: list[BaseEvent] = []
         wire = self._wire_id(event.message_id)
         if wire not in self._texts:
+            out += self._end_texts()
             wire = self._open_id(event.message_id)
             self._texts[wire] = None
             self._remember(wire, event)
             out.append(TextMessageStartEvent(message_id=wire, role="assistant", **self._marks(wire)))
+        self._said.add(wire)
         out.append(_with_id(event, "message_id", wire))
         return out
 
@@ -266,23 +283,52 @@ class StreamGuard:
         wire = self._wire_id(event.message_id)
         if wire not in self._texts:
             return []
+        return self._end_text(wire, event)
+
+    def _end_text(self, wire: str, event: TextMessageEndEvent | None = None) -> list[BaseEvent]:
+        """End an open text; with content, the page has it as a message, which holds the tool calls after it."""
         del self._texts[wire]
-        return [_with_id(event, "message_id", wire)]
+        if wire in self._said:
+            self._said.discard(wire)
+            self._committed_texts.add(wire)
+            self._holder = wire
+        return [_with_id(event, "message_id", wire) if event is not None
+                else TextMessageEndEvent(message_id=wire, **self._marks(wire))]
+
+    def _end_texts(self) -> list[BaseEvent]:
+        return [end for wire in list(self._texts) for end in self._end_text(wire)]
+
+    def _holder_of(self, call_id: str, parent: str | None) -> str:
+        """The ``parentMessageId`` a tool call is streamed with, so the platform's page holds it where the snapshot
+        does (its reducer: on the message of that id; without one, on the last assistant message, which may be a
+        reasoning block or a message of an earlier turn; with an id it has no message for, in a message of its own).
+        A text the page has committed keeps the calls after it; otherwise (nothing said yet, or reasoning since) the
+        calls are held by a new assistant message ``<first call id>-call``, which the stream names and the snapshot
+        holds them in."""
+        if parent is not None and parent in self._committed_texts:
+            return parent
+        if self._holder is None:
+            self._holder = self._ids.claim(f"{call_id}-call")
+        return self._holder
 
     def _on_tool_start(self, event: ToolCallStartEvent, stopping: Ending | None) -> list[BaseEvent]:
         if self._wire_id(event.tool_call_id) in self._tools:
             return []
         wire = self._open_id(event.tool_call_id)
         self._tools[wire] = []
-        self._ids.tool_calls.add(wire)
+        self._ids.tool_calls[wire] = event.tool_call_name
         self._remember(wire, event)
+        update: dict[str, object] = {"tool_call_id": wire}
+        parent = self._wire_id(event.parent_message_id) if event.parent_message_id else None
+        out: list[BaseEvent] = []
         if event.subagent_run_id:
             self._call_owner[wire] = event.subagent_run_id
-        update: dict[str, object] = {"tool_call_id": wire}
-        parent = event.parent_message_id
-        if parent:
-            update["parent_message_id"] = self._wire_id(parent)
-        return [event.model_copy(update=update)]
+            if parent:
+                update["parent_message_id"] = parent
+        else:
+            out += self._end_texts()  # the page holds a call only on a text it has committed
+            update["parent_message_id"] = self._holder_of(wire, parent)
+        return [*out, event.model_copy(update=update)]
 
     def _on_tool_args(self, event: ToolCallArgsEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.tool_call_id)
@@ -303,7 +349,10 @@ class StreamGuard:
             payload = event.model_dump(mode="json", by_alias=True, exclude_none=True)
             return [RawEvent(event=payload, source="ambient-runner/orphan-tool-result")]
         message_id = self._ids.claim(event.message_id)
-        out.append(event.model_copy(update={"tool_call_id": wire, "message_id": message_id}))
+        update = {"tool_call_id": wire, "message_id": message_id}
+        if _blank(event.content):  # the platform's page shows a blank result as a call still running
+            update["content"] = NO_OUTPUT.format(name=self._ids.tool_calls.get(wire) or "the tool")
+        out.append(event.model_copy(update=update))
         return out
 
     def _on_reasoning_start(self, event: ReasoningStartEvent, stopping: Ending | None) -> list[BaseEvent]:
@@ -333,6 +382,7 @@ class StreamGuard:
         if self._wire_id(bridge_id) not in self._reasoning_messages:
             out += self._on_reasoning_message_start(
                 ReasoningMessageStartEvent(message_id=bridge_id, role="reasoning", **_marks_of(event)), stopping)
+        self._said.add(self._wire_id(bridge_id))
         out.append(_with_id(event, "message_id", self._wire_id(bridge_id)))
         return out
 
@@ -340,8 +390,15 @@ class StreamGuard:
         wire = self._wire_id(event.message_id)
         if wire not in self._reasoning_messages:
             return []
-        del self._reasoning_messages[wire]
+        self._end_reasoning_message(wire)
         return [_with_id(event, "message_id", wire)]
+
+    def _end_reasoning_message(self, wire: str) -> None:
+        """With content, the page has the reasoning as a message: the calls after it need a holder of their own."""
+        del self._reasoning_messages[wire]
+        if wire in self._said:
+            self._said.discard(wire)
+            self._holder = None
 
     def _on_reasoning_end(self, event: ReasoningEndEvent, stopping: Ending | None) -> list[BaseEvent]:
         wire = self._wire_id(event.message_id)
@@ -349,7 +406,7 @@ class StreamGuard:
             return []
         out: list[BaseEvent] = []
         if wire in self._reasoning_messages:
-            del self._reasoning_messages[wire]
+            self._end_reasoning_message(wire)
             out.append(ReasoningMessageEndEvent(message_id=wire, **self._marks(wire)))
         del self._reasoning_blocks[wire]
         out.append(_with_id(event, "message_id", wire))
@@ -398,6 +455,11 @@ def _with_id(event: BaseEvent, field: str, wire_id: str) -> BaseEvent:
     if getattr(event, field) == wire_id:
         return event
     return event.model_copy(update={field: wire_id})
+
+
+def _blank(content: Any) -> bool:
+    """A result the platform's page takes for none (tool-message.tsx ``hasActualResult``)."""
+    return not isinstance(content, str) or content.strip() in ("", '""', "''")
 
 
 def _valid_json(args: str) -> str:

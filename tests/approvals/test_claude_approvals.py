@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from pausing import ASK, WRITE, interrupts_of, offline_kit, resume_body, texts
+from pausing import ASK, WRITE, interrupts_of, is_cli_result, offline_kit, resume_body, texts
 from rich.console import Console
 from runner_kits import RunnerKit
 from typer.testing import CliRunner
@@ -77,7 +77,7 @@ async def test_an_approved_write_runs_in_the_next_run(kit: RunnerKit) -> None:
     assert types(resumed)[:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]  # the paused call, before its result
     snapshot_calls = [c["id"] for m in resumed[1]["messages"] for c in m.get("toolCalls") or ()]
     assert call["toolCallId"] in snapshot_calls
-    result = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
+    result = next(e for e in resumed if is_cli_result(e))
     assert result["toolCallId"] == call["toolCallId"]
     assert resumed[-1]["type"] == "RUN_FINISHED" and resumed[-1].get("outcome") in (None, {"type": "success"})
     assert out.read_text().strip() == "hello"
@@ -139,7 +139,7 @@ async def test_a_new_message_while_paused_refuses_first_then_runs(kit: RunnerKit
     events = await kit.runner.run("t-new", "NOTOOL never mind, just say hello")
     assert events[-1]["type"] == "RUN_FINISHED" and events[-1].get("outcome") in (None, {"type": "success"})
     assert not (kit.settings.workspace_path / "out.txt").exists()
-    results = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    results = [e for e in events if is_cli_result(e)]
     assert [r["toolCallId"] for r in results] == [interrupt["toolCallId"]]  # reported first
     assert types(events).index("TOOL_CALL_RESULT") < types(events).index("TEXT_MESSAGE_START")
     assert "never mind, just say hello" in json.dumps(kit.bridge.scripted.bodies()[-1])  # then the new message
@@ -154,7 +154,7 @@ async def test_interrupt_while_paused_stops_the_turn_and_the_next_run_reports_it
     response = await kit.runner.interrupt("t-stop")
     assert response.status_code == 200 and response.json()["refusedInterrupts"] == [interrupt["id"]]
     events = await kit.runner.run("t-stop", "NOTOOL hello again")
-    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    result = next(e for e in events if is_cli_result(e))
     assert result["toolCallId"] == interrupt["toolCallId"]
     assert "stopped while it waited" in result["content"]
     assert events[-1]["type"] == "RUN_FINISHED"
@@ -199,7 +199,7 @@ async def test_an_unanswered_interrupt_expires_and_the_next_run_reports_it(tmp_p
             while book.pending("t-expire"):
                 await asyncio.sleep(0.05)
         events = await kit.runner.run("t-expire", "NOTOOL are you there?")
-        result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+        result = next(e for e in events if is_cli_result(e))
         assert result["toolCallId"] == interrupt["toolCallId"] and "Nobody answered" in result["content"]
         assert not (kit.settings.workspace_path / "out.txt").exists()
 

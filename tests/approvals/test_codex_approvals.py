@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pausing import ASK, WRITE, answer, interrupts_of, offline_kit, resume_body, texts
+from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result, offline_kit, resume_body, texts
 from runner_kits import RunnerKit
 
 from ambient_runner.scripted_models.base import QUESTION, REFUSED_ANSWER
@@ -45,7 +45,7 @@ async def test_an_approved_command_runs_in_the_next_run(kit: RunnerKit) -> None:
     assert not out.exists()
     resumed = await kit.runner.post(answer("t-approve", interrupt, {"approved": True}))
     assert [e["type"] for e in resumed][:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]
-    assert next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")["toolCallId"] == call["toolCallId"]
+    assert next(e for e in resumed if is_cli_result(e))["toolCallId"] == call["toolCallId"]
     assert resumed[-1]["type"] == "RUN_FINISHED" and resumed[-1].get("outcome") in (None, {"type": "success"})
     assert out.read_text().strip() == "hello"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pausing import ASK, WRITE, answer, interrupts_of, offline_kit, texts
+from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result, offline_kit, texts
 from runner_kits import RunnerKit
 
 from ambient_runner.scripted_models.base import REFUSED_ANSWER
@@ -49,7 +49,7 @@ async def test_an_approved_command_runs_in_the_next_run(kit: RunnerKit) -> None:
     pid = kit.bridge.live.pgid  # type: ignore[attr-defined]
     resumed = await kit.runner.post(answer("t-approve", interrupt, {"approved": True}))
     assert [e["type"] for e in resumed][:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"], resumed
-    assert next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")["toolCallId"] == call["toolCallId"]
+    assert next(e for e in resumed if is_cli_result(e))["toolCallId"] == call["toolCallId"]
     assert resumed[-1]["type"] == "RUN_FINISHED" and resumed[-1].get("outcome") in (None, {"type": "success"})
     assert out.read_text().strip() == "hello"
     assert kit.bridge.live.pgid == pid  # type: ignore[attr-defined]  # the same live CLI went on
@@ -60,7 +60,7 @@ async def test_a_refusal_is_a_closed_call_and_the_persons_words_follow(kit: Runn
     (interrupt,) = interrupts_of(events)
     why = "use a temp dir"
     resumed = await kit.runner.post(answer("t-refuse", interrupt, {"approved": False, "message": why}))
-    result = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
+    result = next(e for e in resumed if is_cli_result(e))
     assert result["toolCallId"] == interrupt["toolCallId"] and result["content"] == why
     assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")  # no new approval asked
     assert not (kit.settings.workspace_path / "out.txt").exists()

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pausing import ASK, answer, interrupts_of, offline_kit
+from pausing import ASK, answer, interrupts_of, is_cli_result, offline_kit
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -26,5 +26,5 @@ async def test_an_mcp_tool_asks_and_runs_once_approved(runner_type: str, tmp_pat
         assert call["toolCallName"] == "mcp__echo__say" and interrupt["toolCallId"] == call["toolCallId"]
         assert "TOOL_CALL_RESULT" not in [e["type"] for e in events]
         resumed = await kit.runner.post(answer("t-mcp", interrupt, True))
-    result = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
+    result = next(e for e in resumed if is_cli_result(e))
     assert result["toolCallId"] == call["toolCallId"] and "echo: hello" in result["content"]

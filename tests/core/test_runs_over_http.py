@@ -58,9 +58,9 @@ async def test_crash_mid_tool_call_closes_everything_and_reports_stderr(bridge):
             emit(type="TOOL_CALL_ARGS", toolCallId="c1", delta='{"cmd": "ls'),
             {"stderr": "fatal: model connection lost"}, {"kill": 9}))
     kinds = [e["type"] for e in events]
-    assert kinds == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_START",
-                     "TOOL_CALL_ARGS", "TOOL_CALL_END", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
-    assert json.loads(events[4]["delta"]) == {"_raw": '{"cmd": "ls'}
+    assert kinds == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+                     "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
+    assert json.loads(events[5]["delta"]) == {"_raw": '{"cmd": "ls'}
     error = events[-1]
     assert error["code"] == "CLI_EXITED"
     assert "exited with code -9" in error["message"]

@@ -57,11 +57,12 @@ def test_open_blocks_are_closed_before_an_error():
         {"type": "REASONING_MESSAGE_CONTENT", "messageId": "think", "delta": "hmm"},
         {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "partial"},
-        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell"},
+        # the text ends before the call: the platform's page holds a call only on a text it has committed
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell", "parentMessageId": "m1"},
         {"type": "STEP_STARTED", "stepName": "edit"},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"_raw": "{\\"command\\": \\"ec"}'},
         {"type": "TOOL_CALL_END", "toolCallId": "c1"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
         {"type": "REASONING_MESSAGE_END", "messageId": "think"},
         {"type": "REASONING_END", "messageId": "think"},
         {"type": "STEP_FINISHED", "stepName": "edit"},
@@ -77,8 +78,8 @@ def test_tool_arguments_are_buffered_into_one_valid_delta():
         ToolCallEndEvent(tool_call_id="c1"),
         ToolCallResultEvent(message_id="res", tool_call_id="c1", content="a.txt"),
     ])
-    assert events[1:-1] == [
-        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell"},
+    assert events[1:-1] == [  # nothing said before it: a holder of its own, named after it (see _holder_of)
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell", "parentMessageId": "c1-call"},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"command": "ls"}'},
         {"type": "TOOL_CALL_END", "toolCallId": "c1"},
         {"type": "TOOL_CALL_RESULT", "messageId": "res", "toolCallId": "c1", "content": "a.txt"},
@@ -152,7 +153,8 @@ def test_an_open_sub_agent_ends_with_the_run_and_keeps_its_marks():
     mark = {"subagentRunId": "sa1", "metadata": {"parentToolCallId": "agent-call"}}
     events = drive(sub_agent_work(), Ending(error_message="The CLI crashed.", error_code="CLI_EXITED"))
     assert events[1:] == [
-        {"type": "TOOL_CALL_START", "toolCallId": "agent-call", "toolCallName": "Agent"},
+        {"type": "TOOL_CALL_START", "toolCallId": "agent-call", "toolCallName": "Agent",
+         "parentMessageId": "agent-call-call"},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "agent-call", "delta": "{}"},
         {"type": "TOOL_CALL_END", "toolCallId": "agent-call"},
         {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "general-purpose",

@@ -46,3 +46,9 @@ async def offline_kit(runner_type: str, root: Path, monkeypatch: pytest.MonkeyPa
     clean_credentials(monkeypatch)
     async with runner_kit(runner_type, root, **overrides) as kit:
         yield kit
+
+
+def is_cli_result(event: dict[str, Any]) -> bool:
+    """A TOOL_CALL_RESULT of the CLI's, not the one closing the question card a paused run showed (the runner's card
+    is ``<run id>-ask``, closed at the start of the run that answers it)."""
+    return event["type"] == "TOOL_CALL_RESULT" and not event["toolCallId"].split("~")[0].endswith("-ask")
