@@ -8,14 +8,9 @@ says at once which image it needs); a platform variable the runner cannot use is
 from __future__ import annotations
 
 import os
-import sys
 
-# httpx's own command-line tool (httpx._main) imports rich and click where they are installed (the all-in-one image,
-# with the terminal client): 5 MiB of every idle runner for a command it never runs. Absent, httpx leaves it out.
-sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-from ambient_runner.platform.env import apply_platform_env, report  # noqa: E402
-from ambient_runner.settings import load_settings  # noqa: E402
+from ambient_runner.platform.env import apply_platform_env, report
+from ambient_runner.settings import load_settings
 
 platform_env = apply_platform_env(os.environ)  # the platform operator's variables, in the runner's terms
 settings = load_settings()

@@ -9,10 +9,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from fastapi import Depends, FastAPI
+from fastapi.openapi.utils import get_openapi
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from ambient_runner import __version__
 from ambient_runner.api import capabilities as capabilities_api
@@ -23,9 +22,8 @@ from ambient_runner.api import status as status_api
 from ambient_runner.api import tasks as tasks_api
 from ambient_runner.api import workspace as workspace_api
 from ambient_runner.api.access_log import AccessLogMiddleware
-from ambient_runner.api.auth import TokenAuthMiddleware
 from ambient_runner.api.errors import EXCEPTION_HANDLERS
-from ambient_runner.api.routing import Endpoint, openapi_document
+from ambient_runner.api.routing import require_token
 from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
@@ -43,28 +41,32 @@ from ambient_runner.workspace.repos import Repositories
 from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
 
 log = logging.getLogger(__name__)
-ENDPOINTS: list[Endpoint] = [*status_api.routes.endpoints, *capabilities_api.routes.endpoints,
-                             *runs_api.routes.endpoints, *model_api.routes.endpoints, *feedback_api.routes.endpoints,
-                             *workspace_api.routes.endpoints, *tasks_api.routes.endpoints]
+ROUTERS = [status_api.open_routes, status_api.routes, capabilities_api.routes, runs_api.routes, model_api.routes,
+           feedback_api.routes, workspace_api.routes, tasks_api.routes]
 DESCRIPTION = "Runs a coding-agent CLI and streams its work as AG-UI events."
 
 
-class RunnerApp(Starlette):
-    """The ASGI app: Starlette serving ``ENDPOINTS``, with their OpenAPI document at ``/openapi.json``."""
+class RunnerApp(FastAPI):
+    """The ASGI app: every endpoint declared with FastAPI, its OpenAPI document at ``/openapi.json`` (behind the token,
+    as every call but ``/health``; no interactive docs are served)."""
 
     def __init__(self, lifespan: Callable[[Starlette], Any]) -> None:
-        routes = [e.route() for e in ENDPOINTS] + [Route("/openapi.json", self._openapi_json, methods=["GET"])]
-        super().__init__(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)
-        self._openapi: dict[str, Any] | None = None
+        super().__init__(title="ambient-runner", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                         exception_handlers=dict(EXCEPTION_HANDLERS), openapi_url=None, docs_url=None,
+                         redoc_url=None)
+        for router in ROUTERS:
+            self.include_router(router)
+        self.add_api_route("/openapi.json", self._openapi_json, methods=["GET"], include_in_schema=False,
+                           dependencies=[Depends(require_token)])
 
     def openapi(self) -> dict[str, Any]:
-        if self._openapi is None:
-            self._openapi = openapi_document(ENDPOINTS, title="ambient-runner", version=__version__,
-                                             description=DESCRIPTION)
-        return self._openapi
+        if self.openapi_schema is None:
+            self.openapi_schema = get_openapi(title=self.title, version=self.version, openapi_version="3.1.0",
+                                              description=self.description, routes=self.routes)
+        return self.openapi_schema
 
-    async def _openapi_json(self, _: Request) -> JSONResponse:
-        return JSONResponse(self.openapi())
+    async def _openapi_json(self) -> dict[str, Any]:
+        return self.openapi()
 
 
 def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = None, *,
@@ -126,8 +128,6 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.state.repos = Repositories(workspace)
     app.state.workflows = workflows
     app.state.on_workflow_change = session_turns.workflow_changed
-    token = settings.agui_token.get_secret_value() if settings.agui_token else None
-    app.add_middleware(TokenAuthMiddleware, token=token)
     app.add_middleware(AccessLogMiddleware)  # outermost: refused requests are logged too
     return app
 

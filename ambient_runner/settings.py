@@ -12,18 +12,10 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ambient_runner.mcp.config import McpConfig, McpConfigError, load_mcp_config, parse_mcp_json, read_mcp_file
 
@@ -44,17 +36,11 @@ class SettingsError(SystemExit):
     """Raised at start for a bad setting; its message is the one line the operator sees."""
 
 
-class RunnerSettings(BaseModel):
-    model_config = ConfigDict(extra="ignore", validate_default=True)
+class RunnerSettings(BaseSettings):
+    """Every setting, from the environment (any case: ``RUNNER_TYPE`` for ``runner_type``); a value passed in wins.
+    No ``.env`` file is read: the pod's environment is the configuration."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _from_environment(cls, given: Any) -> Any:
-        """The fields not given, from the environment: ``RUNNER_TYPE`` (any case) for ``runner_type``."""
-        if not isinstance(given, dict):
-            return given
-        environment = {name.lower(): value for name, value in os.environ.items()}
-        return {name: environment[name] for name in cls.model_fields if name in environment} | given
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, case_sensitive=False)
 
     # Set by the Dockerfile (its build arg RUNNER_TYPE): the runners whose CLI and SDK the image holds.
     ambient_runner_image_runners: str = Field("", description="all, or the one runner this image holds")

@@ -19,17 +19,16 @@ from ag_ui.core import (
     ToolsCapabilities,
     TransportCapabilities,
 )
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from fastapi import Request
 
 from ambient_runner import __version__
 from ambient_runner.api.errors import ready_bridge
-from ambient_runner.api.routing import Routes
+from ambient_runner.api.routing import Settings, router
 from ambient_runner.bridges.contract import Capabilities
 from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.settings import RunnerSettings
 
-routes = Routes()
+routes = router()
 BOOT_WAIT = 30.0  # s /capabilities waits for a runner that is still starting
 
 # The platform's names for what its UI can use, by the route that serves it (its reference runner derives the list
@@ -110,10 +109,11 @@ def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: dic
     return body | platform_fields(native, settings, paths) | {"tracing": ",".join(tracing) if tracing else None}
 
 
-@routes.get("/capabilities", "What this runner and its agent can do (AG-UI AgentCapabilities)")
-async def capabilities(request: Request) -> JSONResponse:
+@routes.get("/capabilities", summary="What this runner and its agent can do (AG-UI AgentCapabilities)")
+async def capabilities(request: Request, settings: Settings) -> dict[str, Any]:
+    """AG-UI 1.0 ``AgentCapabilities`` (our own fields under ``custom``) and the platform's top-level fields."""
     bridge = await ready_bridge(request, BOOT_WAIT)
     paths = request.app.openapi()["paths"]
     tracer = request.app.state.tracer
     tracing = [d.name for d in tracer.destinations] if tracer is not None else None
-    return JSONResponse(capabilities_body(bridge.capabilities(), request.app.state.settings, paths, tracing))
+    return capabilities_body(bridge.capabilities(), settings, paths, tracing)

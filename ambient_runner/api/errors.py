@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -16,6 +18,15 @@ from ambient_runner.bridges.contract import Bridge
 from ambient_runner.stream.encoding import redact_url
 
 log = logging.getLogger(__name__)
+INVALID_MESSAGE = "the request is not valid for this call"
+
+
+class ErrorBody(BaseModel):
+    """The platform's ``ApiError``: what every error answer of this API is."""
+
+    error: str = Field(description="what went wrong, in words a person can act on")
+    code: str = Field(description="a stable code, e.g. THREAD_BUSY, INVALID_PATH")
+    details: dict[str, Any] | None = Field(None, description="what the code's meaning needs (ids, problems, ...)")
 
 
 class ApiError(Exception):
@@ -57,9 +68,25 @@ async def _http_error(_: Request, exc: Exception) -> Response:
     return response
 
 
+async def _invalid(request: Request, exc: Exception) -> Response:
+    """A body, path or query parameter its declaration refuses: the code a validator named (an upper-case error
+    type, e.g. ``UNSUPPORTED_PROTOCOL``), else the endpoint's (``BodyRules.invalid_code``); every problem listed."""
+    assert isinstance(exc, RequestValidationError)
+    rules = getattr(getattr(request.scope.get("route"), "endpoint", None), "body_rules", None)  # routing.BodyRules
+    errors = list(exc.errors())
+    named = next((e for e in errors if str(e.get("type", "")).isupper()), None)
+    problems = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in errors[:20]]
+    if named is not None:
+        context = {k: v for k, v in (named.get("ctx") or {}).items() if isinstance(v, str | int | float | bool)}
+        return error_response(422, str(named["type"]), str(named["msg"]), **context)
+    code, message = (rules.invalid_code, rules.invalid_message) if rules else ("INVALID_REQUEST", INVALID_MESSAGE)
+    return error_response(422, code, message, problems=problems)
+
+
 async def _unexpected(_: Request, exc: Exception) -> Response:
     log.exception("unexpected error while serving a request")
     return error_response(500, "INTERNAL", f"unexpected {type(exc).__name__}; see the runner log")
 
 
-EXCEPTION_HANDLERS = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
+EXCEPTION_HANDLERS = {ApiError: _api_error, HTTPException: _http_error, RequestValidationError: _invalid,
+                      Exception: _unexpected}

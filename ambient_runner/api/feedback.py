@@ -11,67 +11,63 @@ as an MLflow assessment or a Langfuse score. A body that is not such a rating is
 from __future__ import annotations
 
 import logging
-import re
 import time
-from typing import Any
+from typing import Literal
 
 from ag_ui.core import EventType, RawEvent
-from starlette.requests import Request
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from ambient_runner.api.errors import ApiError
-from ambient_runner.api.routing import Routes
-from ambient_runner.api.run_input import parse_json, read_body
+from ambient_runner.api.routing import Runs, body_rules, router
 from ambient_runner.stream.encoding import event_json
 from ambient_runner.tracing.feedback import record_feedback
 
 log = logging.getLogger(__name__)
-routes = Routes()
-META_TYPES = ("thumbs_up", "thumbs_down")
+routes = router()
 FEEDBACK_EVENT = "ambient:feedback"
 MAX_FEEDBACK_BYTES = 4 * 1024 * 1024  # a payload may carry the transcript
+TRACE_ID = r"^(tr-)?[0-9a-f]{32}$"
 
 
-TRACE_ID = re.compile(r"(tr-)?[0-9a-f]{32}")
+class FeedbackPayload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    traceId: str | None = Field(None, pattern=TRACE_ID, description="the rated run's trace")  # noqa: N815
+    messageId: str | None = None  # noqa: N815
+    comment: str | None = None
+    userId: str | None = None  # noqa: N815
 
 
-def _check(data: Any) -> tuple[str, dict[str, Any]]:
-    if not isinstance(data, dict):
-        raise ApiError(422, "INVALID_FEEDBACK", "the body must be a JSON object (a META event)")
-    if data.get("type", "META") != "META":
-        raise ApiError(422, "INVALID_FEEDBACK", f"type must be META (got {data.get('type')!r})")
-    meta_type = data.get("metaType")
-    if meta_type not in META_TYPES:
-        raise ApiError(422, "INVALID_FEEDBACK", f"metaType must be one of {', '.join(META_TYPES)} "
-                                                f"(got {meta_type!r})")
-    payload = data.get("payload", {})
-    if not isinstance(payload, dict):
-        raise ApiError(422, "INVALID_FEEDBACK", "payload must be a JSON object")
-    trace_id = payload.get("traceId")
-    if trace_id not in (None, "") and not (isinstance(trace_id, str) and TRACE_ID.fullmatch(trace_id)):
-        raise ApiError(422, "INVALID_FEEDBACK", "payload.traceId must be a trace id (32 hex digits, maybe after tr-)")
-    return meta_type, payload
+class Feedback(BaseModel):
+    """The UI's META event, as the platform's backend forwards it."""
+
+    model_config = ConfigDict(extra="ignore")
+    type: Literal["META"] = "META"
+    metaType: Literal["thumbs_up", "thumbs_down"]  # noqa: N815
+    payload: FeedbackPayload = Field(default_factory=FeedbackPayload)
+    threadId: str | None = None  # noqa: N815
 
 
-@routes.post("/feedback", "A person's thumbs up or down", body={
-    "type": "object", "required": ["metaType"], "properties": {
-        "type": {"const": "META"}, "metaType": {"enum": list(META_TYPES)}, "payload": {"type": "object"},
-        "threadId": {"type": "string"}}})
-async def feedback(request: Request) -> Response:
-    data = parse_json(await read_body(request, limit=MAX_FEEDBACK_BYTES))
-    meta_type, payload = _check(data)
-    thread_id = data.get("threadId") if isinstance(data.get("threadId"), str) else None
-    log.info("feedback %s for message %s", meta_type, str(payload.get("messageId", "?"))[:128])
+@routes.post("/feedback", summary="A person's thumbs up or down", response_class=Response,
+             responses={200: {"content": {"application/json": {}}, "description": "the RAW event stored"}})
+@body_rules(limit=MAX_FEEDBACK_BYTES, invalid_code="INVALID_FEEDBACK", invalid_message="the body is not a rating "
+            "(a META event with metaType thumbs_up or thumbs_down)")
+async def feedback(body: Feedback, request: Request, runs: Runs) -> Response:
+    """Answered with the AG-UI ``RAW`` event the backend stores; ``recorded`` says whether a trace took it."""
+    payload = body.payload.model_dump(exclude_none=True)
+    log.info("feedback %s for message %s", body.metaType, str(payload.get("messageId", "?"))[:128])
     tracer = request.app.state.tracer
     trace_id = str(payload.get("traceId") or "") or (  # the rated run's trace: named, else its thread's latest
-        (tracer.trace_ids.get(thread_id) if thread_id else None) or tracer.last_trace_id
+        (tracer.trace_ids.get(body.threadId) if body.threadId else None) or tracer.last_trace_id
         if tracer is not None else None)
     recorded = False
     if tracer is not None and trace_id:
         recorded = await record_feedback(
-            tracer, trace_id.removeprefix("tr-"), meta_type == "thumbs_up", comment=str(payload.get("comment") or ""),
+            tracer, trace_id.removeprefix("tr-"), body.metaType == "thumbs_up",
+            comment=str(payload.get("comment") or ""),
             user=str(payload.get("userId") or ""),
             metadata={k: payload[k] for k in ("messageId", "sessionName", "projectName") if payload.get(k)})
-    event = RawEvent(type=EventType.RAW, timestamp=int(time.time() * 1000),
-                     event={"name": FEEDBACK_EVENT, "metaType": meta_type, "payload": payload, "recorded": recorded})
-    return Response(event_json(event, request.app.state.runs.redactor), media_type="application/json")
+    event = RawEvent(type=EventType.RAW, timestamp=int(time.time() * 1000), event={
+        "name": FEEDBACK_EVENT, "metaType": body.metaType, "payload": payload, "recorded": recorded})
+    return Response(event_json(event, runs.redactor), media_type="application/json")
+

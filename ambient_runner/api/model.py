@@ -13,30 +13,36 @@ from __future__ import annotations
 import logging
 
 from ag_ui.core import CustomEvent, EventType
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field
 
 from ambient_runner.api.errors import ApiError, ready_bridge
-from ambient_runner.api.routing import Routes
-from ambient_runner.api.run_input import parse_json, read_body
-from ambient_runner.bridges.contract import OptionError
-from ambient_runner.runs.manager import RunManager
+from ambient_runner.api.routing import Runs, Settings, body_rules, router
+from ambient_runner.bridges.contract import MAX_MODEL_CHARS, OptionError
 
 log = logging.getLogger(__name__)
-routes = Routes()
+routes = router()
 BOOT_WAIT = 25.0  # below the backend's 30 s timeout for this call
 MODEL_SWITCHED = "ambient:model_switched"
 
 
-@routes.post("/model", "Switch the model of the next turns", body={
-    "type": "object", "required": ["model"], "properties": {"model": {"type": "string"}}})
-async def switch_model(request: Request) -> JSONResponse:
-    data = parse_json(await read_body(request, limit=64 * 1024))
-    if not isinstance(data, dict):
-        raise ApiError(422, "INVALID_REQUEST", 'the body must be a JSON object like {"model": "..."}')
-    model = data.get("model")
-    if model is not None and not isinstance(model, str):
-        raise ApiError(422, "INVALID_REQUEST", "model must be a string")
+class ModelSwitch(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    model: str | None = Field(None, max_length=4 * MAX_MODEL_CHARS, description="the model of the next turns")
+
+
+class ModelSwitched(BaseModel):
+    model: str
+    previousModel: str | None  # noqa: N815 - the wire's name
+
+
+@routes.post("/model", summary="Switch the model of the next turns", response_model=ModelSwitched,
+             responses={400: {"description": "MODEL_REQUIRED"}})
+@body_rules(limit=64 * 1024)
+async def switch_model(body: ModelSwitch, request: Request, runs: Runs, settings: Settings) -> ModelSwitched:
+    """``200`` once the default model is switched; ``422 INVALID_OPTION`` for a name no provider can call or one the
+    deployment does not offer, ``422 RUN_ACTIVE`` while a run streams."""
+    model = body.model
     if not model or not model.strip():
         raise ApiError(400, "MODEL_REQUIRED", "model must not be empty")
     bridge = await ready_bridge(request, BOOT_WAIT)
@@ -44,12 +50,10 @@ async def switch_model(request: Request) -> JSONResponse:
         model = bridge.parse_options({"model": model}).model or model.strip()
     except OptionError as exc:
         raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
-    runs: RunManager = request.app.state.runs
     active = runs.active_runs()
     if active:
         raise ApiError(422, "RUN_ACTIVE", "a run is in progress; switch the model once it has finished",
                        runIds=[run.run_id for run in active])
-    settings = request.app.state.settings
     offered = settings.model_list
     if offered and model not in offered:
         raise ApiError(422, "INVALID_OPTION", f"model {model!r} is not offered by this deployment; choose one of "
@@ -60,4 +64,4 @@ async def switch_model(request: Request) -> JSONResponse:
         log.info("model switched from %s to %s for the next turns", previous, model)
         runs.publish_between_runs(CustomEvent(type=EventType.CUSTOM, name=MODEL_SWITCHED,
                                               value={"previousModel": previous, "newModel": model}))
-    return JSONResponse({"model": model, "previousModel": previous})
+    return ModelSwitched(model=model, previousModel=previous)

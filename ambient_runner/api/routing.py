@@ -1,105 +1,151 @@
-"""The HTTP API's route table: each endpoint declared once, served by Starlette and described by ``/openapi.json``.
+"""What every endpoint shares, written once: the route class that checks a body before FastAPI reads it, the
+session-token security dependency, and the typed dependencies that hand a handler the runner's objects.
 
-Every handler takes the ``Request`` and reads what it needs itself (path and query parameters, the body through
-``read_body``/``parse_json``, so that every bad input is the API's own JSON error). An ``Endpoint`` carries what the
-OpenAPI document says of it: its summary, its query parameters and its body's JSON schema. Starlette alone serves
-them: FastAPI would add 7 MiB to every idle runner for the parameter injection and schema models this API does
-not use.
+``CheckedRoute`` runs, for every call, in this order: the token (so a caller without it learns nothing from a 422),
+then the body's size (``BodyRules.limit``, 413 ``BODY_TOO_LARGE``) and its JSON (422 ``INVALID_JSON``: not JSON, not
+UTF-8, NaN/Infinity, a lone surrogate, nesting over 100), then the endpoint's own ``prepare`` of the parsed value.
+FastAPI then validates the result against the handler's body model; its errors become the API's envelope in
+``errors.py``, under the endpoint's ``invalid_code`` unless a validator named its own code.
 """
 
 from __future__ import annotations
 
-import re
+import hmac
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
 
-from starlette.requests import Request
+from fastapi import APIRouter, Depends, Request, Security
+from fastapi.routing import APIRoute
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 from starlette.responses import Response
-from starlette.routing import Route
 
-Handler = Callable[[Request], Awaitable[Response]]
-PATH_PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
-ERROR_SCHEMA = {"type": "object", "required": ["error", "code"], "properties": {
-    "error": {"type": "string"}, "code": {"type": "string"}, "details": {"type": "object"}}}
+from ambient_runner.api.errors import ApiError, ErrorBody
+from ambient_runner.api.run_input import parse_json, read_body
+from ambient_runner.boot import Boot
+from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.runs.manager import RunManager
+from ambient_runner.settings import RunnerSettings
+from ambient_runner.workspace.paths import Workspace
+from ambient_runner.workspace.repos import Repositories
+from ambient_runner.workspace.workflows import Workflows
+
+DEFAULT_BODY_LIMIT = 1024 * 1024
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    method: str
-    path: str
-    handler: Handler
-    summary: str
-    query: tuple[str, ...] = ()  # optional string parameters
-    body: dict[str, Any] | None = None  # the JSON schema of the body it takes
-    body_required: bool = True
-    media_type: str = "application/json"  # of its 200 answer
+class BodyRules:
+    """How an endpoint's body is read: its size bound (a number, or one computed from the settings), what is done to
+    the parsed JSON before validation, and the code and words of a body its model refuses."""
 
-    def route(self) -> Route:
-        return Route(self.path, self.handler, methods=[self.method], name=f"{self.method} {self.path}")
+    limit: int | Callable[[RunnerSettings], int] = DEFAULT_BODY_LIMIT
+    prepare: Callable[[Any], Any] | None = None
+    invalid_code: str = "INVALID_REQUEST"
+    invalid_message: str = "the body is not valid for this call"
 
-    @property
-    def openapi_path(self) -> str:
-        """The path as OpenAPI writes it: ``/events/{thread_id}`` for Starlette's ``/events/{thread_id:path}``."""
-        return PATH_PARAMETER.sub(r"{\1}", self.path)
-
-    @property
-    def operation_id(self) -> str:
-        """Unique per method and path: ``post_run``, ``post_root``, ``get_mcp-status``, ``get_tasks_task_id_output``."""
-        path = re.sub(r"[{}]", "", self.openapi_path).strip("/").replace("/", "_")
-        return f"{self.method.lower()}_{path or 'root'}"
-
-    def operation(self) -> dict[str, Any]:
-        parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-                      for name in PATH_PARAMETER.findall(self.path)]
-        parameters += [{"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
-                       for name in self.query]
-        operation: dict[str, Any] = {
-            "summary": self.summary, "operationId": self.operation_id,
-            "responses": {"200": {"description": "OK", "content": {self.media_type: {}}},
-                          "default": {"description": "an error",
-                                      "content": {"application/json": {"schema": ERROR_SCHEMA}}}}}
-        if parameters:
-            operation["parameters"] = parameters
-        if self.body is not None:
-            operation["requestBody"] = {"required": self.body_required,
-                                        "content": {"application/json": {"schema": self.body}}}
-        return operation
+    def bound(self, settings: RunnerSettings) -> int:
+        return self.limit(settings) if callable(self.limit) else self.limit
 
 
-@dataclass
-class Routes:
-    """One module's endpoints: ``@routes.get("/health", "Liveness")`` registers the handler below it."""
-
-    endpoints: list[Endpoint] = field(default_factory=list)
-
-    def add(self, method: str, path: str, handler: Handler, summary: str = "", **details: Any) -> None:
-        self.endpoints.append(Endpoint(method, path, handler, summary or _first_line(handler), **details))
-
-    def get(self, path: str, summary: str = "", **details: Any) -> Callable[[Handler], Handler]:
-        return self._decorator("GET", path, summary, details)
-
-    def post(self, path: str, summary: str = "", **details: Any) -> Callable[[Handler], Handler]:
-        return self._decorator("POST", path, summary, details)
-
-    def delete(self, path: str, summary: str = "", **details: Any) -> Callable[[Handler], Handler]:
-        return self._decorator("DELETE", path, summary, details)
-
-    def _decorator(self, method: str, path: str, summary: str, details: dict[str, Any]
-                   ) -> Callable[[Handler], Handler]:
-        def register(handler: Handler) -> Handler:
-            self.add(method, path, handler, summary, **details)
-            return handler
-        return register
+NO_RULES = BodyRules()
 
 
-def openapi_document(endpoints: list[Endpoint], *, title: str, version: str, description: str) -> dict[str, Any]:
-    paths: dict[str, dict[str, Any]] = {}
-    for endpoint in endpoints:
-        paths.setdefault(endpoint.openapi_path, {})[endpoint.method.lower()] = endpoint.operation()
-    return {"openapi": "3.1.0", "info": {"title": title, "version": version, "description": description},
-            "paths": paths}
+def body_rules(**rules: Any) -> Callable[[Handler], Handler]:
+    """``@body_rules(limit=..., prepare=..., invalid_code=...)`` above a handler (below its route decorator)."""
+    def attach(handler: Handler) -> Handler:
+        handler.body_rules = BodyRules(**rules)  # type: ignore[attr-defined]
+        return handler
+    return attach
 
 
-def _first_line(handler: Handler) -> str:
-    return (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
+def rules_of(endpoint: Any) -> BodyRules:
+    return getattr(endpoint, "body_rules", NO_RULES)
+
+
+# ----- the session token --------------------------------------------------------------------------------------
+SESSION_TOKEN = APIKeyHeader(name="X-Ambient-Session-Token", auto_error=False,
+                             description="AGUI_TOKEN, as the platform's backend sends it")
+BEARER = HTTPBearer(auto_error=False, description="AGUI_TOKEN as a bearer token")
+
+
+def check_token(expected: str | None, session_token: str | None, bearer: str | None) -> None:
+    """``AGUI_TOKEN``, when set, as ``X-Ambient-Session-Token`` or ``Authorization: Bearer``. When the session token
+    header is present it alone decides: the platform's backend also forwards the user's own ``Authorization`` on
+    content and git calls. Constant-time; neither header is ever logged."""
+    if expected is None:
+        return
+    presented = (session_token if session_token is not None else bearer or "").strip()
+    if not hmac.compare_digest(presented.encode(), expected.encode()):
+        raise ApiError(401, "UNAUTHORIZED", "missing or wrong token (AGUI_TOKEN)")
+
+
+def _expected_token(request: Request) -> str | None:
+    token = request.app.state.settings.agui_token
+    return token.get_secret_value() if token else None
+
+
+async def require_token(request: Request, session_token: Annotated[str | None, Security(SESSION_TOKEN)],
+                        bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]) -> None:
+    """The security dependency of every endpoint but ``/health`` (documented in ``/openapi.json``)."""
+    check_token(_expected_token(request), session_token, bearer.credentials if bearer else None)
+
+
+def _token_first(request: Request) -> None:
+    """The same check, before the body is read (FastAPI reads the body before it solves dependencies)."""
+    bearer = request.headers.get("authorization", "")
+    check_token(_expected_token(request), request.headers.get("x-ambient-session-token"),
+                bearer[7:] if bearer[:7].lower() == "bearer " else None)
+
+
+class CheckedRoute(APIRoute):
+    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+        handler = super().get_route_handler()
+        rules, open_route = rules_of(self.endpoint), not any(
+            d.call is require_token for d in self.dependant.dependencies)
+        required = any(field.field_info.is_required() for field in self.dependant.body_params)
+
+        async def checked(request: Request) -> Response:
+            if not open_route:
+                _token_first(request)
+            if request.method in BODY_METHODS:
+                body = await read_body(request, limit=rules.bound(request.app.state.settings))
+                request._body = body  # what FastAPI reads next
+                if body.strip():
+                    data = parse_json(body)
+                    request._json = rules.prepare(data) if rules.prepare else data
+                elif required:
+                    raise ApiError(422, "INVALID_JSON", "the body is empty; send a JSON object")
+            return await handler(request)
+
+        return checked
+
+
+def router(*, open_route: bool = False) -> APIRouter:
+    """A module's router: the checked route class, the error envelope as every call's error answer, and the token
+    (unless ``open_route``: ``/health`` alone)."""
+    return APIRouter(route_class=CheckedRoute, dependencies=[] if open_route else [Depends(require_token)],
+                     responses={"default": {"model": ErrorBody, "description": "an error"}})
+
+
+# ----- the runner's objects, typed ------------------------------------------------------------------------------
+def _state(name: str) -> Callable[[Request], Any]:
+    def get(request: Request) -> Any:
+        return getattr(request.app.state, name)
+    get.__name__ = f"the_{name}"
+    return get
+
+
+Settings = Annotated[RunnerSettings, Depends(_state("settings"))]
+Runs = Annotated[RunManager, Depends(_state("runs"))]
+Metrics = Annotated[RunnerMetrics, Depends(_state("metrics"))]
+BootState = Annotated[Boot, Depends(_state("boot"))]
+WorkspaceRoot = Annotated[Workspace, Depends(_state("workspace"))]
+Repos = Annotated[Repositories, Depends(_state("repos"))]
+WorkflowSet = Annotated[Workflows, Depends(_state("workflows"))]
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema(by_alias=True)

@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 
 from ag_ui.core import RunAgentInput
-from pydantic import ValidationError
+from pydantic import Field
 from starlette.requests import Request
 
 from ambient_runner.api.errors import ApiError
@@ -83,15 +83,20 @@ def check_id(name: str, value: str) -> str:
     return value
 
 
-def parse_run_input(body: bytes) -> RunAgentInput:
-    data = parse_json(body)
+class RunInput(RunAgentInput):
+    """The body of ``POST /run``: an AG-UI ``RunAgentInput``, whose ``runId`` the runner makes when it is left out."""
+
+    run_id: str = Field(default_factory=lambda: str(uuid.uuid4()), alias="runId")
+
+
+def prepare_run_input(data: Any) -> Any:
+    """What clients send, in ``RunAgentInput``'s terms before it is validated: a ``context`` object (the platform's
+    backend passes one through as it came) as its list of entries, and an id for each message that has none."""
     if not isinstance(data, dict):
-        raise ApiError(422, "INVALID_REQUEST", "the body must be a JSON object (an AG-UI RunAgentInput)")
+        return data
     data = dict(data)
-    if "runId" not in data and "run_id" not in data:
-        data["runId"] = str(uuid.uuid4())
     context = data.get("context")
-    if isinstance(context, dict):  # the platform's backend passes an object through as it came
+    if isinstance(context, dict):
         data["context"] = [{"description": str(k), "value": v if isinstance(v, str) else json.dumps(v, default=str)}
                            for k, v in context.items()]
     messages = data.get("messages")
@@ -100,12 +105,11 @@ def parse_run_input(body: bytes) -> RunAgentInput:
             raise ApiError(422, "INVALID_REQUEST", f"more than {MAX_MESSAGES} messages")
         data["messages"] = [{"id": str(uuid.uuid4()), **m} if isinstance(m, dict) and "id" not in m else m
                             for m in messages]
-    try:
-        run_input = RunAgentInput.model_validate(data)
-    except ValidationError as exc:
-        problems = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
-        raise ApiError(422, "INVALID_RUN_INPUT", "the body is not a valid AG-UI RunAgentInput",
-                       problems=problems) from None
+    return data
+
+
+def check_run_input(run_input: RunAgentInput) -> RunAgentInput:
+    """The ids and the protocol version, which the model itself does not bound."""
     check_id("threadId", run_input.thread_id)
     check_id("runId", run_input.run_id)
     check_protocol(run_input.protocol_version)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Annotated, Any
 
 from ag_ui.core import RunAgentInput
+from fastapi import Header, Query, Request
+from fastapi import Path as PathParameter
+from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
-from ambient_runner.api.routing import Routes
-from ambient_runner.api.run_input import MAX_BODY_BYTES, check_id, parse_json, parse_run_input, read_body
+from ambient_runner.api.routing import Metrics, Runs, Settings, body_rules, router
+from ambient_runner.api.run_input import MAX_BODY_BYTES, RunInput, check_id, check_run_input, prepare_run_input
 from ambient_runner.bridges.contract import Bridge, OptionError, RunOptions
+from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.platform.caller import Caller
 from ambient_runner.runs.attachments import Attachment, AttachmentError, AttachmentRules, collect, discard_written
 from ambient_runner.runs.event_log import ThreadEventLog
@@ -23,26 +26,16 @@ from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import sse_frame
 from ambient_runner.workspace.paths import Workspace
 
-routes = Routes()
+routes = router()
 PING_SECONDS = 15
 STOPPED_WHILE_PAUSED = "The run was stopped while it waited for this answer, so this was not done."
 BOOT_WAIT_FOR_RUN = 120.0  # a run posted while the runner is still starting waits for it this long
-RUN_BODY_SCHEMA = {
-    "type": "object", "required": ["threadId", "messages"],
-    "properties": {"threadId": {"type": "string"}, "runId": {"type": "string"},
-                   "messages": {"type": "array", "items": {"type": "object"}},
-                   "forwardedProps": {"type": "object"}, "state": {}, "tools": {"type": "array"},
-                   "context": {"type": "array"}}}
 SSE = "text/event-stream"
+STREAM = {200: {"content": {SSE: {}}, "description": "AG-UI events, one `data:` line each, with an `id:`"}}
 
 
-def _runs(request: Request) -> RunManager:
-    return request.app.state.runs
-
-
-async def stream_frames(request: Request, event_log: ThreadEventLog, after: int) -> AsyncIterator[bytes]:
+async def stream_frames(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int) -> AsyncIterator[bytes]:
     """SSE frames of ``event_log`` after ``after``; batches are sent as one write."""
-    metrics = request.app.state.metrics
     metrics.sse_clients.inc()
     try:
         async for batch in event_log.follow(after):
@@ -55,8 +48,8 @@ def event_source(frames: AsyncIterator[bytes]) -> EventSourceResponse:
     return EventSourceResponse(frames, ping=PING_SECONDS, headers={"X-Accel-Buffering": "no"})
 
 
-def sse_response(request: Request, event_log: ThreadEventLog, after: int) -> EventSourceResponse:
-    return event_source(stream_frames(request, event_log, after))
+def sse_response(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int) -> EventSourceResponse:
+    return event_source(stream_frames(metrics, event_log, after))
 
 
 def attachment_rules(settings: RunnerSettings, bridge: Bridge) -> AttachmentRules:
@@ -85,10 +78,14 @@ async def admit(runs: RunManager, run_input: RunAgentInput, prompt: str, options
         raise ApiError(503, "DRAINING", str(exc)) from None
 
 
-async def start_run(request: Request) -> EventSourceResponse:
-    runs = _runs(request)
-    settings = request.app.state.settings
-    run_input = parse_run_input(await read_body(request, limit=body_limit(settings)))
+@routes.post("/run", summary="Start a run; answers an SSE stream of AG-UI events", response_class=EventSourceResponse,
+             responses=STREAM)
+@body_rules(limit=body_limit, prepare=prepare_run_input, invalid_code="INVALID_RUN_INPUT",
+            invalid_message="the body is not a valid AG-UI RunAgentInput")
+async def start_run(body: RunInput, request: Request, runs: Runs, settings: Settings,
+                    metrics: Metrics) -> EventSourceResponse:
+    """Start a run of ``threadId`` (or answer its paused one) and stream its events."""
+    run_input = check_run_input(body)
     answers = interrupt_answers(runs, run_input)
     try:
         prompt = with_context(run_input, run_prompt(runs, run_input, answers))
@@ -115,7 +112,7 @@ async def start_run(request: Request) -> EventSourceResponse:
         raise
     state = runs.thread(run.thread_id)
     assert state is not None
-    return sse_response(request, state.log, run.first_seq - 1)
+    return sse_response(metrics, state.log, run.first_seq - 1)
 
 
 def interrupt_answers(runs: RunManager, run_input: RunAgentInput) -> Answers:
@@ -149,25 +146,20 @@ def run_prompt(runs: RunManager, run_input: RunAgentInput, answers: Answers) -> 
         return ""
 
 
-routes.add("POST", "/run", start_run, "Start a run; answers an SSE stream of AG-UI events", body=RUN_BODY_SCHEMA,
-           media_type=SSE)
-routes.add("POST", "/", start_run, "Alias of POST /run", body=RUN_BODY_SCHEMA, media_type=SSE)
+routes.add_api_route("/", start_run, methods=["POST"], summary="Alias of POST /run (the platform's backend posts here)",
+                     response_class=EventSourceResponse, responses=STREAM)
 
 
-@routes.post("/interrupt", body={"type": "object", "properties": {"threadId": {"type": "string"}}},
-             body_required=False)
-async def interrupt(request: Request) -> JSONResponse:
+class InterruptBody(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    thread_id: str | None = Field(None, alias="threadId", description="the thread; every active run when absent")
+
+
+@routes.post("/interrupt", summary="Interrupt a run")
+@body_rules(limit=64 * 1024)
+async def interrupt(runs: Runs, body: InterruptBody | None = None) -> dict[str, Any]:
     """Interrupt the run of ``threadId`` (or every active run when no thread is named)."""
-    runs = _runs(request)
-    body = await read_body(request, limit=64 * 1024)
-    thread_id = None
-    if body.strip():
-        data = parse_json(body)
-        if not isinstance(data, dict):
-            raise ApiError(422, "INVALID_REQUEST", 'the body must be a JSON object like {"threadId": "..."}')
-        thread_id = data.get("threadId", data.get("thread_id"))
-        if thread_id is not None and not isinstance(thread_id, str):
-            raise ApiError(422, "INVALID_REQUEST", "threadId must be a string")
+    thread_id = body.thread_id if body is not None else None
     if thread_id is not None:
         check_id("threadId", thread_id)
         state = runs.thread(thread_id)
@@ -184,33 +176,33 @@ async def interrupt(request: Request) -> JSONResponse:
         thread, STOPPED_WHILE_PAUSED, stop_turn=True)]
     for run in targets:
         await runs.interrupt(run)
-    body: dict[str, object] = {"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]}
+    answer: dict[str, Any] = {"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]}
     if refused:
-        body["refusedInterrupts"] = refused  # the paused turn stops; the thread's next run shows how it ended
-    return JSONResponse(body)
+        answer["refusedInterrupts"] = refused  # the paused turn stops; the thread's next run shows how it ended
+    return answer
 
 
-async def between_run_frames(request: Request) -> AsyncIterator[bytes]:
-    metrics = request.app.state.metrics
+async def between_run_frames(runs: RunManager, metrics: RunnerMetrics) -> AsyncIterator[bytes]:
     metrics.sse_clients.inc()
     try:
-        async for data in _runs(request).between_runs.follow():
+        async for data in runs.between_runs.follow():
             yield f"data: {data}\n\n".encode()
     finally:
         metrics.sse_clients.dec()
 
 
-@routes.get("/events/{thread_id:path}", "Replay a thread's events, or follow the events between runs",
-            query=("after",), media_type=SSE)
-async def events(request: Request) -> EventSourceResponse:
+@routes.get("/events/{thread_id:path}", summary="Replay a thread's events, or follow the events between runs",
+            response_class=EventSourceResponse, responses=STREAM)
+async def events(runs: Runs, metrics: Metrics, thread_id: Annotated[str, PathParameter()],
+                 after: Annotated[str | None, Query(description="replay after this event id")] = None,
+                 last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None) -> EventSourceResponse:
     """With a cursor (``Last-Event-ID`` or ``?after=N``): replay the thread's events after N, then follow its live
     run. Without one (the platform backend's between-run listener): only events outside any run, from now on,
     with keep-alive comments, until the runner stops."""
-    thread_id = request.path_params["thread_id"]
     check_id("threadId", thread_id)
-    raw = request.query_params.get("after", request.headers.get("last-event-id"))
+    raw = after if after is not None else last_event_id
     if raw is None:
-        return event_source(between_run_frames(request))
+        return event_source(between_run_frames(runs, metrics))
     try:
         cursor = int(raw)
         if cursor < 0:
@@ -218,8 +210,8 @@ async def events(request: Request) -> EventSourceResponse:
     except ValueError:
         raise ApiError(422, "INVALID_REQUEST",
                        f"after / Last-Event-ID must be a whole number >= 0, got {raw!r}") from None
-    state = _runs(request).thread(thread_id)
+    state = runs.thread(thread_id)
     if state is None:
         raise ApiError(404, "UNKNOWN_THREAD", f"no events for thread {thread_id!r} in this runner")
-    return sse_response(request, state.log, cursor)
+    return sse_response(metrics, state.log, cursor)
 

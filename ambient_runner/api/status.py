@@ -4,25 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import Request
 from prometheus_client import CONTENT_TYPE_LATEST
-from starlette.requests import Request
+from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from ambient_runner.api.errors import ready_bridge
-from ambient_runner.api.routing import Routes
+from ambient_runner.api.routing import Metrics, Settings, router
 from ambient_runner.mcp.status import platform_shape
 
-routes = Routes()
+open_routes = router(open_route=True)  # /health alone needs no token
+routes = router()
 BOOT_WAIT = 30.0  # what /mcp-status waits for a runner that is still starting
 
 
-@routes.get("/health")
-async def health(request: Request) -> JSONResponse:
+class Health(BaseModel):
+    status: str
+    runnerType: str  # noqa: N815 - the wire's name
+
+
+class Readiness(BaseModel):
+    ready: bool
+    missing: list[str] = []
+    detail: str = ""
+
+
+@open_routes.get("/health", response_model=Health)
+async def health(settings: Settings) -> Health:
     """Liveness: 200 while the process serves."""
-    return JSONResponse({"status": "ok", "runnerType": request.app.state.settings.runner_type})
+    return Health(status="ok", runnerType=settings.runner_type)
 
 
-@routes.get("/ready")
+@routes.get("/ready", response_model=Readiness, response_model_exclude_defaults=True,
+            responses={503: {"model": Readiness, "description": "not ready, and why"}})
 async def ready(request: Request) -> JSONResponse:
     """Readiness: 200 only when the CLI/SDK is present, credentials are configured and the runner is not draining."""
     missing, details = not_ready(request.app.state)
@@ -53,19 +67,20 @@ def not_ready(app_state: Any) -> tuple[list[str], list[str]]:
     return missing, details
 
 
-@routes.get("/metrics", "Prometheus metrics", media_type=CONTENT_TYPE_LATEST)
-async def metrics(request: Request) -> Response:
-    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+@routes.get("/metrics", summary="Prometheus metrics", response_class=Response,
+            responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "the metrics"}})
+async def metrics(metrics: Metrics) -> Response:
+    return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
-@routes.get("/mcp-status", "The MCP servers and their tools")
-async def mcp_status(request: Request) -> JSONResponse:
+@routes.get("/mcp-status", summary="The MCP servers and their tools")
+async def mcp_status(request: Request) -> dict[str, Any]:
     bridge = await ready_bridge(request, BOOT_WAIT)
-    return JSONResponse({"servers": await bridge.mcp_status()})
+    return {"servers": await bridge.mcp_status()}
 
 
 @routes.get("/mcp/status")
-async def mcp_status_for_the_platform(request: Request) -> JSONResponse:
+async def mcp_status_for_the_platform(request: Request) -> dict[str, Any]:
     """The platform backend's MCP panel call: the same servers in its shape and status words."""
     bridge = await ready_bridge(request, BOOT_WAIT)
-    return JSONResponse(platform_shape(await bridge.mcp_status()))
+    return platform_shape(await bridge.mcp_status())

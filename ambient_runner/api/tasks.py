@@ -12,23 +12,25 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from fastapi import Path as PathParameter
+from fastapi import Request
 
 from ambient_runner.api.errors import ApiError, ready_bridge
-from ambient_runner.api.routing import Routes
+from ambient_runner.api.routing import Runs, Settings, router
+from ambient_runner.runs.manager import RunManager
 from ambient_runner.runs.tasks import TERMINAL, BackgroundTask, TaskNotStoppableError
 from ambient_runner.stream.encoding import Redactor
 
-routes = Routes()
+routes = router()
+TaskId = Annotated[str, PathParameter(min_length=1, max_length=256, description="the task's id")]
 MAX_OUTPUT_BYTES = 10 * 1024 * 1024
 BOOT_WAIT = 8.0
 
 
-def _task(request: Request, task_id: str) -> BackgroundTask:
-    task = request.app.state.runs.tasks.get(task_id)
+def _task(runs: RunManager, task_id: str) -> BackgroundTask:
+    task = runs.tasks.get(task_id)
     if task is None:
         raise ApiError(404, "UNKNOWN_TASK", f"no background task {task_id!r} in this runner")
     return task
@@ -61,27 +63,25 @@ def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Any]
     return lines
 
 
-@routes.get("/tasks", "The agent's background tasks")
-async def list_tasks(request: Request) -> JSONResponse:
-    return JSONResponse({"tasks": [task.wire() for task in request.app.state.runs.tasks.list()]})
+@routes.get("/tasks", summary="The agent's background tasks")
+async def list_tasks(runs: Runs) -> dict[str, Any]:
+    return {"tasks": [task.wire() for task in runs.tasks.list()]}
 
 
-@routes.get("/tasks/{task_id}/output", "A background task's output")
-async def task_output(request: Request) -> JSONResponse:
-    task_id = request.path_params["task_id"]
-    task = _task(request, task_id)
+@routes.get("/tasks/{task_id}/output", summary="A background task's output")
+async def task_output(task_id: TaskId, runs: Runs, settings: Settings) -> dict[str, Any]:
+    task = _task(runs, task_id)
     if not task.output_file:
         raise ApiError(404, "NO_OUTPUT", f"background task {task_id!r} has no output file (yet)")
     path = Path(task.output_file)
-    allowed = [path.parent.resolve(), request.app.state.settings.state_dir.resolve()]
-    output = await asyncio.to_thread(_read_output, path, allowed, request.app.state.runs.redactor)
-    return JSONResponse({"task_id": task_id, "output": output})
+    allowed = [path.parent.resolve(), settings.state_dir.resolve()]
+    output = await asyncio.to_thread(_read_output, path, allowed, runs.redactor)
+    return {"task_id": task_id, "output": output}
 
 
-@routes.post("/tasks/{task_id}/stop", "Stop a background task")
-async def stop_task(request: Request) -> JSONResponse:
-    task_id = request.path_params["task_id"]
-    task = _task(request, task_id)
+@routes.post("/tasks/{task_id}/stop", summary="Stop a background task")
+async def stop_task(task_id: TaskId, request: Request, runs: Runs) -> dict[str, Any]:
+    task = _task(runs, task_id)
     if task.status in TERMINAL:
         raise ApiError(409, "TASK_FINISHED", f"background task {task_id!r} has already {task.status}")
     bridge = await ready_bridge(request, BOOT_WAIT)
@@ -89,4 +89,4 @@ async def stop_task(request: Request) -> JSONResponse:
         await bridge.stop_task(task)
     except TaskNotStoppableError as exc:
         raise ApiError(409, "TASK_NOT_STOPPABLE", str(exc)) from None
-    return JSONResponse({"message": "Task stop signal sent", "task_id": task_id})
+    return {"message": "Task stop signal sent", "task_id": task_id}

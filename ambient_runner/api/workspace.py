@@ -8,30 +8,24 @@ import asyncio
 import base64
 import binascii
 import mimetypes
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from fastapi import Header, Request
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
 
 from ambient_runner.api.errors import ApiError
-from ambient_runner.api.routing import Routes
-from ambient_runner.api.run_input import parse_json, read_body
+from ambient_runner.api.routing import Repos, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
+from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitError, GitTokens
-from ambient_runner.workspace.paths import LinkRefused, PathRefused, Workspace
-from ambient_runner.workspace.repos import (
-    RepoConflict,
-    Repositories,
-    UnknownRepo,
-    configure_remote,
-    git_status,
-    list_branches,
-)
-from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
+from ambient_runner.workspace.paths import LinkRefused, PathRefused
+from ambient_runner.workspace.repos import RepoConflict, UnknownRepo, configure_remote, git_status, list_branches
+from ambient_runner.workspace.workflows import WorkflowSpec
 
-routes = Routes()
-Body = TypeVar("Body", bound=BaseModel)
+routes = router()
+GitHubToken = Annotated[str, Header(alias="X-GitHub-Token", description="for this one call's https remote")]
+GitLabToken = Annotated[str, Header(alias="X-GitLab-Token", description="for this one call's https remote")]
 
 
 class _Body(BaseModel):
@@ -70,17 +64,13 @@ class WorkflowBody(_Body):
     path: str = ""
 
 
-async def parse_body(request: Request, model: type[Body], limit: int = 1024 * 1024) -> Body:
-    data = parse_json(await read_body(request, limit=limit))
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
-        raise ApiError(422, "INVALID_REQUEST", "the body is not valid for this call", problems=problems) from None
+def _tokens(github: str, gitlab: str) -> GitTokens:
+    return GitTokens(github.strip(), gitlab.strip())
 
 
-def _workspace(request: Request) -> Workspace:
-    return request.app.state.workspace
+def _write_limit(settings: RunnerSettings) -> int:
+    """A file of RUNNER_MAX_FILE_BYTES, base64-encoded, and the rest of the body."""
+    return settings.runner_max_file_bytes * 4 // 3 + 64 * 1024
 
 
 async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
@@ -107,107 +97,88 @@ async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
 
 
 # ----- files -----------------------------------------------------------------------------------------------
-@routes.get("/content/list", "The entries of a workspace folder", query=("path",))
-async def content_list(request: Request) -> JSONResponse:
-    path = request.query_params.get("path", "")
-    items = await _guarded(asyncio.to_thread, files.list_dir, _workspace(request), path)
-    return JSONResponse({"items": items})
+@routes.get("/content/list", summary="The entries of a workspace folder")
+async def content_list(workspace: WorkspaceRoot, path: str = "") -> dict[str, Any]:
+    return {"items": await _guarded(asyncio.to_thread, files.list_dir, workspace, path)}
 
 
-@routes.get("/content/file", "A workspace file's bytes", query=("path",), media_type="application/octet-stream")
-async def content_file(request: Request) -> Response:
-    path = request.query_params.get("path", "")
-    limit = request.app.state.settings.runner_max_file_bytes
-    name, data = await _guarded(asyncio.to_thread, files.read_file, _workspace(request), path, limit)
-    media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    return Response(data, media_type=media_type)
+@routes.get("/content/file", summary="A workspace file's bytes", response_class=Response,
+            responses={200: {"content": {"application/octet-stream": {}}, "description": "the file's bytes"}})
+async def content_file(workspace: WorkspaceRoot, settings: Settings, path: str = "") -> Response:
+    limit = settings.runner_max_file_bytes
+    name, data = await _guarded(asyncio.to_thread, files.read_file, workspace, path, limit)
+    return Response(data, media_type=mimetypes.guess_type(name)[0] or "application/octet-stream")
 
 
-@routes.post("/content/write", "Write a workspace file")
-async def content_write(request: Request) -> JSONResponse:
-    limit = request.app.state.settings.runner_max_file_bytes
-    body = await parse_body(request, WriteBody, limit=limit * 4 // 3 + 64 * 1024)
+@routes.post("/content/write", summary="Write a workspace file")
+@body_rules(limit=_write_limit)
+async def content_write(body: WriteBody, workspace: WorkspaceRoot, settings: Settings) -> dict[str, Any]:
+    limit = settings.runner_max_file_bytes
     if body.encoding == "base64":
         try:
             data = base64.b64decode(body.content, validate=True)
         except (binascii.Error, ValueError):
             raise ApiError(422, "INVALID_REQUEST", "content is not valid base64") from None
     else:
-        data = body.content.encode("utf-8", "surrogatepass")
+        data = body.content.encode("utf-8")
     if len(data) > limit:
         raise ApiError(413, "FILE_TOO_LARGE", f"the content is more than {limit} bytes (RUNNER_MAX_FILE_BYTES)")
-    shown = await _guarded(asyncio.to_thread, files.write_file, _workspace(request), body.path, data)
-    return JSONResponse({"message": "ok", "path": shown, "size": len(data)})
+    shown = await _guarded(asyncio.to_thread, files.write_file, workspace, body.path, data)
+    return {"message": "ok", "path": shown, "size": len(data)}
 
 
-@routes.delete("/content/delete", "Delete a workspace file")
-async def content_delete(request: Request) -> JSONResponse:
-    body = await parse_body(request, PathBody)
-    await _guarded(asyncio.to_thread, files.delete_file, _workspace(request), body.path)
-    return JSONResponse({"message": "file deleted successfully"})
+@routes.delete("/content/delete", summary="Delete a workspace file")
+async def content_delete(body: PathBody, workspace: WorkspaceRoot) -> dict[str, Any]:
+    await _guarded(asyncio.to_thread, files.delete_file, workspace, body.path)
+    return {"message": "file deleted successfully"}
 
 
 # ----- git -------------------------------------------------------------------------------------------------
-@routes.get("/content/git-status", "A repository's git status", query=("path",))
-async def content_git_status(request: Request) -> JSONResponse:
-    path = request.query_params.get("path", "")
-    return JSONResponse(await _guarded(git_status, _workspace(request), path))
+@routes.get("/content/git-status", summary="A repository's git status")
+async def content_git_status(workspace: WorkspaceRoot, path: str = "") -> dict[str, Any]:
+    return await _guarded(git_status, workspace, path)
 
 
-@routes.get("/content/git-list-branches", "A repository's remote branches", query=("path",))
-async def content_git_branches(request: Request) -> JSONResponse:
-    path = request.query_params.get("path", "artifacts")
-    return JSONResponse({"branches": await _guarded(list_branches, _workspace(request), path)})
+@routes.get("/content/git-list-branches", summary="A repository's remote branches")
+async def content_git_branches(workspace: WorkspaceRoot, path: str = "artifacts") -> dict[str, Any]:
+    return {"branches": await _guarded(list_branches, workspace, path)}
 
 
-@routes.post("/content/git-configure-remote", "Set a repository's remote")
-async def content_git_configure_remote(request: Request) -> JSONResponse:
-    body = await parse_body(request, RemoteBody)
-    tokens = GitTokens.from_headers(request.headers)
-    answer = await _guarded(configure_remote, _workspace(request), body.path, body.remote_url, body.branch or "main",
-                            tokens)
-    return JSONResponse(answer)
+@routes.post("/content/git-configure-remote", summary="Set a repository's remote")
+async def content_git_configure_remote(body: RemoteBody, workspace: WorkspaceRoot, github: GitHubToken = "",
+                                       gitlab: GitLabToken = "") -> dict[str, Any]:
+    return await _guarded(configure_remote, workspace, body.path, body.remote_url, body.branch or "main",
+                          _tokens(github, gitlab))
 
 
-@routes.get("/content/workflow-metadata", "The active workflow's commands and agents")
-async def workflow_metadata(request: Request) -> JSONResponse:
-    workflows: Workflows = request.app.state.workflows
-    return JSONResponse(await _guarded(asyncio.to_thread, workflows.metadata))
+@routes.get("/content/workflow-metadata", summary="The active workflow's commands and agents")
+async def workflow_metadata(workflows: WorkflowSet) -> dict[str, Any]:
+    return await _guarded(asyncio.to_thread, workflows.metadata)
 
 
 # ----- repositories and workflows --------------------------------------------------------------------------
-@routes.post("/repos/add", "Clone a repository into the workspace")
-async def repos_add(request: Request) -> JSONResponse:
-    body = await parse_body(request, RepoBody)
-    repos: Repositories = request.app.state.repos
-    answer = await _guarded(repos.add, body.url, body.branch, body.name, GitTokens.from_headers(request.headers),
-                            git_status_code=502)
-    return JSONResponse(answer)
+@routes.post("/repos/add", summary="Clone a repository into the workspace")
+async def repos_add(body: RepoBody, repos: Repos, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
+    return await _guarded(repos.add, body.url, body.branch, body.name, _tokens(github, gitlab), git_status_code=502)
 
 
-@routes.post("/repos/remove", "Remove a repository from the workspace")
-async def repos_remove(request: Request) -> JSONResponse:
-    body = await parse_body(request, NameBody)
-    repos: Repositories = request.app.state.repos
+@routes.post("/repos/remove", summary="Remove a repository from the workspace")
+async def repos_remove(body: NameBody, repos: Repos) -> dict[str, Any]:
     await _guarded(repos.remove, body.name)
-    return JSONResponse({"message": "removed", "name": body.name})
+    return {"message": "removed", "name": body.name}
 
 
-@routes.get("/repos/status", "The workspace's repositories")
-async def repos_status(request: Request) -> JSONResponse:
-    repos: Repositories = request.app.state.repos
-    return JSONResponse({"repos": await _guarded(repos.status)})
+@routes.get("/repos/status", summary="The workspace's repositories")
+async def repos_status(repos: Repos) -> dict[str, Any]:
+    return {"repos": await _guarded(repos.status)}
 
 
-@routes.post("/workflow", "Select the active workflow")
-async def select_workflow(request: Request) -> JSONResponse:
-    body = await parse_body(request, WorkflowBody)
-    workflows: Workflows = request.app.state.workflows
+@routes.post("/workflow", summary="Select the active workflow")
+async def select_workflow(body: WorkflowBody, workflows: WorkflowSet, workspace: WorkspaceRoot, request: Request,
+                          github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
     spec = WorkflowSpec(body.git_url.strip(), body.branch.strip() or "main", body.path.strip().strip("/"))
-    folder, changed = await _guarded(workflows.select, spec, GitTokens.from_headers(request.headers),
-                                     git_status_code=502)
+    folder, changed = await _guarded(workflows.select, spec, _tokens(github, gitlab), git_status_code=502)
     if changed:
         await request.app.state.on_workflow_change()
-    return JSONResponse({"message": "Workflow updated" if changed else "Workflow already active",
-                         "gitUrl": spec.git_url, "branch": spec.branch, "path": spec.path,
-                         "directory": _workspace(request).relative(folder)})
+    return {"message": "Workflow updated" if changed else "Workflow already active", "gitUrl": spec.git_url,
+            "branch": spec.branch, "path": spec.path, "directory": workspace.relative(folder)}
