@@ -26,6 +26,8 @@ class Caller:
     def from_headers(cls, headers: Mapping[str, str]) -> Caller:
         """From the run request's headers (any case); unusable values are dropped, never passed on as they are."""
         token = CONTROL_CHARACTERS.sub("", headers.get("x-caller-token", "").strip())[:MAX_TOKEN_LENGTH]
+        if not (token.isascii() and token.isprintable()):  # no real token; httpx could not send it either
+            token = ""
         user_id = USER_ID_CHARACTERS.sub("", headers.get("x-current-user-id", "").strip()[:MAX_LENGTH])
         return cls(token, user_id)
 

@@ -25,7 +25,7 @@ gitlab_host=$(cat "$store/gitlab/host" 2>/dev/null)
 if [ -n "$gitlab_host" ] && [ "$host" = "$gitlab_host" ]; then kind=gitlab
 else
   case "$host" in
-    gitlab.com|*.gitlab.com|*gitlab*) kind=gitlab;;
+    gitlab.com|*.gitlab.com) kind=gitlab;;
     {github_cases}) kind=github;;
   esac
 fi

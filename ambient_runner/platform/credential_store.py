@@ -7,7 +7,7 @@ files are rewritten before every run and read by the tools when they run:
 
 * git over https: ``credential.helper`` (through ``GIT_CONFIG_COUNT``, so no repository or home config is needed)
   is a script that reads the current token at each call: GitHub's for GitHub hosts (``github.com``, ``*.github.com``,
-  ``*.ghe.com``, ``RUNNER_GITHUB_HOSTS``), GitLab's for ``gitlab.com``, ``*gitlab*`` hosts and the account's own
+  ``*.ghe.com``, ``RUNNER_GITHUB_HOSTS``), GitLab's for ``gitlab.com``, ``*.gitlab.com`` and the account's own
   instance, nothing for any other host; plain http only to loopback;
 * the git identity (``user.name``, ``user.email`` of the GitHub, else GitLab account): an ``include.path`` file;
 * ``gh`` and ``glab``: ``GH_CONFIG_DIR/hosts.yml`` and ``GLAB_CONFIG_DIR/config.yml``;
@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ from ambient_runner.platform.credential_scripts import bash_env_script, claude_e
 DEFAULT_NAME, DEFAULT_EMAIL = "Ambient Code Bot", "bot@ambient-code.local"
 GITHUB_HOST_PATTERNS = ("github.com", "*.github.com", "*.ghe.com")
 HOST_PATTERN = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9.*:-]*$")
+SUBDIRECTORIES = ("github", "gitlab", "gh", "glab", "kube", "gerrit", "google")
+TOKEN_FILES = ("exports.sh", "github/token", "gitlab/token", "gh/hosts.yml", "glab/config.yml", "kube/config",
+               "gerrit/gerrit_config.json", "gitconfig")
 EXPORTED = ("GITHUB_TOKEN", "GITLAB_TOKEN", "JIRA_URL", "JIRA_EMAIL", "JIRA_API_TOKEN", "CODERABBIT_API_KEY",
             "USER_GOOGLE_EMAIL", "GOOGLE_APPLICATION_CREDENTIALS")
 
@@ -90,20 +94,35 @@ class CredentialStore:
 
     # ----- writing -------------------------------------------------------------------------------------------
     def install(self) -> None:
-        """The directory (0700, ours) and the scripts; no account until ``deliver``."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        """The directory (0700, ours, made fresh: whatever was at its path is removed first) and the scripts; no
+        account until ``deliver``."""
+        if self.root.is_symlink() or self.root.is_file():
+            self.root.unlink()
+        elif self.root.exists():
+            shutil.rmtree(self.root)
+        self.root.parent.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(mode=0o700)  # FileExistsError: something made it meanwhile, and it is not ours
         if self.root.is_symlink() or self.root.stat().st_uid != os.getuid():
             raise RuntimeError(f"{self.root} is not a directory of this runner's user")
         self.root.chmod(0o700)
-        for sub in ("github", "gitlab", "gh", "glab", "kube", "gerrit", "google"):
-            (self.root / sub).mkdir(mode=0o700, exist_ok=True)
+        self.clear()
+
+    def _fresh_layout(self) -> None:
+        """Every folder a plain folder of ours and every script as the runner wrote it, before each delivery: what
+        a tool of an earlier run changed there (a link planted in place of a folder, a rewritten helper) is gone
+        before the next sender's accounts are written."""
+        for sub in SUBDIRECTORIES:
+            folder = self.root / sub
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                folder.unlink()
+            folder.mkdir(mode=0o700, exist_ok=True)
         self._write(self.helper, helper_script(self.root, self.github_hosts), mode=0o700)
         self._write(self.root / "bash_env", bash_env_script(self.helper, self.root / "exports.sh"))
         self._write(self.root / "claude_env", claude_env_script(self.root / "bash_env"))
-        self.clear()
 
     def deliver(self, values: Mapping[str, Any]) -> None:
         """Replace every account with those of ``values`` (kind -> the backend's answer)."""
+        self._fresh_layout()
         exported: dict[str, str] = {}
         github = values.get("github") if isinstance(values.get("github"), dict) else {}
         gitlab = values.get("gitlab") if isinstance(values.get("gitlab"), dict) else {}
@@ -126,6 +145,9 @@ class CredentialStore:
         self._export(exported)
 
     def clear(self) -> None:
+        """No account left: every token file removed first (one by one, whatever is in the way), then the rest."""
+        for path in TOKEN_FILES:
+            _remove(self.root / path)
         self.deliver({})
 
     def _github(self, data: dict[str, Any], exported: dict[str, str]) -> None:
@@ -155,7 +177,7 @@ class CredentialStore:
         def pick(field: str, default: str) -> str:
             for data in (github, gitlab):  # GitHub's account first, as the reference does
                 value = str(data.get(field) or "").strip() if data.get("token") else ""
-                if value and "\n" not in value:
+                if value and value.isprintable():  # a control character would break every git command
                     return value
             return default
 
@@ -221,7 +243,7 @@ class CredentialStore:
 
     def _put(self, path: Path, text: str | None) -> None:
         if text is None:
-            path.unlink(missing_ok=True)
+            _remove(path)
         else:
             self._write(path, text)
 
@@ -229,7 +251,9 @@ class CredentialStore:
     def _write(path: Path, text: str, mode: int = 0o600) -> None:
         """Whole, or not at all: a tool reading it meanwhile sees the old or the new file."""
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.unlink(missing_ok=True)
+        _remove(temporary)
+        if path.is_dir() and not path.is_symlink():  # a folder planted where a file goes
+            shutil.rmtree(path)
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
         try:
             with os.fdopen(descriptor, "w") as handle:
@@ -239,6 +263,14 @@ class CredentialStore:
             with contextlib.suppress(OSError):
                 temporary.unlink()
             raise
+
+
+def _remove(path: Path) -> None:
+    """Whatever is at ``path`` (a link itself, never what it names; a folder with all it holds)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _yaml(data: Mapping[str, Any], indent: int = 0) -> str:

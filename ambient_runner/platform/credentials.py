@@ -166,6 +166,8 @@ class CredentialSource:
             return None, "timeout"
         except httpx.HTTPError as exc:
             return None, f"unreachable ({type(exc).__name__})"
+        except Exception as exc:  # noqa: BLE001 - whatever else goes wrong is this provider's warning, not the run's
+            return None, f"runner error ({type(exc).__name__})"
         if response.status_code == 404:
             return None, None
         if response.status_code != 200:

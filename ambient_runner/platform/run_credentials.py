@@ -105,6 +105,9 @@ class RunCredentials:
             fetched = await self.source.fetch(caller)
         except Exception:  # noqa: BLE001 - a broken integration never stops a coding run
             log.exception("fetching the connected accounts failed for run %s", run.run_id)
+            async with self._lock:  # nobody's accounts for this run (not the previous sender's either)
+                self.store.clear()
+                self._holding[run.run_id] = caller.user_id
             return [self._event(CredentialWarning("all", "runner error"))]
         async with self._lock:
             if self._held_by_another(caller):  # another person's run started meanwhile

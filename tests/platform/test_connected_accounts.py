@@ -311,3 +311,46 @@ async def test_an_mcp_servers_own_credentials_are_fetched_and_given_under_its_va
     given = credentials.agent_environment(frozenset({"MCP_ISSUE_TRACKER_API_KEY", "JIRA_API_TOKEN", "PATH"}))
     assert given["MCP_ISSUE_TRACKER_API_KEY"] == "tracker-key-of-ada" and given["JIRA_API_TOKEN"] == ""
     assert "PATH" not in given and given["BASH_ENV"].startswith(str(config.runner_credentials_dir))
+
+
+def test_what_a_tool_changed_in_the_store_is_gone_before_the_next_delivery(tmp_path):
+    """The agent's tools run as the runner's user: a link planted in place of a folder, a rewritten helper or a
+    folder in place of a file never carry the next sender's tokens anywhere else (found in review)."""
+    from ambient_runner.platform.credential_store import CredentialStore
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    store = CredentialStore(tmp_path / "store")
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "planted").write_text("left by someone")
+    store.install()
+    assert not (tmp_path / "store" / "planted").exists()  # made fresh
+    (store.root / "github").rmdir()
+    (store.root / "github").symlink_to(workspace)
+    store.helper.write_text("#!/bin/sh\ncat \"$0\" > /tmp/stolen\n")
+    (store.root / "gitconfig").unlink(missing_ok=True)
+    (store.root / "gitconfig").mkdir()
+    store.deliver({"github": {"token": "ghp_" + "n" * 36, "userName": "B\x01", "email": "b@example.com"}})
+    assert list(workspace.iterdir()) == []
+    assert "stolen" not in store.helper.read_text() and (store.root / "github" / "token").is_file()
+    assert "B\x01" not in (store.root / "gitconfig").read_text()
+    store.clear()
+    assert not (store.root / "github" / "token").exists() and "ghp_" not in (store.root / "exports.sh").read_text()
+
+
+def test_a_gitlab_token_goes_only_to_gitlab_hosts(tmp_path):
+    import subprocess
+
+    from ambient_runner.platform.credential_store import CredentialStore
+
+    store = CredentialStore(tmp_path / "store")
+    store.install()
+    store.deliver({"gitlab": {"token": "glpat-" + "t" * 20, "instanceUrl": "https://git.acme.example"}})
+
+    def asked(host: str) -> str:
+        return subprocess.run([str(store.helper), "get"], input=f"protocol=https\nhost={host}\n\n", text=True,
+                              capture_output=True, timeout=30, check=False).stdout
+
+    assert "glpat-" in asked("gitlab.com") and "glpat-" in asked("git.acme.example")
+    for host in ("gitlab.attacker.io", "mygitlab-mirror.evil.com", "github.com"):
+        assert "glpat-" not in asked(host), host
