@@ -115,6 +115,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
                 uninstall_credentials()
             for uninstall in uninstall_redaction:
                 uninstall()
+            log.info("runner stopped: runs drained, state saved, CLI ended")
 
     app = RunnerApp(lifespan)
     app.state.settings = settings

@@ -121,6 +121,8 @@ print(f"child exited {code}", flush=True)
 def test_under_make_a_terminals_ctrl_c_reaches_the_runner_only() -> None:
     pid, fd = pty.fork()
     if pid == 0:  # a terminal's foreground job, like make: it dies on SIGINT if the terminal sends it one
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a terminal's job starts (a suite run in the background
+        # of a non-interactive shell has SIGINT ignored, and exec would keep that)
         os.chdir(ROOT)
         os.environ["PYTHONPATH"] = str(ROOT)
         os.execv(sys.executable, [sys.executable, "-c", MAKE_LIKE_PARENT, FOREGROUND_CHILD])

@@ -106,7 +106,7 @@ async def test_sigterm_mid_run_saves_the_state_before_the_process_ends(s3_url: s
         a.stop()
     log = a.log.read_text()
     assert "state sync (shutdown): generation 2 saved to " + s3_url in log, log[-3000:]
-    assert log.index("generation 2 saved") < log.index("Application shutdown complete")
+    assert log.index("generation 2 saved") < log.index("runner stopped")
 
     async with synced_harness(s3_url, workspace) as b:
         third = await b.run("t1", "third")
