@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -254,6 +255,26 @@ def _exchange(a: Path, b: Path) -> None:
         raise OSError(ctypes.get_errno(), "renameat2")
 
 
+@contextlib.contextmanager
+def exchanging(a: Path, b: Path) -> Iterator[list[int]]:
+    """``a`` and ``b`` exchanged in a tight loop on a thread (bounded: 200,000 swaps), until the block ends; yields
+    the swap count."""
+    done, swaps = threading.Event(), [0]
+
+    def swapper() -> None:
+        while not done.is_set() and swaps[0] < 200_000:
+            _exchange(a, b)
+            swaps[0] += 1
+
+    thread = threading.Thread(target=swapper)
+    thread.start()
+    try:
+        yield swaps
+    finally:
+        done.set()
+        thread.join()
+
+
 def test_a_folder_swapped_for_a_link_mid_call_never_leads_outside(tmp_path):
     workspace, outside = tmp_path / "workspace", tmp_path / "outside"
     (workspace / "d").mkdir(parents=True)
@@ -262,17 +283,8 @@ def test_a_folder_swapped_for_a_link_mid_call_never_leads_outside(tmp_path):
     (workspace / "swap").symlink_to(outside)
     before = tree(outside)
     ws = Workspace.of(workspace, tmp_path / "state" / ".gemini")
-    done, swaps = threading.Event(), [0]
-
-    def swapper() -> None:
-        while not done.is_set() and swaps[0] < 200_000:
-            _exchange(workspace / "d", workspace / "swap")
-            swaps[0] += 1
-
-    thread = threading.Thread(target=swapper)
-    thread.start()
     outcomes = {"written": 0, "deleted": 0, "refused": 0}
-    try:
+    with exchanging(workspace / "d", workspace / "swap") as swaps:
         for i in range(3000):
             with contextlib.suppress(files.NotFound):
                 try:
@@ -284,9 +296,6 @@ def test_a_folder_swapped_for_a_link_mid_call_never_leads_outside(tmp_path):
                         outcomes["written"] += 1
                 except PathRefused:
                     outcomes["refused"] += 1
-    finally:
-        done.set()
-        thread.join()
     assert tree(outside) == before, sorted(set(tree(outside)) ^ set(before))
     assert swaps[0] > 1000 and min(outcomes.values()) > 0, (swaps, outcomes)  # both sides of the race were hit
 
@@ -467,25 +476,13 @@ def test_removals_and_workflow_installs_through_a_swapped_folder_touch_nothing_o
         (outside / f"x{i}" / "precious").write_text("keep")
     (workspace / "swap").symlink_to(outside)
     ws = Workspace.of(workspace, tmp_path / "state" / ".gemini")
-    done, swaps = threading.Event(), [0]
-
-    def swapper() -> None:
-        while not done.is_set() and swaps[0] < 200_000:
-            _exchange(workspace / "repos", workspace / "swap")
-            swaps[0] += 1
-
-    thread = threading.Thread(target=swapper)
-    thread.start()
     refused = 0
-    try:
+    with exchanging(workspace / "repos", workspace / "swap") as swaps:
         for i in range(count):
             try:
                 remove_in(ws, "repos", f"x{i}")
             except PathRefused:
                 refused += 1
-    finally:
-        done.set()
-        thread.join()
     assert all((outside / f"x{i}" / "precious").read_text() == "keep" for i in range(count))
     assert swaps[0] > 100 and 0 < refused < count, (swaps, refused)
 
