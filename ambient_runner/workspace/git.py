@@ -1,10 +1,11 @@
-"""Git for the workspace endpoints, through libgit2 (pygit2) inside the runner: no ``git`` process is started.
+"""Git for the workspace endpoints, through libgit2 (pygit2) in the git worker (``git_worker``, one confined process per
+operation, started by ``run_worker``): no ``git`` process is started.
 
 That makes the endpoints safe by construction against a repository (or the agent) that configured commands: libgit2
 runs no filter driver (``filter.*.clean``/``process``), no hook, no fsmonitor, no pager or editor, no
 ``uploadpack``/``receivepack`` and no ``core.sshCommand``; it reads no user, XDG or system config (the search path is
 emptied) and only the repository's own, whose values can change no URL the runner fetches (checked after the remote
-is made). Tokens (the platform's ``X-GitHub-Token`` / ``X-GitLab-Token``) never leave this process: libgit2 asks for
+is made). Tokens (the platform's ``X-GitHub-Token`` / ``X-GitLab-Token``) reach only that worker: libgit2 asks for
 them through a callback, which answers only over https and only for the host of the URL the call was made for.
 
 Features of git the endpoints therefore do not honour: filter drivers (LFS pointers stay pointers in a clone and in
@@ -22,10 +23,9 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from ambient_runner.stream.encoding import redact_url
@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 
 LOCAL_TIMEOUT = 30.0
 REMOTE_TIMEOUT = 120.0
-T = TypeVar("T")
 
 
 class GitError(RuntimeError):
@@ -49,10 +48,6 @@ class GitError(RuntimeError):
 class GitTokens:
     github: str = ""
     gitlab: str = ""
-
-    @classmethod
-    def from_headers(cls, headers: Mapping[str, str]) -> GitTokens:
-        return cls(headers.get("x-github-token", "").strip(), headers.get("x-gitlab-token", "").strip())
 
     def for_request(self, url: str, host: str) -> tuple[str, str] | None:
         """``(username, token)`` for a request libgit2 makes to ``url``: over https to ``host`` only."""
