@@ -73,23 +73,27 @@ async def _checked(workspace: Workspace, folder: Path) -> list[Path] | None:
     return await asyncio.to_thread(repository.repo_paths, workspace, folder, workspace.relative(folder))
 
 
-async def git_status(workspace: Workspace, raw: str) -> dict[str, Any]:
-    target = workspace.resolve(raw)
-    paths = await _checked(workspace, target)
+async def _query(workspace: Workspace, folder: Path, op: str) -> Any | None:
+    """The git worker's ``op`` (status, branches, remote) on ``folder``'s repository, confined to its checked
+    folders; None when it has none."""
+    paths = await _checked(workspace, folder)
     if paths is None:
-        return {"initialized": False, "hasChanges": False}
-    return await run_worker("status", {"folder": str(target), "shown": workspace.relative(target)}, workspace,
+        return None
+    return await run_worker(op, {"folder": str(folder), "shown": workspace.relative(folder)}, workspace,
                             writable=paths)
+
+
+async def git_status(workspace: Workspace, raw: str) -> dict[str, Any]:
+    answer = await _query(workspace, workspace.resolve(raw), "status")
+    return answer if answer is not None else {"initialized": False, "hasChanges": False}
 
 
 async def list_branches(workspace: Workspace, raw: str) -> list[str]:
     """The remote's branches (``origin/`` dropped); a repository without a remote: its own branches."""
-    target = workspace.resolve(raw)
-    paths = await _checked(workspace, target)
-    if paths is None:
+    branches = await _query(workspace, workspace.resolve(raw), "branches")
+    if branches is None:
         raise UnknownRepo(f"{raw or '/'} is not a git repository")
-    return await run_worker("branches", {"folder": str(target), "shown": workspace.relative(target)}, workspace,
-                            writable=paths)
+    return branches
 
 
 async def _source(workspace: Workspace, url: str) -> tuple[Path, ...]:
@@ -140,11 +144,7 @@ async def clone(workspace: Workspace, url: str, parent: str, name: str, branch: 
 
 async def remote_of(workspace: Workspace, folder: Path) -> str:
     """``folder``'s ``origin`` URL (``""`` when it has none)."""
-    paths = await _checked(workspace, folder)
-    if paths is None:
-        return ""
-    return await run_worker("remote", {"folder": str(folder), "shown": workspace.relative(folder)}, workspace,
-                            writable=paths)
+    return await _query(workspace, folder, "remote") or ""
 
 
 def _fresh_folder(workspace: Workspace, parent: str, name: str) -> None:
@@ -182,15 +182,15 @@ class Repositories:
         self.workspace = workspace
         self._lock = asyncio.Lock()  # one clone or removal at a time
 
-    @property
     def root(self) -> Path:
+        """``repos/``, refused when it is a link."""
         return self.workspace.top_folder("repos")
 
     async def add(self, url: str, branch: str | None, name: str | None, tokens: GitTokens) -> dict[str, Any]:
         url = check_remote_url(url, self.workspace)
         name = repo_name(url, name)
         async with self._lock:
-            self.root  # noqa: B018 - refused when /repos is a link
+            self.root()
             destination = self.workspace.resolve(f"repos/{name}", allow_root=False)
             if destination.exists():
                 existing = await remote_of(self.workspace, destination)
@@ -205,14 +205,14 @@ class Repositories:
     async def remove(self, name: str) -> None:
         name = repo_name("", name)
         async with self._lock:
-            self.root  # noqa: B018 - refused when /repos is a link
+            self.root()
             lexical = self.workspace.lexical(f"repos/{name}")
             if not lexical.is_symlink() and not lexical.is_dir():
                 raise UnknownRepo(f"no repository named {name!r}")
             await asyncio.to_thread(remove_in, self.workspace, "repos", name)
 
     async def status(self) -> list[dict[str, Any]]:
-        root = self.root
+        root = self.root()
         if not root.is_dir():
             return []
         entries: list[tuple[str, str]] = []
