@@ -89,7 +89,10 @@ def _expected_token(request: Request) -> str | None:
 
 async def require_token(request: Request, session_token: Annotated[str | None, Security(SESSION_TOKEN)],
                         bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]) -> None:
-    """The security dependency of every endpoint but ``/health`` (documented in ``/openapi.json``)."""
+    """The security dependency of every endpoint but ``/health`` (documented in ``/openapi.json``); a route of
+    ``CheckedRoute`` has checked the same headers already, before reading the body."""
+    if getattr(request.state, "token_checked", False):
+        return
     check_token(_expected_token(request), session_token, bearer.credentials if bearer else None)
 
 
@@ -110,6 +113,7 @@ class CheckedRoute(APIRoute):
         async def checked(request: Request) -> Response:
             if not open_route:
                 _token_first(request)
+                request.state.token_checked = True
             if request.method in BODY_METHODS:
                 body = await read_body(request, limit=rules.bound(request.app.state.settings))
                 request._body = body  # what FastAPI reads next
