@@ -18,7 +18,6 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Depends, Request, Security
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
 from starlette.responses import Response
 
 from ambient_runner.api.errors import ApiError, ErrorBody
@@ -149,7 +148,3 @@ BootState = Annotated[Boot, Depends(_state("boot"))]
 WorkspaceRoot = Annotated[Workspace, Depends(_state("workspace"))]
 Repos = Annotated[Repositories, Depends(_state("repos"))]
 WorkflowSet = Annotated[Workflows, Depends(_state("workflows"))]
-
-
-def json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(by_alias=True)
