@@ -19,6 +19,7 @@ from typing import Any
 
 from ambient_runner.process.landlock import confine
 from ambient_runner.workspace import repository
+from ambient_runner.workspace.beneath import real_path
 from ambient_runner.workspace.git import Deadline, GitError, GitTokens, lib
 from ambient_runner.workspace.paths import LinkRefused, PathRefused, Workspace
 
@@ -56,7 +57,7 @@ OPERATIONS: dict[str, Callable[[dict[str, Any], GitTokens, Deadline], Any]] = {
 def _held(path: str, workspace: Workspace) -> int:
     """``path`` opened (``O_PATH``) and checked where it really is: inside the workspace, outside its state dir."""
     fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    if not workspace.contains(Path(os.readlink(f"/proc/self/fd/{fd}"))):
+    if not workspace.contains(real_path(fd)):
         os.close(fd)
         raise LinkRefused(f"{path} now leads out of the workspace; not followed")
     return fd
