@@ -56,8 +56,9 @@ test-fast: install
 test-slow: install
 	$(PY) -m pytest -q -m slow
 
-lint: install
+lint: install  ## ruff, then the layers and no import cycles (import-linter: pyproject's [tool.importlinter])
 	$(VENV)/bin/ruff check ambient_runner ag_ui_cli_common ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 image:  ## build the images (one per runner, and the all-in-one) with buildah as root, no Docker engine: deploy/image/build.sh
 	bash deploy/image/build.sh

@@ -14,10 +14,10 @@ from sse_starlette import EventSourceResponse
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Metrics, Runs, Settings, body_rules, router
 from ambient_runner.api.run_input import MAX_BODY_BYTES, RunInput, check_id, check_run_input, prepare_run_input
-from ambient_runner.bridges.contract import Bridge, OptionError, RunOptions
+from ambient_runner.bridges.caller import Caller
+from ambient_runner.bridges.contract import Attachment, Bridge, OptionError, RunOptions
 from ambient_runner.metrics import RunnerMetrics
-from ambient_runner.platform.caller import Caller
-from ambient_runner.runs.attachments import Attachment, AttachmentError, AttachmentRules, collect, discard_written
+from ambient_runner.runs.attachments import AttachmentError, AttachmentRules, collect, discard_written
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.manager import ActiveRun, DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
 from ambient_runner.runs.prompt import ContextTooLargeError, NoPromptError, new_user_text, with_context

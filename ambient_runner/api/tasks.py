@@ -19,8 +19,8 @@ from fastapi import Request
 
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Runs, Settings, router
+from ambient_runner.bridges.tasks import TERMINAL, BackgroundTask, TaskNotStoppableError
 from ambient_runner.runs.manager import RunManager
-from ambient_runner.runs.tasks import TERMINAL, BackgroundTask, TaskNotStoppableError
 from ambient_runner.stream.encoding import Redactor
 
 routes = router()

@@ -27,11 +27,11 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import Pauses
+from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.session_map import SessionMap
 
 log = logging.getLogger(__name__)
 

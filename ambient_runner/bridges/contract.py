@@ -18,22 +18,23 @@ escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A brid
 from __future__ import annotations
 
 import asyncio
+import base64
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ambient_runner.bridges.caller import Caller
+from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
 from ambient_runner.model_proxy import ModelProxy, Upstream
 from ambient_runner.model_proxy.gateway_headers import gateway_headers
-from ambient_runner.platform.caller import Caller
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
-from ambient_runner.runs.attachments import Attachment
-from ambient_runner.runs.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
 
 TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
 
@@ -141,6 +142,22 @@ class RunOptions(_CamelModel):
     approval_policy: str = "auto"  # "ask": tools that change things wait for a person (an interrupt)
     approval_policy_named: bool = False  # by the run itself (else the deployment's default)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """An image or document part of the run's new user messages, checked and written where the CLI reads it
+    (``runs.attachments`` collects them)."""
+
+    part: str  # where it came from, for messages and errors
+    kind: str  # "image" | "document"
+    mime_type: str
+    data: bytes
+    path: Path  # the written copy the CLI reads (outside the workspace)
+
+    @property
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """CLI turns that wait for a person, written once for every bridge.
 
-When a CLI asks for an approval or puts a question, its bridge opens an interrupt (``runs.interrupts``) and a
+When a CLI asks for an approval or puts a question, its bridge opens an interrupt (``bridges.interrupts``) and a
 ``Paused`` marker joins the turn's stream. The bridge then ends the run (``ending``: the waiting tool calls, then
 ``RUN_FINISHED`` with the interrupts) and parks the turn: its stream and adapter, untouched, for the thread's next
 run, which takes it back (``take``) once the answer has reached the CLI and streams the rest of the same turn.
@@ -28,7 +28,7 @@ from ag_ui.core import (
 )
 
 from ambient_runner.bridges.contract import RunOptions, Turn
-from ambient_runner.runs.interrupts import Answer, InterruptBook, refusal_note
+from ambient_runner.bridges.interrupts import Answer, InterruptBook, refusal_note
 
 # A turn's end when it is not the run's end (a paused turn finishing before the run's new message): dropped.
 TERMINAL_EVENTS = (EventType.RUN_FINISHED, EventType.RUN_ERROR)

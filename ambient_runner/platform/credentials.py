@@ -30,7 +30,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from ambient_runner.platform.caller import Caller
+from ambient_runner.bridges.caller import Caller
 from ambient_runner.platform.first_turn import read_bot_token
 from ambient_runner.settings import RunnerSettings
 

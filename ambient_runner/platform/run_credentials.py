@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ag_ui.core import BaseEvent, CustomEvent
 
-from ambient_runner.platform.caller import Caller
+from ambient_runner.bridges.caller import Caller
 from ambient_runner.platform.credential_secrets import secrets_of
 from ambient_runner.platform.credential_store import CredentialStore, account_variable
 from ambient_runner.platform.credentials import CredentialSource, CredentialWarning

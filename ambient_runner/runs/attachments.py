@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from ag_ui.core import RunAgentInput
 
+from ambient_runner.bridges.contract import Attachment
 from ambient_runner.runs.prompt import trailing_user_messages
 from ambient_runner.runs.url_fetch import FetchRefused, fetch_url, public_address
 from ambient_runner.workspace.paths import PathRefused, Workspace
@@ -45,19 +46,6 @@ class AttachmentError(ValueError):
         super().__init__(f"{part}: {message}")
         self.part = part
         self.message = message
-
-
-@dataclass(frozen=True)
-class Attachment:
-    part: str  # where it came from, for messages and errors
-    kind: str  # "image" | "document"
-    mime_type: str
-    data: bytes
-    path: Path  # the written copy the CLI reads (outside the workspace)
-
-    @property
-    def base64(self) -> str:
-        return base64.b64encode(self.data).decode("ascii")
 
 
 @dataclass(frozen=True)

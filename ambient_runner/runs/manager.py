@@ -25,17 +25,17 @@ from typing import Protocol
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome
 
-from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
+from ambient_runner.bridges.caller import Caller
+from ambient_runner.bridges.contract import Attachment, Bridge, BridgeError, RunOptions, Turn
+from ambient_runner.bridges.interrupts import InterruptBook
+from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
 from ambient_runner.metrics import RunnerMetrics
-from ambient_runner.platform.caller import Caller
-from ambient_runner.runs.attachments import Attachment, discard_written
+from ambient_runner.runs.attachments import discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
-from ambient_runner.runs.interrupts import InterruptBook
 from ambient_runner.runs.question_card import Card, build_card
 from ambient_runner.runs.resume import Answers
-from ambient_runner.runs.tasks import BridgeHost, TaskRegistry
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds

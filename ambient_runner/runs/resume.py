@@ -20,7 +20,7 @@ from typing import Any
 
 from ag_ui.core import RunAgentInput
 
-from ambient_runner.runs.interrupts import Answer, PendingInterrupt
+from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
 from ambient_runner.runs.prompt import trailing_user_messages
 from ambient_runner.runs.question_card import ANSWER_TYPE, CardAnswerError, answers_from_card, card_questions
 

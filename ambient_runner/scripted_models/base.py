@@ -6,7 +6,7 @@ Script, decided from the latest user turn of each request (``decide``):
 
 * the latest user turn carries a tool result      -> the final answer, streamed as 3 text chunks (``REFUSED_ANSWER``
                                                      when the result says a person refused the call);
-* the prompt holds a person's words after a refusal (the runner's ``REFUSAL_NOTE``) -> ``REFUSED_ANSWER``, in
+* the prompt holds a person's words after a refusal (``REFUSAL_NOTE``) -> ``REFUSED_ANSWER``, in
                                                      words: the same call is never made again;
 * the prompt contains ``NOTOOL``                  -> a plain answer in 2 chunks, no tool call;
 * the prompt contains ``SLOW``                    -> ``slow_chunks`` chunks, ``slow_delay`` s apart;
@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ambient_runner.runs.interrupts import REFUSAL_NOTE
-
+# The words the runner puts before a person's reason for refusing a call (``bridges.interrupts.refusal_note``). Written
+# here too: the scripted model stands in for the provider and imports nothing of the runner (the layers in pyproject).
+REFUSAL_NOTE = "I refused that request."
 ERROR_MODES = {"error401": 401, "error429": 429, "error500": 500, "error400": 400}
 FINAL_ANSWER = ["Done: I ran the command", " and checked the result.", " All good."]
 PLAIN_ANSWER = ["Hello from the scripted model.", " No tools were needed."]

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
 
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.extension import Cleanup
 from ambient_runner.state.store import StateStore, StoreError, open_store
 from ambient_runner.state.sync import RETRY_DELAYS, StateSync
 from ambient_runner.tracing.setup import operation
@@ -34,7 +34,7 @@ class StateSyncExtension:
         self.retry_delays = retry_delays
         self.sync: StateSync | None = None
 
-    async def __call__(self, app: Starlette) -> Cleanup:
+    async def __call__(self, app: Starlette) -> Callable[[], Awaitable[None]]:  # the final sync, at shutdown
         settings = self.settings
         bridge = app.state.bridge
         runs = app.state.runs

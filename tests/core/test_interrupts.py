@@ -11,9 +11,10 @@ import pytest
 from ag_ui.core import RunAgentInput
 
 from ambient_runner.bridges.contract import OptionError
+from ambient_runner.bridges.interrupts import Answer, InterruptBook, InterruptRequest, refusal_note
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.runs.interrupts import Answer, InterruptBook, InterruptRequest
 from ambient_runner.runs.resume import ResumeError, read_answers
+from ambient_runner.scripted_models.base import REFUSED_ANSWER, ScriptedModelServer
 from ambient_runner.settings import RunnerSettings
 
 APPROVAL = InterruptRequest(reason="tool_approval", tool_call_id="call-1", tool_name="Bash", message="run it?")
@@ -122,3 +123,13 @@ def test_a_runner_that_cannot_ask_refuses_the_ask_policy(tmp_path: Path) -> None
     asking = RunnerSettings(runner_type="gemini-cli", workspace_path=tmp_path, runner_approval_policy="ask")
     with pytest.raises(OptionError, match="RUNNER_APPROVAL_POLICY"):
         cannot.parse({}, asking)
+
+
+def test_the_scripted_model_hears_the_runners_refusal_note() -> None:
+    """The scripted model keeps its own copy of the note's words (it imports nothing of the runner): the note the
+    runner writes is the one it answers in words, never with the refused call again."""
+    note = refusal_note(Answer(approved=False, message="use the other branch"))
+    assert note is not None
+    with ScriptedModelServer() as model:
+        assert model.decide(f"{note}\n\nGo on.").chunks == REFUSED_ANSWER
+        assert model.decide("Go on.").kind == "tool"

@@ -11,7 +11,7 @@ from ag_ui.core import RunAgentInput
 from harness import RunnerHarness
 from process_bridge import FakeCliBridge
 
-from ambient_runner.runs.interrupts import Answer, InterruptBook, InterruptRequest, question_request
+from ambient_runner.bridges.interrupts import Answer, InterruptBook, InterruptRequest, question_request
 from ambient_runner.runs.question_card import build_card, card_questions
 from ambient_runner.runs.resume import ResumeError, read_answers
 

@@ -14,11 +14,11 @@ from proctable import group_members
 
 from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.bridges.gemini_cli.session import TurnRunner, TurnSpec
+from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.group import ProcessGroup
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess, become_subreaper
-from ambient_runner.state.session_map import SessionMap
 from tests.support.runner_kits import make_turn
 
 PROCESS_PACKAGE = Path(__file__).resolve().parents[2] / "ambient_runner" / "process"

@@ -87,7 +87,7 @@ async def test_state_dir_unwritable(runner_type: str, problem: str, state_root: 
 
 
 def test_session_map_keeps_no_entry_it_could_not_write(tmp_path: Path) -> None:
-    from ambient_runner.state.session_map import SessionMap
+    from ambient_runner.bridges.session_map import SessionMap
 
     sessions = SessionMap(tmp_path / "state")
     (tmp_path / "state").write_text("a file where the state dir should be")  # every write now fails

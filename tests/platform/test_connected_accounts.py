@@ -19,8 +19,8 @@ from platform_backend import ConnectedAccounts, StandInBackend
 from process_bridge import FakeCliBridge, script
 from runners import wait_for
 
+from ambient_runner.bridges.caller import Caller
 from ambient_runner.metrics import RunnerMetrics
-from ambient_runner.platform.caller import Caller
 from ambient_runner.platform.credential_store import CredentialStore
 from ambient_runner.platform.credentials import CredentialSource, in_cluster_host
 from ambient_runner.platform.env import translate

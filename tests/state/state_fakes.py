@@ -16,8 +16,8 @@ from ag_ui.core import BaseEvent
 from process_bridge import FakeCliBridge, script
 
 from ambient_runner.bridges.contract import Turn
+from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.state.session_map import SessionMap
 
 
 class StatefulFakeBridge(FakeCliBridge):

@@ -39,13 +39,13 @@ from ambient_runner.bridges.claude.frontend_tools import request_for as frontend
 from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
 from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
+from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd
+from ambient_runner.bridges.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.model_proxy import Upstream
-from ambient_runner.runs.interrupts import Answer, PendingInterrupt
-from ambient_runner.runs.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
 

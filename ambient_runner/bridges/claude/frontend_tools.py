@@ -17,8 +17,8 @@ from typing import Any
 
 from ag_ui.core import Tool
 
-from ambient_runner.runs.frontend_tools import frontend_request, input_schema, result_of
-from ambient_runner.runs.interrupts import Answer, InterruptRequest, PendingInterrupt
+from ambient_runner.bridges.frontend_tools import frontend_request, input_schema, result_of
+from ambient_runner.bridges.interrupts import Answer, InterruptRequest, PendingInterrupt
 
 SERVER = "frontend"
 PREFIX = f"mcp__{SERVER}__"

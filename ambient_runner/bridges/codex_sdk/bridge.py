@@ -49,6 +49,7 @@ from ambient_runner.bridges.contract import (
     Readiness,
     Turn,
 )
+from ambient_runner.bridges.interrupts import Answer
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import (
@@ -65,7 +66,6 @@ from ambient_runner.mcp.status import configured
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.descendants import GroupTracker, descendant_groups
 from ambient_runner.process.environment import agent_environment, agent_values
-from ambient_runner.runs.interrupts import Answer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
 

@@ -21,10 +21,10 @@ from ag_ui.core import BaseEvent, RawEvent, RunErrorEvent, RunFinishedEvent
 
 from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
 from ambient_runner.bridges.contract import BridgeError, Turn
+from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
-from ambient_runner.state.session_map import SessionMap
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ag_ui_gemini_cli.acp import tool_arguments, tool_name
-from ambient_runner.runs.interrupts import Answer, InterruptRequest
+from ambient_runner.bridges.interrupts import Answer, InterruptRequest
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 REFUSED_RESULT = "The person refused this call, so it did not run."

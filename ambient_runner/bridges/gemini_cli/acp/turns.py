@@ -35,9 +35,9 @@ from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
 from ambient_runner.bridges.gemini_cli.acp.feed import PromptFeed
 from ambient_runner.bridges.gemini_cli.acp.live import AcpSession, LiveGemini
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
+from ambient_runner.bridges.interrupts import Answer, InterruptBook, PendingInterrupt
 from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Following, ParkedTurn, Pauses, TurnEnd
-from ambient_runner.runs.interrupts import Answer, InterruptBook, PendingInterrupt
-from ambient_runner.state.session_map import SessionMap
+from ambient_runner.bridges.session_map import SessionMap
 
 log = logging.getLogger(__name__)
 CANCEL_WAIT = 5.0  # s for the CLI to end a cancelled prompt before it is restarted

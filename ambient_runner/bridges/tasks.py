@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType
 
-from ambient_runner.runs.interrupts import InterruptBook
+from ambient_runner.bridges.interrupts import InterruptBook
 
 TERMINAL = ("completed", "failed", "stopped")
 STATUS_WORDS = {"killed": "stopped", "cancelled": "stopped"}  # the CLI's raw words, in the platform's

@@ -12,7 +12,7 @@ from typing import Any
 
 from ag_ui.core import Tool
 
-from ambient_runner.runs.interrupts import Answer, InterruptRequest
+from ambient_runner.bridges.interrupts import Answer, InterruptRequest
 
 NO_RESULT = "The application did not return a result for this tool call."
 
