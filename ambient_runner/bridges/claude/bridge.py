@@ -28,6 +28,7 @@ from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.config import (
+    EFFORTS,
     build_options,
     claude_environment,
     find_cli,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from ag_ui_claude import ClaudeEventAdapter
     from ambient_runner.bridges.claude.session import ClaudeSession
 
-EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")

@@ -220,8 +220,8 @@ class LiveGemini:
 
 
 def _session(session_id: str, reply: dict[str, Any]) -> AcpSession:
-    modes = reply.get("modes") if isinstance(reply.get("modes"), dict) else {}
-    models = reply.get("models") if isinstance(reply.get("models"), dict) else {}
+    modes = found if isinstance(found := reply.get("modes"), dict) else {}
+    models = found if isinstance(found := reply.get("models"), dict) else {}
     return AcpSession(session_id, mode=modes.get("currentModeId"), model=models.get("currentModelId"))
 
 
