@@ -390,6 +390,7 @@ class RunManager:
             run.cancel_requested = True
         grace = self.settings.runner_interrupt_grace
         run.turn.interrupted.set()
+        assert self.bridge is not None, "a run exists only once the bridge is loaded"
         if not run.done.is_set():
             try:
                 async with asyncio.timeout(grace):

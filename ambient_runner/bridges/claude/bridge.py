@@ -42,7 +42,7 @@ from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd
+from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd, TurnStream
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.runs.interrupts import Answer, PendingInterrupt
@@ -154,7 +154,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
         async for event in self._stream(turn, messages, adapter, TurnEnd(), last=True):
             yield event
 
-    async def _stream(self, turn: Turn, messages: AsyncIterator[Any], adapter: ClaudeEventAdapter, end: TurnEnd,
+    async def _stream(self, turn: Turn, messages: TurnStream, adapter: ClaudeEventAdapter, end: TurnEnd,
                       *, last: bool) -> AsyncIterator[BaseEvent]:
         """The AG-UI events of one CLI turn, up to its result or a pause (then the turn is parked, its messages
         kept for the thread's next run). ``last``: the turn's result is the run's; else its end is not the run's

@@ -137,10 +137,14 @@ class CodexBridge(CliBridge[CodexAuth]):
         if app is not None:
             await app.close()
 
-    def _configure(self) -> tuple[list[str], dict[str, str]]:
-        """Write CODEX_HOME (config.toml, auth.json): the app-server's ``-c`` overrides and environment."""
+    def _installed_codex(self) -> Path:
         if self.codex_bin is None:
             raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.", code="CLI_NOT_FOUND")
+        return self.codex_bin
+
+    def _configure(self) -> tuple[list[str], dict[str, str]]:
+        """Write CODEX_HOME (config.toml, auth.json): the app-server's ``-c`` overrides and environment."""
+        self._installed_codex()
         auth = through_proxy(self.auth, self.model_proxy)
         mcp = self._mcp_render()
         overrides = self.write_config(auth, mcp.lines)
@@ -159,7 +163,7 @@ class CodexBridge(CliBridge[CodexAuth]):
             await self.sdk.ready()
             from ambient_runner.bridges.codex_sdk.session import AppServer
 
-            self._app = AppServer(codex_bin=self.codex_bin, codex_home=self.codex_home,
+            self._app = AppServer(codex_bin=self._installed_codex(), codex_home=self.codex_home,
                                   workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir,
                                   overrides=overrides, on_request=self._on_request)
             return self._app
@@ -187,6 +191,10 @@ class CodexBridge(CliBridge[CodexAuth]):
         return config.session_overrides()
 
     # ----- description -----------------------------------------------------------------------------------
+    @property
+    def default_model(self) -> str:  # Codex always has one: the runner's own default when none is configured
+        return super().default_model or DEFAULT_MODEL
+
     def readiness(self) -> Readiness:
         if self.codex_bin is None:
             return Readiness(False, ["openai-codex-cli-bin"], "the bundled codex binary is not installed")
@@ -231,6 +239,7 @@ class CodexBridge(CliBridge[CodexAuth]):
             yield event
 
     def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
+        assert isinstance(parked.stream, PausableFeed), "this bridge parks only its own feeds"
         return self._stream(turn, parked.stream, parked.adapter, end, last=last)
 
     async def _stream(self, turn: Turn, feed: PausableFeed, adapter: CodexEventAdapter, end: TurnEnd, *,

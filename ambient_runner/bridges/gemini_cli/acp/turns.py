@@ -152,6 +152,7 @@ class AcpTurns:
 
     # ----- the stream of one prompt ---------------------------------------------------------------------------
     def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
+        assert isinstance(parked.stream, PromptFeed), "this bridge parks only its own feeds"
         return self._stream(turn, parked.stream, parked.adapter, end, last=last)
 
     async def _stream(self, turn: Turn, feed: PromptFeed, adapter: GeminiAcpAdapter, end: TurnEnd, *,
