@@ -25,6 +25,7 @@ from typing import Protocol
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.platform.caller import Caller
@@ -54,7 +55,8 @@ INTERRUPT_LOST_MESSAGE = ("The runner was restarted while the run waited for an 
                           "session.")
 TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 # Errors the runner itself decided: an unreachable model API never renames them.
-RUNNER_OWN_CODES = {"SHUTDOWN", "IDLE_TIMEOUT", "RUN_TIMEOUT", "AUTH_MISSING", "CLI_NOT_FOUND", "MCP_CONFIG"}
+RUNNER_OWN_CODES = {ErrorCode.SHUTDOWN, ErrorCode.IDLE_TIMEOUT, ErrorCode.RUN_TIMEOUT, ErrorCode.AUTH_MISSING,
+                    ErrorCode.CLI_NOT_FOUND, ErrorCode.MCP_CONFIG}
 
 
 class ThreadBusyError(RuntimeError):
@@ -274,7 +276,7 @@ class RunManager:
             if run.turn.lost_interrupts:  # nothing for the bridge to go on with: the run only says so
                 self.interrupts.forget_lost(run.thread_id)
                 ending = Ending(error_message=INTERRUPT_LOST_MESSAGE.format(ids=", ".join(run.turn.lost_interrupts)),
-                                error_code="INTERRUPT_LOST")
+                                error_code=ErrorCode.INTERRUPT_LOST)
             else:
                 for hook in self.before_run_hooks:
                     for event in await hook(run):
@@ -308,7 +310,7 @@ class RunManager:
         except Exception as exc:  # a bridge bug must still end the run cleanly
             log.exception("bridge %s failed in run %s", self.bridge.runner_type, run.run_id)
             ending = Ending(error_message=_with_stderr(f"The runner failed: {type(exc).__name__}: {exc}",
-                                                       run.turn.stderr_tail.text()), error_code="RUNNER_ERROR")
+                                                       run.turn.stderr_tail.text()), error_code=ErrorCode.RUNNER_ERROR)
         finally:
             try:
                 await _close_quietly(stream)
@@ -359,13 +361,13 @@ class RunManager:
             return event
         message = (f"The model API at {host} could not be reached (the runner's model proxy got no answer from it); "
                    f"check the network and the configured endpoint.\n\n{event.message}")
-        return event.model_copy(update={"message": message, "code": "UPSTREAM_UNREACHABLE"})
+        return event.model_copy(update={"message": message, "code": ErrorCode.UPSTREAM_UNREACHABLE})
 
     @staticmethod
     def _stopping(run: ActiveRun) -> Ending | None:
         """How the run ends when the runner is stopping it (shutdown wins over an interrupt)."""
         if run.shutdown_requested:
-            return Ending(error_message=SHUTDOWN_MESSAGE, error_code="SHUTDOWN")
+            return Ending(error_message=SHUTDOWN_MESSAGE, error_code=ErrorCode.SHUTDOWN)
         if run.cancel_requested:
             return Ending(cancelled=True)
         return None
@@ -374,11 +376,11 @@ class RunManager:
         if wall:
             message = (f"The run exceeded its time limit of {self.settings.runner_run_timeout:g} s "
                        "(RUNNER_RUN_TIMEOUT) and was stopped.")
-            code = "RUN_TIMEOUT"
+            code = ErrorCode.RUN_TIMEOUT
         else:
             message = (f"The agent produced no output for {self.settings.runner_idle_timeout:g} s "
                        "(RUNNER_IDLE_TIMEOUT) and was stopped.")
-            code = "IDLE_TIMEOUT"
+            code = ErrorCode.IDLE_TIMEOUT
         return Ending(error_message=_with_stderr(message, run.turn.stderr_tail.text()), error_code=code)
 
     # ----- interrupt and shutdown ------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
@@ -135,7 +136,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
         parked = self.pauses.take(turn.thread_id)
         has_prompt = bool(turn.prompt.strip())
         if parked is None and not has_prompt:
-            raise BridgeError("The run has no user message to send to Claude.", code="EMPTY_PROMPT")
+            raise BridgeError("The run has no user message to send to Claude.", code=ErrorCode.EMPTY_PROMPT)
         if parked is not None:
             parked.adapter.run_id = turn.run_id
             end = TurnEnd()
@@ -275,7 +276,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
                  ) -> ClaudeAgentOptions:
             cli = find_cli()
             if cli is None:
-                raise BridgeError("The Claude Code CLI was not found.", code="CLI_NOT_FOUND")
+                raise BridgeError("The Claude Code CLI was not found.", code=ErrorCode.CLI_NOT_FOUND)
             if self._cli_path is None:
                 self._cli_path = process_group_launcher(cli, launcher_dir())
             env = claude_environment(self.settings, through_proxy(self.auth, self.model_proxy).env,

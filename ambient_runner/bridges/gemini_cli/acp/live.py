@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
 from ambient_runner.process.descendants import GroupTracker, group_exists, reap_in_background
 from ambient_runner.process.errors import ProcessStartError
@@ -97,7 +98,7 @@ class LiveGemini:
         except TimeoutError:
             await connection.close()
             raise AcpClosed(f"The Gemini CLI did not answer ACP initialize within {INITIALIZE_TIMEOUT:.0f} s.",
-                            "CLI_START_TIMEOUT") from None
+                            ErrorCode.CLI_START_TIMEOUT) from None
         except BaseException:
             await connection.close()
             raise
