@@ -40,6 +40,7 @@ from ambient_runner.runs.tasks import BridgeHost, TaskRegistry
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
+from ambient_runner.stream.outcome import RunOutcome
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ class ActiveRun:
     done: asyncio.Event = field(default_factory=asyncio.Event)  # terminal event written, bridge stream closed
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
     started_at: float = field(default_factory=time.monotonic)
-    outcome: str = ""  # the guard's, once the terminal event is written
+    outcome: RunOutcome | None = None  # the guard's, once the terminal event is written
 
 
 @dataclass
@@ -107,7 +108,7 @@ class ThreadState:
     card: Card | None = None  # the question card of the paused run, closed by the thread's next run
 
 
-AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
+AfterRunHook = Callable[[ActiveRun, RunOutcome | None], Awaitable[None]]
 # Before the bridge gets the turn (the connected accounts' fetch): its events follow RUN_STARTED. Must not raise;
 # bounded by the hook itself.
 BeforeRunHook = Callable[[ActiveRun], Awaitable[Sequence[BaseEvent]]]
@@ -259,7 +260,7 @@ class RunManager:
             self._release(state, run, guard.outcome)
 
     @staticmethod
-    def _release(state: ThreadState, run: ActiveRun, outcome: str = "") -> None:
+    def _release(state: ThreadState, run: ActiveRun, outcome: RunOutcome | None = None) -> None:
         """The thread takes its next run (once ``run`` has settled)."""
         run.outcome = run.outcome or outcome
         if state.active is run:

@@ -49,6 +49,7 @@ from ag_ui.core import (
 )
 
 from ag_ui_cli_common.errors import ErrorCode
+from ambient_runner.stream.outcome import RunOutcome
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ class StreamGuard:
         self._committed_texts: set[str] = set()
         self._holder: str | None = None
         self.terminated = False
-        self.outcome = ""  # "success" | "error" | "cancelled" | "interrupt" (waiting for a person) once terminated
+        self.outcome: RunOutcome | None = None  # once terminated
         self.usage: list[TokenUsage] | None = None
 
     # ----- entry points ----------------------------------------------------------------------------------
