@@ -58,6 +58,7 @@ test-slow: install
 
 lint: install  ## ruff, then the layers and no import cycles (import-linter: pyproject's [tool.importlinter])
 	$(VENV)/bin/ruff check ambient_runner ag_ui_cli_common ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy
+	$(VENV)/bin/mypy  # the packages and main.py, as [tool.mypy] in pyproject.toml lists them
 	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 image:  ## build the images (one per runner, and the all-in-one) with buildah as root, no Docker engine: deploy/image/build.sh

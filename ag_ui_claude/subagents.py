@@ -45,7 +45,7 @@ class SubagentTracker:
             return []
         if subtype == "task_notification" and data.get("status") in ENDED:
             return self._end(task_id, str(data["status"]), str(data.get("summary") or ""))
-        patch = data.get("patch") if isinstance(data.get("patch"), dict) else {}
+        patch = found if isinstance(found := data.get("patch"), dict) else {}
         if subtype == "task_updated" and patch.get("status") in ENDED:
             return self._end(task_id, str(patch["status"]), str(patch.get("error") or ""))
         return []

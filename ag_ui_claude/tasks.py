@@ -42,7 +42,7 @@ def task_report(item: Any) -> TaskReport | None:
     if data is None or not isinstance(data.get("task_id"), str):
         return None
     subtype, task_id = data.get("subtype"), data["task_id"]
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+    usage = found if isinstance(found := data.get("usage"), dict) else None
     if subtype == "task_started":
         return TaskReport("started", task_id, description=str(data.get("description", "")),
                           task_type=data.get("task_type"))
@@ -51,7 +51,7 @@ def task_report(item: Any) -> TaskReport | None:
     if subtype == "task_notification":
         return TaskReport("completed", task_id, usage=usage, status=str(data.get("status", "completed")),
                           summary=str(data.get("summary", "")), output_file=data.get("output_file"))
-    patch = data.get("patch") if isinstance(data.get("patch"), dict) else {}
+    patch = found if isinstance(found := data.get("patch"), dict) else {}
     if subtype == "task_updated" and patch.get("status") in TERMINAL_PATCH:
         return TaskReport("completed", task_id, status=str(patch["status"]))
     return None

@@ -41,6 +41,34 @@ class ErrorCode(StrEnum):
     RESUME_FAILED = "RESUME_FAILED"  # its saved session could not be resumed
     CLI_CONFIG_ERROR = "CLI_CONFIG_ERROR"  # it rejected its configuration
     AGENT_ERROR = "AGENT_ERROR"  # the CLI failed some other way
+    # the runner could not start or drive the CLI
+    CLI_NOT_FOUND = "CLI_NOT_FOUND"  # the CLI (or its SDK) is not installed, or not executable
+    CLI_START_FAILED = "CLI_START_FAILED"  # it was started but never became ready (or refused a control request)
+    CLI_START_TIMEOUT = "CLI_START_TIMEOUT"  # it did not answer its protocol's first request in time
+    CLI_PROTOCOL_ERROR = "CLI_PROTOCOL_ERROR"  # it wrote something that is not its protocol
+    CLI_BUSY = "CLI_BUSY"  # it is still in an earlier turn that cannot be taken back
+    SESSION_ERROR = "SESSION_ERROR"  # it refused the session's settings
+    AUTH_MISSING = "AUTH_MISSING"  # no credential for the model API is configured
+    MCP_CONFIG = "MCP_CONFIG"  # the MCP server configuration cannot be used
+    WORKSPACE_MISSING = "WORKSPACE_MISSING"  # the workspace folder cannot be used
+    EMPTY_PROMPT = "EMPTY_PROMPT"  # the run has no user message for the CLI
+    UPSTREAM_UNREACHABLE = "UPSTREAM_UNREACHABLE"  # the runner's model proxy could not reach the model API
+    # the runner ended the run
+    SHUTDOWN = "SHUTDOWN"  # the runner is stopping
+    RUN_TIMEOUT = "RUN_TIMEOUT"  # RUNNER_RUN_TIMEOUT
+    IDLE_TIMEOUT = "IDLE_TIMEOUT"  # RUNNER_IDLE_TIMEOUT: the CLI said nothing for that long
+    INTERRUPT_LOST = "INTERRUPT_LOST"  # a paused run's pending question is no longer known
+    RUNNER_ERROR = "RUNNER_ERROR"  # a bug in the runner (the message says which)
+    RUN_ENDED = "RUN_ENDED"  # a sub-agent's end when its run ended first (SUBAGENT_ERROR, not RUN_ERROR)
+
+
+def error_code(value: str | None, default: ErrorCode = ErrorCode.AGENT_ERROR) -> ErrorCode:
+    """A code read back from an event (``RunErrorEvent.code`` is a plain string) as the enum; ``default`` for
+    none or for a string that is no member (never raised: a run's error must still be reported)."""
+    try:
+        return ErrorCode(value) if value is not None else default
+    except ValueError:
+        return default
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,12 @@ class PlanTracker:
         old, self._plan = self._plan, new
         if old is None:
             if self._client_has_object_state:  # "add" on an object member also replaces a plan of an earlier run
-                return [StateDeltaEvent(delta=[{"op": "add", "path": "/plan", "value": new}])]
+                return [_delta([{"op": "add", "path": "/plan", "value": new}])]
             return [StateSnapshotEvent(snapshot={"plan": new})]
         ops = plan_patch(old, new)
-        return [StateDeltaEvent(delta=ops)] if ops else []
+        return [_delta(ops)] if ops else []
+
+
+def _delta(ops: list[dict[str, Any]]) -> StateDeltaEvent:
+    """The JSON Patch as AG-UI's typed operations (validated from the plain dicts)."""
+    return StateDeltaEvent.model_validate({"delta": ops})

@@ -60,7 +60,7 @@ def _no_model_usage(result: Mapping[str, Any]) -> bool:
     quota = _quota(result)
     if quota is None:
         return False
-    count = quota.get("token_count") if isinstance(quota.get("token_count"), Mapping) else {}
+    count = found if isinstance(found := quota.get("token_count"), Mapping) else {}
     return not quota.get("model_usage") and not count.get("input_tokens") and not count.get("output_tokens")
 
 
@@ -95,7 +95,7 @@ def _texts(content: Any) -> list[str]:
 def tool_arguments(call: Mapping[str, Any]) -> dict[str, Any]:
     """What ACP shows of a call's input: the command, the diff, the MCP arguments, or the title."""
     title = str(call.get("title") or "")
-    content = call.get("content") if isinstance(call.get("content"), list) else []
+    content = found if isinstance(found := call.get("content"), list) else []
     if call.get("kind") == "execute" or tool_name(str(call.get("toolCallId", ""))) == SHELL_TOOL:
         return {"command": title} if title else {}
     diffs = [b for b in content if isinstance(b, Mapping) and b.get("type") == "diff"]

@@ -174,7 +174,10 @@ def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:
         signal.signal(signal.SIGTERM, on_sigterm)
     except ValueError:  # not the main thread
         return None
-    return lambda: signal.signal(signal.SIGTERM, previous)
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 def _active_workflow(settings: RunnerSettings) -> WorkflowSpec | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ag_ui.core import TokenUsage
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from ambient_runner.stream.outcome import RunOutcome
+
 
 class RunnerMetrics:
     def __init__(self, runner_type: str) -> None:
@@ -49,7 +51,7 @@ class RunnerMetrics:
         self.runs_started.inc()
         self.active_runs.inc()
 
-    def run_finished(self, outcome: str, seconds: float, usage: list[TokenUsage] | None) -> None:
+    def run_finished(self, outcome: RunOutcome | None, seconds: float, usage: list[TokenUsage] | None) -> None:
         self.active_runs.dec()
         self._runs_finished.labels(runner=self.runner_type, outcome=outcome or "error").inc()
         self.run_seconds.observe(seconds)

@@ -5,6 +5,7 @@ trace."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.exceptions import RequestValidationError
@@ -88,5 +89,6 @@ async def _unexpected(_: Request, exc: Exception) -> Response:
     return error_response(500, "INTERNAL", f"unexpected {type(exc).__name__}; see the runner log")
 
 
-EXCEPTION_HANDLERS = {ApiError: _api_error, HTTPException: _http_error, RequestValidationError: _invalid,
-                      Exception: _unexpected}
+ExceptionHandler = Callable[[Request, Any], Coroutine[Any, Any, Response]]
+EXCEPTION_HANDLERS: dict[int | type[Exception], ExceptionHandler] = {
+    ApiError: _api_error, HTTPException: _http_error, RequestValidationError: _invalid, Exception: _unexpected}

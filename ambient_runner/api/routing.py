@@ -11,7 +11,7 @@ FastAPI then validates the result against the handler's body model; its errors b
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -103,7 +103,7 @@ def _token_first(request: Request) -> None:
 
 
 class CheckedRoute(APIRoute):
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         rules, open_route = rules_of(self.endpoint), not any(
             d.call is require_token for d in self.dependant.dependencies)

@@ -31,7 +31,8 @@ PING_SECONDS = 15
 STOPPED_WHILE_PAUSED = "The run was stopped while it waited for this answer, so this was not done."
 BOOT_WAIT_FOR_RUN = 120.0  # a run posted while the runner is still starting waits for it this long
 SSE = "text/event-stream"
-STREAM = {200: {"content": {SSE: {}}, "description": "AG-UI events, one `data:` line each, with an `id:`"}}
+STREAM: dict[int | str, dict[str, Any]] = {
+    200: {"content": {SSE: {}}, "description": "AG-UI events, one `data:` line each, with an `id:`"}}
 
 
 async def stream_frames(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int) -> AsyncIterator[bytes]:

@@ -24,6 +24,7 @@ from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import Pauses
@@ -129,7 +130,7 @@ class CliBridge(Bridge, Generic[AuthT]):
         """The credentials, or the run's ``AUTH_MISSING`` error saying what to set."""
         auth = self.auth
         if not auth.ok:
-            raise BridgeError(f"{auth.problem} {OFFLINE_HINT}", code="AUTH_MISSING")
+            raise BridgeError(f"{auth.problem} {OFFLINE_HINT}", code=ErrorCode.AUTH_MISSING)
         return auth
 
     def secret_values(self) -> Iterable[str]:

@@ -29,6 +29,7 @@ from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ag_ui_cli_common.errors import ErrorCode, error_code
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
 from ambient_runner.model_proxy import ModelProxy, Upstream
@@ -42,7 +43,7 @@ TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare sta
 class BridgeError(Exception):
     """A failure the user can act on. ``message`` is shown as the ``RUN_ERROR`` message."""
 
-    def __init__(self, message: str, *, code: str = "AGENT_ERROR", stderr_tail: str = "") -> None:
+    def __init__(self, message: str, *, code: ErrorCode = ErrorCode.AGENT_ERROR, stderr_tail: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.code = code
@@ -51,7 +52,7 @@ class BridgeError(Exception):
     @classmethod
     def of_event(cls, event: RunErrorEvent, stderr_tail: str = "") -> BridgeError:
         """An adapter's ``RUN_ERROR`` as the run's error (the core puts the stderr tail after the message)."""
-        return cls(event.message, code=event.code or "AGENT_ERROR", stderr_tail=stderr_tail)
+        return cls(event.message, code=error_code(event.code), stderr_tail=stderr_tail)
 
     @classmethod
     def of_start(cls, error: ProcessStartError) -> BridgeError:

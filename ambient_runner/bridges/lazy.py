@@ -13,6 +13,7 @@ import importlib
 import logging
 import threading
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.contract import BridgeError
 
 log = logging.getLogger(__name__)
@@ -50,4 +51,4 @@ class LazyModules:
             await asyncio.to_thread(self._import)
         except ImportError as exc:
             raise BridgeError(f"The {self.runner} runner cannot load its SDK ({exc}); this image may not hold "
-                              f"the {self.runner} runner.", code="CLI_NOT_FOUND") from exc
+                              f"the {self.runner} runner.", code=ErrorCode.CLI_NOT_FOUND) from exc

@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ag_ui.core import (
     BaseEvent,
@@ -34,6 +34,14 @@ from ambient_runner.bridges.interrupts import Answer, InterruptBook, refusal_not
 TERMINAL_EVENTS = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 
 
+class TurnStream(Protocol):
+    """A turn's messages as a bridge parks them: an async iterator that can be closed (a generator, a feed)."""
+
+    def __aiter__(self) -> AsyncIterator[Any]: ...
+    def __anext__(self) -> Awaitable[Any]: ...
+    async def aclose(self) -> None: ...
+
+
 @dataclass
 class TurnEnd:
     """How a bridge's stream of one CLI turn stopped: ``paused`` when the CLI waits for a person."""
@@ -50,7 +58,7 @@ class Paused:
 
 @dataclass
 class ParkedTurn:
-    stream: AsyncIterator[Any]  # the turn's messages, suspended where the CLI began to wait
+    stream: TurnStream  # the turn's messages, suspended where the CLI began to wait
     adapter: Any  # the turn's event adapter, with what it has opened and streamed
 
 
@@ -105,7 +113,7 @@ class Pauses:
         prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
         following.turn = None if end.paused or not prompt else dataclasses.replace(turn, prompt=prompt)
 
-    def park(self, thread_id: str, stream: AsyncIterator[Any], adapter: Any) -> None:
+    def park(self, thread_id: str, stream: TurnStream, adapter: Any) -> None:
         self._parked[thread_id] = ParkedTurn(stream, adapter)
 
     def parked(self, thread_id: str) -> bool:
@@ -152,7 +160,7 @@ class PausableFeed:
     ``get(within)`` returns the next item, or None when nothing came within ``within`` seconds; it never cancels a read
     of the stream (the feed can be parked while one is pending). ``StopAsyncIteration`` at the stream's end."""
 
-    def __init__(self, stream: AsyncIterator[Any]) -> None:
+    def __init__(self, stream: TurnStream) -> None:
         self._stream = stream
         self._pauses: asyncio.Queue[Paused] = asyncio.Queue()
         self._next: asyncio.Future[Any] | None = None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from ambient_runner.bridges.contract import Bridge
 from ambient_runner.settings import RunnerSettings
+
+if TYPE_CHECKING:
+    from ambient_runner.bridges.base import CliBridge
 
 BRIDGES = {
     "claude": "ambient_runner.bridges.claude.bridge:ClaudeBridge",
@@ -14,10 +17,10 @@ BRIDGES = {
 }
 
 
-def bridge_class(runner_type: str) -> type[Bridge]:
+def bridge_class(runner_type: str) -> type[CliBridge]:
     module_name, _, class_name = BRIDGES[runner_type].partition(":")
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def create_bridge(settings: RunnerSettings) -> Bridge:
+def create_bridge(settings: RunnerSettings) -> CliBridge:
     return bridge_class(settings.runner_type)(settings)

@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType
 
@@ -92,18 +92,31 @@ class TaskRegistry:
                                          "usage": task.usage, "output_file": task.output_file})
 
 
-class TaskReport(Protocol):
-    """What a CLI said about a task (an adapter's own report type, e.g. ``ag_ui_claude.tasks.TaskReport``)."""
+TaskKind = Literal["started", "progress", "completed"]
 
-    kind: str  # "started" | "progress" | "completed"
-    task_id: str
-    description: str
-    task_type: str | None
-    usage: dict[str, Any] | None
-    last_tool_name: str | None
-    status: str
-    summary: str
-    output_file: str | None
+
+class TaskReport(Protocol):
+    """What a CLI said about a task: the one type a bridge hands ``Bridge.task_event``. An adapter's own report
+    (e.g. ``ag_ui_claude.tasks.TaskReport``, a frozen dataclass) matches it structurally; the members are read-only."""
+
+    @property
+    def kind(self) -> TaskKind: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def task_type(self) -> str | None: ...
+    @property
+    def usage(self) -> dict[str, Any] | None: ...
+    @property
+    def last_tool_name(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def output_file(self) -> str | None: ...
 
 
 class TaskNotStoppableError(RuntimeError):

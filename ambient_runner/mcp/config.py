@@ -172,9 +172,11 @@ def parse_mcp_json(text: str, *, source: str = "MCP_SERVERS_JSON",
         return McpConfig()
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise McpConfigError(f"{source} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") \
             from None
+    except ValueError as exc:  # valid syntax json still refuses, e.g. an integer of more than 4300 digits
+        raise McpConfigError(f"{source} is not valid JSON ({exc})") from None
     return parse_mcp_config(data, source=source, environ=environ)
 
 

@@ -50,7 +50,8 @@ def platform_shape(servers: list[dict[str, object]]) -> dict[str, object]:
                                     "transport": server.get("transport")}
         if server.get("detail"):
             entry["detail"] = server["detail"]
-        if server.get("tools") is not None:
-            entry["tools"] = [{"name": name, "annotations": {}} for name in server["tools"]]  # type: ignore[union-attr]
+        tools = server.get("tools")
+        if isinstance(tools, list):
+            entry["tools"] = [{"name": name, "annotations": {}} for name in tools]
         out.append(entry)
     return {"servers": out, "totalCount": len(out)}

@@ -62,7 +62,7 @@ class UpstreamFailure:
 
 class _Server(uvicorn.Server):
     @contextlib.contextmanager
-    def capture_signals(self):  # type: ignore[override] - signals belong to the runner's own server
+    def capture_signals(self):  # signals belong to the runner's own server
         yield
 
 

@@ -124,8 +124,8 @@ class CredentialStore:
         """Replace every account with those of ``values`` (kind -> the backend's answer)."""
         self._fresh_layout()
         exported: dict[str, str] = {}
-        github = values.get("github") if isinstance(values.get("github"), dict) else {}
-        gitlab = values.get("gitlab") if isinstance(values.get("gitlab"), dict) else {}
+        github = found if isinstance(found := values.get("github"), dict) else {}
+        gitlab = found if isinstance(found := values.get("gitlab"), dict) else {}
         self._github(github, exported)
         self._gitlab(gitlab, exported)
         self._identity(github, gitlab)

@@ -142,6 +142,8 @@ class CredentialSource:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
         for kind, task in tasks.items():
+            value: Any
+            problem: str | None
             if task in pending:
                 value, problem = None, "timeout"
             else:

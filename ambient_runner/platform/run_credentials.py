@@ -26,6 +26,7 @@ from ambient_runner.platform.credentials import CredentialSource, CredentialWarn
 from ambient_runner.process.environment import add_agent_environment
 from ambient_runner.runs.manager import ActiveRun, RunManager
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.stream.outcome import RunOutcome
 
 log = logging.getLogger(__name__)
 WARNING_EVENT = "ambient:credential_warning"
@@ -132,7 +133,7 @@ class RunCredentials:
                     run.run_id)
         return [self._event(IN_USE)]
 
-    async def after_run(self, run: ActiveRun, outcome: str) -> None:
+    async def after_run(self, run: ActiveRun, outcome: RunOutcome | None) -> None:
         async with self._lock:
             self._holding.pop(run.run_id, None)
             if not self.keep and not self._holding:

@@ -74,7 +74,9 @@ class SessionTurns:
                               metadata=hidden_metadata(source))
         run_input = RunAgentInput(thread_id=self.settings.session_id, run_id=f"{source}-{uuid.uuid4()}",
                                   messages=[message], state=None, tools=[], context=[], forwarded_props=None)
-        await self.runs.start(run_input, prompt, self.runs.bridge.parse_options(None))
+        bridge = self.runs.bridge
+        assert bridge is not None, "session turns start once the bridge is loaded"
+        await self.runs.start(run_input, prompt, bridge.parse_options(None))
         if on_started is not None:
             on_started()
         log.info("started the %s as run %s on thread %s", source, run_input.run_id, self.settings.session_id)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from ag_ui_cli_common.errors import ErrorCode
+
 
 class ProcessStartError(Exception):
-    """A CLI that could not be started. ``code`` is the ``RUN_ERROR`` code it becomes ("CLI_NOT_FOUND")."""
+    """A CLI that could not be started. ``code`` is the ``RUN_ERROR`` code it becomes (``ErrorCode.CLI_NOT_FOUND``)."""
 
-    def __init__(self, message: str, *, code: str = "CLI_NOT_FOUND") -> None:
+    def __init__(self, message: str, *, code: ErrorCode = ErrorCode.CLI_NOT_FOUND) -> None:
         super().__init__(message)
         self.message = message
         self.code = code

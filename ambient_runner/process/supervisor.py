@@ -20,6 +20,7 @@ import signal
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.group import ProcessGroup, finish_shielded
 from ambient_runner.process.line_reader import CHUNK_BYTES, LineSplitter, OutputLine, read_lines
@@ -80,11 +81,11 @@ class SupervisedProcess:
         except FileNotFoundError as exc:
             raise ProcessStartError(
                 f"The agent CLI '{argv[0]}' was not found. Install it (make install) or set its path.",
-                code="CLI_NOT_FOUND",
+                code=ErrorCode.CLI_NOT_FOUND,
             ) from exc
         except PermissionError as exc:
             raise ProcessStartError(f"The agent CLI '{argv[0]}' is not executable: {exc}",
-                                    code="CLI_NOT_FOUND") from exc
+                                    code=ErrorCode.CLI_NOT_FOUND) from exc
         supervised = cls(proc, str(argv[0]), stderr_tail if stderr_tail is not None else StderrTail(), limits)
         if stdin_data is not None:
             supervised._feed_stdin_task = asyncio.create_task(supervised._feed_stdin(stdin_data),

@@ -60,7 +60,7 @@ class AttachmentRules:
 
 def media_parts(run_input: RunAgentInput) -> list[tuple[str, object]]:
     """``(part name, part)`` of every non-text part of the run's new user messages, in order."""
-    found = []
+    found: list[tuple[str, object]] = []
     offset = len(run_input.messages) - len(trailing := trailing_user_messages(run_input))
     for index, message in enumerate(trailing, start=offset):
         if isinstance(message.content, str):

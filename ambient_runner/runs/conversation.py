@@ -19,7 +19,22 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from ag_ui.core import BaseEvent, EventType, MessagesSnapshotEvent, RunAgentInput
+from ag_ui.core import (
+    BaseEvent,
+    EventType,
+    MessagesSnapshotEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    RunAgentInput,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
 
 SNAPSHOT_LIMIT = 8 * 1024 * 1024 - 64 * 1024  # the platform skips SSE lines over 8 MiB; room for the envelope
 CUT_TO = 16 * 1024
@@ -59,38 +74,39 @@ class Conversation:
 
     # ----- the run's events --------------------------------------------------------------------------------
     def feed(self, event: BaseEvent) -> None:
-        if getattr(event, "subagent_run_id", None) is not None:
-            self._feed_subagent(event)  # its result reaches the conversation as its parent call's result
+        run = getattr(event, "subagent_run_id", None)  # an extra field the Claude adapter sets
+        if run is not None:
+            self._feed_subagent(event, str(run))  # its result reaches the conversation as its parent call's result
             return
-        kind = event.type
-        if kind == EventType.TEXT_MESSAGE_START:
+        if isinstance(event, TextMessageStartEvent):
             self._open(event.message_id, "assistant")
-        elif kind in (EventType.TEXT_MESSAGE_CONTENT, EventType.REASONING_MESSAGE_CONTENT):
+        elif isinstance(event, TextMessageContentEvent | ReasoningMessageContentEvent):
             if event.message_id not in self._by_id:
-                self._open(event.message_id, "assistant" if kind == EventType.TEXT_MESSAGE_CONTENT else "reasoning")
+                self._open(event.message_id,
+                           "assistant" if isinstance(event, TextMessageContentEvent) else "reasoning")
             self._text.setdefault(event.message_id, []).append(event.delta)
-        elif kind == EventType.REASONING_MESSAGE_START:
+        elif isinstance(event, ReasoningMessageStartEvent):
             self._open(event.message_id, "reasoning")
-        elif kind in (EventType.TEXT_MESSAGE_END, EventType.REASONING_MESSAGE_END):
+        elif isinstance(event, TextMessageEndEvent | ReasoningMessageEndEvent):
             if self._text.get(event.message_id):
                 self._join(event.message_id)
-        elif kind == EventType.TOOL_CALL_START:
+        elif isinstance(event, ToolCallStartEvent):
             owner_id = event.parent_message_id or self._last_assistant_id() or f"{event.tool_call_id}-call"
             self._open(owner_id, "assistant")
             self._calls[event.tool_call_id] = {"id": event.tool_call_id, "type": "function",
                                                "function": {"name": event.tool_call_name, "arguments": ""}}
             self._holders[event.tool_call_id] = owner_id
-        elif kind == EventType.TOOL_CALL_ARGS:
+        elif isinstance(event, ToolCallArgsEvent):
             if event.tool_call_id in self._calls:
                 self._args.setdefault(event.tool_call_id, []).append(event.delta)
-        elif kind == EventType.TOOL_CALL_END:  # held from its end on, as the page holds it
+        elif isinstance(event, ToolCallEndEvent):  # held from its end on, as the page holds it
             holder = self._holders.pop(event.tool_call_id, None)
             owner = self._by_id.get(holder or "") or self._opening.get(holder or "")
             if owner is not None:
                 owner.setdefault("toolCalls", []).append(self._calls[event.tool_call_id])
                 if holder in self._opening and owner["role"] == "assistant":
                     self._join(holder)
-        elif kind == EventType.TOOL_CALL_RESULT:
+        elif isinstance(event, ToolCallResultEvent):
             if event.message_id not in self._by_id:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
                               "toolCallId": event.tool_call_id})
@@ -110,16 +126,15 @@ class Conversation:
         return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
                                                      "messages": _bounded(messages)})
 
-    def _feed_subagent(self, event: BaseEvent) -> None:
-        kind, run = event.type, event.subagent_run_id  # type: ignore[attr-defined]
-        if kind == EventType.TOOL_CALL_START:
-            call = {"id": event.tool_call_id, "type": "function",  # type: ignore[attr-defined]
-                    "function": {"name": event.tool_call_name, "arguments": ""}}  # type: ignore[attr-defined]
-            self._subagent_calls[event.tool_call_id] = (call, run)  # type: ignore[attr-defined]
-        elif kind == EventType.TOOL_CALL_ARGS and event.tool_call_id in self._subagent_calls:  # type: ignore
-            self._args.setdefault(event.tool_call_id, []).append(event.delta)  # type: ignore[attr-defined]
-        elif kind == EventType.TOOL_CALL_RESULT:
-            self._subagent_calls.pop(event.tool_call_id, None)  # type: ignore[attr-defined]
+    def _feed_subagent(self, event: BaseEvent, run: str) -> None:
+        if isinstance(event, ToolCallStartEvent):
+            call: dict[str, Any] = {"id": event.tool_call_id, "type": "function",
+                                    "function": {"name": event.tool_call_name, "arguments": ""}}
+            self._subagent_calls[event.tool_call_id] = (call, run)
+        elif isinstance(event, ToolCallArgsEvent) and event.tool_call_id in self._subagent_calls:
+            self._args.setdefault(event.tool_call_id, []).append(event.delta)
+        elif isinstance(event, ToolCallResultEvent):
+            self._subagent_calls.pop(event.tool_call_id, None)
 
     # ----- helpers -----------------------------------------------------------------------------------------
     def _settled(self, message: dict[str, Any]) -> dict[str, Any]:

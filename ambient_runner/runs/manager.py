@@ -25,6 +25,7 @@ from typing import Protocol
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Attachment, Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.bridges.interrupts import InterruptBook
@@ -39,6 +40,7 @@ from ambient_runner.runs.resume import Answers
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
+from ambient_runner.stream.outcome import RunOutcome
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,8 @@ INTERRUPT_LOST_MESSAGE = ("The runner was restarted while the run waited for an 
                           "session.")
 TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 # Errors the runner itself decided: an unreachable model API never renames them.
-RUNNER_OWN_CODES = {"SHUTDOWN", "IDLE_TIMEOUT", "RUN_TIMEOUT", "AUTH_MISSING", "CLI_NOT_FOUND", "MCP_CONFIG"}
+RUNNER_OWN_CODES = {ErrorCode.SHUTDOWN, ErrorCode.IDLE_TIMEOUT, ErrorCode.RUN_TIMEOUT, ErrorCode.AUTH_MISSING,
+                    ErrorCode.CLI_NOT_FOUND, ErrorCode.MCP_CONFIG}
 
 
 class ThreadBusyError(RuntimeError):
@@ -92,7 +95,7 @@ class ActiveRun:
     done: asyncio.Event = field(default_factory=asyncio.Event)  # terminal event written, bridge stream closed
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
     started_at: float = field(default_factory=time.monotonic)
-    outcome: str = ""  # the guard's, once the terminal event is written
+    outcome: RunOutcome | None = None  # the guard's, once the terminal event is written
 
 
 @dataclass
@@ -105,7 +108,7 @@ class ThreadState:
     card: Card | None = None  # the question card of the paused run, closed by the thread's next run
 
 
-AfterRunHook = Callable[[ActiveRun, str], Awaitable[None]]
+AfterRunHook = Callable[[ActiveRun, RunOutcome | None], Awaitable[None]]
 # Before the bridge gets the turn (the connected accounts' fetch): its events follow RUN_STARTED. Must not raise;
 # bounded by the hook itself.
 BeforeRunHook = Callable[[ActiveRun], Awaitable[Sequence[BaseEvent]]]
@@ -257,7 +260,7 @@ class RunManager:
             self._release(state, run, guard.outcome)
 
     @staticmethod
-    def _release(state: ThreadState, run: ActiveRun, outcome: str = "") -> None:
+    def _release(state: ThreadState, run: ActiveRun, outcome: RunOutcome | None = None) -> None:
         """The thread takes its next run (once ``run`` has settled)."""
         run.outcome = run.outcome or outcome
         if state.active is run:
@@ -274,7 +277,7 @@ class RunManager:
             if run.turn.lost_interrupts:  # nothing for the bridge to go on with: the run only says so
                 self.interrupts.forget_lost(run.thread_id)
                 ending = Ending(error_message=INTERRUPT_LOST_MESSAGE.format(ids=", ".join(run.turn.lost_interrupts)),
-                                error_code="INTERRUPT_LOST")
+                                error_code=ErrorCode.INTERRUPT_LOST)
             else:
                 for hook in self.before_run_hooks:
                     for event in await hook(run):
@@ -308,7 +311,7 @@ class RunManager:
         except Exception as exc:  # a bridge bug must still end the run cleanly
             log.exception("bridge %s failed in run %s", self.bridge.runner_type, run.run_id)
             ending = Ending(error_message=_with_stderr(f"The runner failed: {type(exc).__name__}: {exc}",
-                                                       run.turn.stderr_tail.text()), error_code="RUNNER_ERROR")
+                                                       run.turn.stderr_tail.text()), error_code=ErrorCode.RUNNER_ERROR)
         finally:
             try:
                 await _close_quietly(stream)
@@ -359,13 +362,13 @@ class RunManager:
             return event
         message = (f"The model API at {host} could not be reached (the runner's model proxy got no answer from it); "
                    f"check the network and the configured endpoint.\n\n{event.message}")
-        return event.model_copy(update={"message": message, "code": "UPSTREAM_UNREACHABLE"})
+        return event.model_copy(update={"message": message, "code": ErrorCode.UPSTREAM_UNREACHABLE})
 
     @staticmethod
     def _stopping(run: ActiveRun) -> Ending | None:
         """How the run ends when the runner is stopping it (shutdown wins over an interrupt)."""
         if run.shutdown_requested:
-            return Ending(error_message=SHUTDOWN_MESSAGE, error_code="SHUTDOWN")
+            return Ending(error_message=SHUTDOWN_MESSAGE, error_code=ErrorCode.SHUTDOWN)
         if run.cancel_requested:
             return Ending(cancelled=True)
         return None
@@ -374,11 +377,11 @@ class RunManager:
         if wall:
             message = (f"The run exceeded its time limit of {self.settings.runner_run_timeout:g} s "
                        "(RUNNER_RUN_TIMEOUT) and was stopped.")
-            code = "RUN_TIMEOUT"
+            code = ErrorCode.RUN_TIMEOUT
         else:
             message = (f"The agent produced no output for {self.settings.runner_idle_timeout:g} s "
                        "(RUNNER_IDLE_TIMEOUT) and was stopped.")
-            code = "IDLE_TIMEOUT"
+            code = ErrorCode.IDLE_TIMEOUT
         return Ending(error_message=_with_stderr(message, run.turn.stderr_tail.text()), error_code=code)
 
     # ----- interrupt and shutdown ------------------------------------------------------------------------
@@ -390,6 +393,7 @@ class RunManager:
             run.cancel_requested = True
         grace = self.settings.runner_interrupt_grace
         run.turn.interrupted.set()
+        assert self.bridge is not None, "a run exists only once the bridge is loaded"
         if not run.done.is_set():
             try:
                 async with asyncio.timeout(grace):

@@ -84,7 +84,8 @@ class AnthropicScriptedServer(ScriptedModelServer):
                            "signature": f"scripted-signature-{len(self.requests)}"})
         blocks.append({"type": "text", "chunks": list(plan.chunks)})
         if plan.kind in ("tool", "patch", "background"):
-            command = {"command": self.shell_command, "description": "run the scripted command"}
+            command: dict[str, str | bool] = {"command": self.shell_command,
+                                              "description": "run the scripted command"}
             if plan.kind == "background":
                 command = {"command": self.background_command, "description": "run the scripted background command",
                            "run_in_background": True}
@@ -127,8 +128,8 @@ class AnthropicScriptedServer(ScriptedModelServer):
 
     def _sse(self, plan: Plan, message_id: str, model: str, blocks: list[dict[str, Any]],
              stop_reason: str) -> Iterator[tuple[str | None, Any]]:
-        start = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-                 "stop_reason": None, "stop_sequence": None, "usage": self._usage(1)}
+        start: dict[str, Any] = {"id": message_id, "type": "message", "role": "assistant", "model": model,
+                                 "content": [], "stop_reason": None, "stop_sequence": None, "usage": self._usage(1)}
         yield "message_start", {"type": "message_start", "message": start}
         pause = self.chunk_pause(plan)
         for index, block in enumerate(blocks):

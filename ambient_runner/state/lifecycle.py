@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.state.store import StateStore, StoreError, open_store
 from ambient_runner.state.sync import RETRY_DELAYS, StateSync
+from ambient_runner.stream.outcome import RunOutcome
 from ambient_runner.tracing.setup import operation
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ class StateSyncExtension:
         with contextlib.suppress(StoreError):  # logged, and /ready reports it
             await sync.hydrate()
 
-        async def after_run(run: object, outcome: str) -> None:
+        async def after_run(run: object, outcome: RunOutcome | None) -> None:
             if not runs.draining:  # the shutdown sync follows
                 with operation(app.state.tracer, "ambient.state_sync", run, store=self.store.url):
                     await sync.sync(f"after run {getattr(run, 'run_id', '?')}")

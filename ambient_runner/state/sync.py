@@ -26,7 +26,7 @@ import socket
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -261,7 +261,7 @@ def _archive_manifest(archive: Path) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _temp_file(directory: Path):  # type: ignore[no-untyped-def]
+def _temp_file(directory: Path) -> Iterator[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f"{SYNC_TEMP_PREFIX}-", suffix=".tar.gz", dir=directory)
     os.close(fd)

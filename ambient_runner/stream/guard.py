@@ -48,6 +48,9 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ag_ui_cli_common.errors import ErrorCode
+from ambient_runner.stream.outcome import RunOutcome
+
 log = logging.getLogger(__name__)
 
 SUBAGENT_TYPES = {EventType.SUBAGENT_STARTED, EventType.SUBAGENT_FINISHED, EventType.SUBAGENT_ERROR}
@@ -80,7 +83,7 @@ class Ending:
     """How a run ended when the bridge did not send (or is overridden on) its terminal event."""
 
     error_message: str | None = None
-    error_code: str | None = None
+    error_code: ErrorCode | None = None
     cancelled: bool = False
     usage: list[TokenUsage] | None = None
 
@@ -107,7 +110,7 @@ class StreamGuard:
         self._committed_texts: set[str] = set()
         self._holder: str | None = None
         self.terminated = False
-        self.outcome = ""  # "success" | "error" | "cancelled" | "interrupt" (waiting for a person) once terminated
+        self.outcome: RunOutcome | None = None  # once terminated
         self.usage: list[TokenUsage] | None = None
 
     # ----- entry points ----------------------------------------------------------------------------------
@@ -208,7 +211,8 @@ class StreamGuard:
                 continue
             out.append(SubagentFinishedEvent(subagent_run_id=run) if succeeded else SubagentErrorEvent(
                 subagent_run_id=run, message="the run was cancelled before the sub-agent finished" if cancelled
-                else "the run ended before the sub-agent finished", code="CANCELLED" if cancelled else "RUN_ENDED"))
+                else "the run ended before the sub-agent finished",
+                code=ErrorCode.CANCELLED if cancelled else ErrorCode.RUN_ENDED))
         self._subagents_ended.update(self._subagents)
         self._subagents.clear()
         for step in list(self._steps):

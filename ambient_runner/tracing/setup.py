@@ -24,9 +24,8 @@ SHUTDOWN_FLUSH = 3.0  # s the last spans may take to export when the runner stop
 
 async def start_tracing(settings: RunnerSettings, runs: RunManager) -> RunTracer | None:
     found = []
-    for destination in destinations():
-        if destination.name == "mlflow":
-            destination = await resolve_mlflow(destination)
+    for configured in destinations():
+        destination = await resolve_mlflow(configured) if configured.name == "mlflow" else configured
         if destination is not None:
             found.append(destination)
     if not found:

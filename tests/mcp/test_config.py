@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ambient_runner.mcp.config import McpConfigError, load_mcp_config, parse_mcp_config, secret_values
+from ambient_runner.mcp.config import McpConfigError, load_mcp_config, parse_mcp_config, parse_mcp_json, secret_values
 from ambient_runner.mcp.naming import from_gemini, split_tool_name
 from ambient_runner.mcp.render import claude_servers, codex_servers, gemini_servers
 from ambient_runner.settings import SettingsError, load_settings
@@ -69,6 +69,12 @@ def test_a_bad_config_stops_the_runner_at_start_with_one_line(monkeypatch: pytes
     monkeypatch.setenv("MCP_SERVERS_JSON", "{not json")
     with pytest.raises(SettingsError, match="not valid JSON"):
         load_settings(runner_state_root=tmp_path)
+
+
+def test_json_that_parses_but_is_refused_is_a_config_error() -> None:
+    # json.loads raises a plain ValueError (no .msg/.lineno) for an integer over Python's digit limit
+    with pytest.raises(McpConfigError, match="MCP_SERVERS_JSON is not valid JSON .*4300"):
+        parse_mcp_json('{"s": {"command": "x", "timeout": ' + "1" * 5000 + "}}")
 
 
 def test_a_missing_mcp_config_file_is_a_warning_not_a_failed_start(monkeypatch: pytest.MonkeyPatch,

@@ -24,10 +24,12 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.approvals import permission, request_for
 from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
 from ambient_runner.bridges.claude.config import (
+    EFFORTS,
     build_options,
     claude_environment,
     find_cli,
@@ -42,7 +44,7 @@ from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd
+from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd, TurnStream
 from ambient_runner.bridges.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.model_proxy import Upstream
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
     from ag_ui_claude import ClaudeEventAdapter
     from ambient_runner.bridges.claude.session import ClaudeSession
 
-EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")
@@ -135,7 +136,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
         parked = self.pauses.take(turn.thread_id)
         has_prompt = bool(turn.prompt.strip())
         if parked is None and not has_prompt:
-            raise BridgeError("The run has no user message to send to Claude.", code="EMPTY_PROMPT")
+            raise BridgeError("The run has no user message to send to Claude.", code=ErrorCode.EMPTY_PROMPT)
         if parked is not None:
             parked.adapter.run_id = turn.run_id
             end = TurnEnd()
@@ -154,7 +155,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
         async for event in self._stream(turn, messages, adapter, TurnEnd(), last=True):
             yield event
 
-    async def _stream(self, turn: Turn, messages: AsyncIterator[Any], adapter: ClaudeEventAdapter, end: TurnEnd,
+    async def _stream(self, turn: Turn, messages: TurnStream, adapter: ClaudeEventAdapter, end: TurnEnd,
                       *, last: bool) -> AsyncIterator[BaseEvent]:
         """The AG-UI events of one CLI turn, up to its result or a pause (then the turn is parked, its messages
         kept for the thread's next run). ``last``: the turn's result is the run's; else its end is not the run's
@@ -275,7 +276,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
                  ) -> ClaudeAgentOptions:
             cli = find_cli()
             if cli is None:
-                raise BridgeError("The Claude Code CLI was not found.", code="CLI_NOT_FOUND")
+                raise BridgeError("The Claude Code CLI was not found.", code=ErrorCode.CLI_NOT_FOUND)
             if self._cli_path is None:
                 self._cli_path = process_group_launcher(cli, launcher_dir())
             env = claude_environment(self.settings, through_proxy(self.auth, self.model_proxy).env,

@@ -34,7 +34,9 @@ from ambient_runner.settings import RunnerSettings
 
 if TYPE_CHECKING:  # the SDK is imported by the first turn, not for readiness (ambient_runner.bridges.lazy)
     from claude_agent_sdk import CanUseTool, ClaudeAgentOptions
+    from claude_agent_sdk.types import EffortLevel, SettingSource, SystemPromptPreset
 
+EFFORTS: tuple[EffortLevel, ...] = ("low", "medium", "high", "xhigh", "max")  # the SDK's EffortLevel (--effort)
 DEFAULT_MAX_RETRIES = "2"
 # Variables the SDK sets itself: blanking them would override the SDK's value.
 SDK_OWNED = ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SDK_READS_SESSION_STATE", "CLAUDE_AGENT_SDK_")
@@ -109,10 +111,10 @@ INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
 MAX_INSTRUCTION_BYTES = 256 * 1024
 
 
-def setting_sources() -> list[str]:
+def setting_sources() -> list[SettingSource]:
     """Only ``user`` (the state dir's settings): a repository's settings would decide the model endpoint and key."""
     raw = os.environ.get("CLAUDE_SETTING_SOURCES", "")
-    return [s.strip() for s in raw.split(",") if s.strip() == "user"]
+    return ["user"] if "user" in {s.strip() for s in raw.split(",")} else []
 
 
 def project_instructions(workspace: Path) -> str:
@@ -152,10 +154,17 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
         stderr=stderr,
         max_buffer_size=settings.runner_max_line_bytes,
         mcp_servers=mcp_servers or {},
-        effort=effort,  # type: ignore[arg-type] - validated by the runner options
+        effort=_effort_level(effort),
     )
 
 
-def _system_prompt(instructions: str) -> dict[str, str]:
-    prompt = {"type": "preset", "preset": "claude_code"}
-    return prompt | {"append": instructions} if instructions else prompt
+def _effort_level(effort: str | None) -> EffortLevel | None:
+    """The run's effort as the SDK's type; the runner options accept only ``EFFORTS``."""
+    return next((level for level in EFFORTS if level == effort), None)
+
+
+def _system_prompt(instructions: str) -> SystemPromptPreset:
+    prompt: SystemPromptPreset = {"type": "preset", "preset": "claude_code"}
+    if instructions:
+        prompt["append"] = instructions
+    return prompt

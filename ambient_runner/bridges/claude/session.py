@@ -11,13 +11,13 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
-from ag_ui_cli_common import ErrorCode, how_it_ended
+from ag_ui_cli_common import ErrorCode, code_for_exit, how_it_ended
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.bridges.pauses import Paused
@@ -93,7 +93,7 @@ class ClaudeSession:
     # ----- one turn --------------------------------------------------------------------------------------
     async def turn(self, prompt: str | list[dict[str, Any]], model: str | None, stderr_tail: StderrTail, *,
                    effort: str | None = None, permission_mode: str = DEFAULT_PERMISSION_MODE,
-                   interrupted: asyncio.Event | None = None, process_key: str = "") -> AsyncIterator[Any]:
+                   interrupted: asyncio.Event | None = None, process_key: str = "") -> AsyncGenerator[Any, None]:
         """Raw stream-json dicts of one turn, up to and including its ``result``.
 
         ``effort`` is fixed per CLI process (a change restarts it, resuming the session); ``permission_mode``
@@ -114,7 +114,8 @@ class ClaudeSession:
             finally:
                 self._stderr = None
 
-    async def _exchange(self, prompt: str | list[dict[str, Any]], stderr_tail: StderrTail) -> AsyncIterator[Any]:
+    async def _exchange(self, prompt: str | list[dict[str, Any]], stderr_tail: StderrTail
+                        ) -> AsyncGenerator[Any, None]:
         """Send the prompt and pass on what the reader routes to this turn, up to the result."""
         client, transport = self._client, self._transport
         assert client is not None and transport is not None
@@ -124,7 +125,7 @@ class ClaudeSession:
             except TimeoutError:
                 await self.close()
                 raise BridgeError("Claude Code is still busy with a turn of its own; send the message again",
-                                  code="CLI_BUSY", stderr_tail=stderr_tail.text()) from None
+                                  code=ErrorCode.CLI_BUSY, stderr_tail=stderr_tail.text()) from None
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._queue = queue  # no await since the check: what comes now is this turn's
         self._idle.clear()
@@ -190,7 +191,7 @@ class ClaudeSession:
             await asyncio.wait_for(self._client.set_permission_mode(mode), CONTROL_TIMEOUT)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - never run a plan-mode turn with write permissions
             raise BridgeError(f"Claude Code did not switch to permission mode {mode!r}: {exc}",
-                              code="CLI_START_FAILED", stderr_tail=self.session_stderr.text()) from exc
+                              code=ErrorCode.CLI_START_FAILED, stderr_tail=self.session_stderr.text()) from exc
         self._permission_mode = mode
 
     async def _ready_for_turn(self, model: str | None, effort: str | None = None, process_key: str = "") -> None:
@@ -231,9 +232,10 @@ class ClaudeSession:
                 raise
             tail = self._stderr.text() if self._stderr else self.session_stderr.text()
             resumed = f" while resuming session {self.session_id}" if self.session_id else ""
-            why = _with_death(describe_failure(exc), died, exit_code_too=True)  # e.g. a write to its stdin failed
-            raise BridgeError(f"Claude Code could not start{resumed}: {why}",  # killed: the same code as mid-turn
-                              code=ErrorCode.CLI_KILLED if "killed by" in why else "CLI_START_FAILED",
+            why = _with_death(exc, died, exit_code_too=True)  # e.g. a write to its stdin failed
+            killed = _by_signal(exc, died)  # killed: the same code as mid-turn
+            raise BridgeError(f"Claude Code could not start{resumed}: {why}",
+                              code=ErrorCode.CLI_KILLED if killed else ErrorCode.CLI_START_FAILED,
                               stderr_tail=tail) from exc
         self._client = client
         self._model = model
@@ -302,13 +304,10 @@ class ClaudeSession:
     async def _exit_error(self, end: _End, transport: WatchedTransport, tail: StderrTail) -> BridgeError:
         """Why the CLI's stream ended early, the killing signal named (the SDK may see only an end of output or a
         failed write, whichever came first)."""
-        why = describe_failure(end.error) if end.error else ""
         died = await transport.exit_code()
-        if "killed by" not in why:
-            why = _with_death(why, died)
-        killed = "killed by" in why  # by a signal, whether the SDK or the exit code said it
+        why = _with_death(end.error, died)
         return BridgeError(f"Claude Code stopped before finishing the turn{': ' + why if why else ''}",
-                           code=ErrorCode.CLI_KILLED if killed else ErrorCode.CLI_EXITED,
+                           code=code_for_exit(_exit_code(end.error, died)),
                            stderr_tail=tail.text() or self.session_stderr.text())
 
     async def close(self) -> None:
@@ -370,12 +369,33 @@ async def _connect_unless_ended(client: ClaudeSDKClient, transport: WatchedTrans
 EXIT_CODE_IN_TEXT = re.compile(r"exit code:? (-?\d+)")
 
 
-def _with_death(why: str, died: int | None, *, exit_code_too: bool = False) -> str:
-    """``why`` (the SDK's words) with how the CLI ended when they do not say it: the signal that killed it, and
+def reported_exit_code(exc: BaseException | None) -> int | None:
+    """The CLI's exit code as the SDK's error reports it (an attribute, or only in its message)."""
+    code = getattr(exc, "exit_code", None)
+    if code is None and exc is not None and (said := EXIT_CODE_IN_TEXT.search(str(exc))):
+        code = int(said.group(1))
+    return code if isinstance(code, int) else None
+
+
+def _exit_code(exc: BaseException | None, died: int | None) -> int | None:
+    """How the CLI ended: its process's own exit status when the runner saw it end (``died``), else what the SDK's
+    error reports (negative: the signal that killed it)."""
+    return died if died is not None else reported_exit_code(exc)
+
+
+def _by_signal(exc: BaseException | None, died: int | None) -> bool:
+    exit_code = _exit_code(exc, died)
+    return exit_code is not None and exit_code < 0
+
+
+def _with_death(exc: BaseException | None, died: int | None, *, exit_code_too: bool = False) -> str:
+    """The SDK's error in words, with how the CLI ended when they do not say it: the signal that killed it, and
     with ``exit_code_too`` also a plain exit code."""
+    why = describe_failure(exc) if exc is not None else ""
     if died is None:
         return why
-    if died < 0 and "killed by" not in why:
+    said = reported_exit_code(exc)
+    if died < 0 and not (said is not None and said < 0):  # describe_failure names a signal the SDK reported
         return "; ".join(p for p in (describe_failure(_Exited(died)), why) if p)
     if died >= 0 and exit_code_too and not EXIT_CODE_IN_TEXT.search(why):
         return f"{why.rstrip(': ')} (exit code {died})"
@@ -385,10 +405,8 @@ def _with_death(why: str, died: int | None, *, exit_code_too: bool = False) -> s
 def describe_failure(exc: BaseException) -> str:
     """The SDK's error, with a negative exit code named as the signal that killed the CLI (the SDK says it as an
     attribute, or only in its message)."""
-    code = getattr(exc, "exit_code", None)
-    if code is None and (said := EXIT_CODE_IN_TEXT.search(str(exc))):
-        code = int(said.group(1))
-    if isinstance(code, int) and code < 0:
+    code = reported_exit_code(exc)
+    if code is not None and code < 0:
         return f"the Claude Code process was {how_it_ended(code)} ({exc})"
     return str(exc)
 

@@ -42,11 +42,11 @@ def request_for(method: str, params: dict[str, Any], policy: str) -> InterruptRe
         return question_request(params.get("questions") or (), str(params.get("itemId") or ""),
                                 "request_user_input", {})
     if method == ELICITATION:
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = found if isinstance(found := params.get("_meta"), dict) else {}
         if meta.get("codex_approval_kind") != "mcp_tool_call" or policy != "ask":
             return None
         # The request names no item: its call is found among the turn's open MCP calls (``bind_mcp_calls``).
-        arguments = meta.get("tool_params") if isinstance(meta.get("tool_params"), dict) else {}
+        arguments = found if isinstance(found := meta.get("tool_params"), dict) else {}
         return InterruptRequest(reason="tool_approval", tool_call_id="",
                                 tool_name=f"{MCP_PREFIX}{params.get('serverName', '')}__",
                                 message=str(params.get("message") or "Codex wants to use an MCP tool"),
@@ -78,7 +78,7 @@ def auto_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method in APPROVALS:
         return {"decision": "accept"}
     if method == ELICITATION:
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = found if isinstance(found := params.get("_meta"), dict) else {}
         approving = meta.get("codex_approval_kind") == "mcp_tool_call"
         return {"action": "accept", "content": {}} if approving else {"action": "decline"}
     return {}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ag_ui.core import BaseEvent, RunErrorEvent
 
 from ag_ui_cli_common import code_for_exit, how_it_ended
+from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_codex_sdk import CodexEventAdapter
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.codex_sdk.approvals import (
@@ -137,10 +138,15 @@ class CodexBridge(CliBridge[CodexAuth]):
         if app is not None:
             await app.close()
 
+    def _installed_codex(self) -> Path:
+        if self.codex_bin is None:
+            raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.",
+                              code=ErrorCode.CLI_NOT_FOUND)
+        return self.codex_bin
+
     def _configure(self) -> tuple[list[str], dict[str, str]]:
         """Write CODEX_HOME (config.toml, auth.json): the app-server's ``-c`` overrides and environment."""
-        if self.codex_bin is None:
-            raise BridgeError("The codex binary was not found: install openai-codex-cli-bin.", code="CLI_NOT_FOUND")
+        self._installed_codex()
         auth = through_proxy(self.auth, self.model_proxy)
         mcp = self._mcp_render()
         overrides = self.write_config(auth, mcp.lines)
@@ -159,7 +165,7 @@ class CodexBridge(CliBridge[CodexAuth]):
             await self.sdk.ready()
             from ambient_runner.bridges.codex_sdk.session import AppServer
 
-            self._app = AppServer(codex_bin=self.codex_bin, codex_home=self.codex_home,
+            self._app = AppServer(codex_bin=self._installed_codex(), codex_home=self.codex_home,
                                   workspace=Path(self.settings.workspace_path), env=env, path_dir=self.path_dir,
                                   overrides=overrides, on_request=self._on_request)
             return self._app
@@ -168,7 +174,7 @@ class CodexBridge(CliBridge[CodexAuth]):
         try:
             return codex_servers(self.mcp, agent_values(self.mcp.references()))
         except mcp_config.McpConfigError as exc:
-            raise BridgeError(str(exc), code="MCP_CONFIG") from None
+            raise BridgeError(str(exc), code=ErrorCode.MCP_CONFIG) from None
 
     def write_config(self, auth: CodexAuth, mcp_lines: list[str] | None = None) -> list[str]:
         """Write config.toml and auth.json; returns the same choices as the app-server's ``-c`` overrides."""
@@ -187,6 +193,10 @@ class CodexBridge(CliBridge[CodexAuth]):
         return config.session_overrides()
 
     # ----- description -----------------------------------------------------------------------------------
+    @property
+    def default_model(self) -> str:  # Codex always has one: the runner's own default when none is configured
+        return super().default_model or DEFAULT_MODEL
+
     def readiness(self) -> Readiness:
         if self.codex_bin is None:
             return Readiness(False, ["openai-codex-cli-bin"], "the bundled codex binary is not installed")
@@ -231,6 +241,7 @@ class CodexBridge(CliBridge[CodexAuth]):
             yield event
 
     def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
+        assert isinstance(parked.stream, PausableFeed), "this bridge parks only its own feeds"
         return self._stream(turn, parked.stream, parked.adapter, end, last=last)
 
     async def _stream(self, turn: Turn, feed: PausableFeed, adapter: CodexEventAdapter, end: TurnEnd, *,
@@ -345,7 +356,8 @@ class CodexBridge(CliBridge[CodexAuth]):
             if died is not None and not app.alive:
                 await app.close()
             why = f"the Codex app-server {how_it_ended(died)}" if died is not None else str(exc)
-            code = code_for_exit(died) if died is not None else "SESSION_ERROR"  # the app-server died, or refused
+            # the app-server died, or refused
+            code = code_for_exit(died) if died is not None else ErrorCode.SESSION_ERROR
             raise BridgeError(f"Could not {what}: {why}", code=code, stderr_tail=stderr) from exc
         self.sessions.set(turn.thread_id, thread.id)
         self._agui_threads[thread.id] = turn.thread_id
@@ -367,7 +379,7 @@ class CodexBridge(CliBridge[CodexAuth]):
                                       **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             self._baselines.pop(turn.thread_id, None)
-            raise BridgeError(f"Codex did not start the turn: {exc}", code="AGENT_ERROR",
+            raise BridgeError(f"Codex did not start the turn: {exc}", code=ErrorCode.AGENT_ERROR,
                               stderr_tail=self._stderr(turn, app)) from exc
         self._turns[turn.thread_id] = handle
         if turn.interrupted.is_set():  # asked while the app-server or the turn was starting

@@ -10,12 +10,13 @@ from typing import Any
 from openai_codex.generated.v2_all import ListMcpServerStatusResponse
 
 from ambient_runner.mcp.config import McpConfig
-from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.mcp.status import McpServerStatus, Status, configured
 
 log = logging.getLogger(__name__)
 LIST_TIMEOUT = 20.0
-RUNTIME_STATUS = {"connected": "connected", "failed": "failed", "starting": "pending", "notStarted": "configured",
-                  "authenticationRequired": "needs-auth", "cancelled": "failed", "disabled": "disabled"}
+RUNTIME_STATUS: dict[str, Status] = {
+    "connected": "connected", "failed": "failed", "starting": "pending", "notStarted": "configured",
+    "authenticationRequired": "needs-auth", "cancelled": "failed", "disabled": "disabled"}
 
 
 async def list_mcp_status(config: McpConfig, codex: Any | None, thread_id: str | None = None
@@ -39,7 +40,7 @@ async def list_mcp_status(config: McpConfig, codex: Any | None, thread_id: str |
             continue
         runtime = entry.runtime_status.value if entry.runtime_status is not None else None
         tools = sorted(entry.tools or {})
-        status = RUNTIME_STATUS.get(runtime or "", "connected" if tools else "configured")
+        status: Status = RUNTIME_STATUS.get(runtime or "", "connected" if tools else "configured")
         if entry.tools_error and runtime is None:
             status = "failed"
         reported[entry.name] = McpServerStatus(name=entry.name, transport=server.transport, status=status,

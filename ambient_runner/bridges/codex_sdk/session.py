@@ -30,7 +30,7 @@ from openai_codex.api import (
     _sandbox_policy,
     _to_wire_turn_input,
 )
-from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue
+from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue, UserInput
 
 from ambient_runner.bridges.codex_sdk.requests import AnsweringClient, OnRequest
 from ambient_runner.process.group import PopenLeader, ProcessGroup
@@ -209,7 +209,8 @@ async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, plan: bo
     wire_input, tool_output = _to_wire_turn_input(run_input)
     await codex._ensure_initialized()
     policy = AskForApprovalValue.untrusted if ask else AskForApprovalValue.never
-    params = TurnStartParams(thread_id=thread.id, input=wire_input, tool_output=tool_output,
+    params = TurnStartParams(thread_id=thread.id, input=[UserInput.model_validate(item) for item in wire_input],
+                             tool_output=tool_output,
                              approval_policy=AskForApproval(root=policy), effort=effort, model=model,
                              sandbox_policy=_sandbox_policy(sandbox))
     wire: dict[str, Any] = params.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
@@ -139,7 +140,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
     def _acp_command(self) -> CliCommand:
         cli = find_cli()
         if cli is None:
-            raise BridgeError(self._missing_cli(), code="CLI_NOT_FOUND")
+            raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
         attachments = self.settings.runner_attachments_dir
         attachments.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
@@ -205,15 +206,16 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         self.require_auth()
         if not turn.prompt.strip() and not self.pauses.parked(turn.thread_id):  # a resume needs no message
-            raise BridgeError("The run has no user message to send to the Gemini CLI.", code="EMPTY_PROMPT")
+            raise BridgeError("The run has no user message to send to the Gemini CLI.", code=ErrorCode.EMPTY_PROMPT)
         self._prepare()
         if find_cli() is None:
-            raise BridgeError(self._missing_cli(), code="CLI_NOT_FOUND")
+            raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
         workspace = self.settings.workspace_path
         try:
             workspace.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise BridgeError(f"The workspace {workspace} cannot be used: {exc}", code="WORKSPACE_MISSING") from exc
+            raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
+                              code=ErrorCode.WORKSPACE_MISSING) from exc
         events = self._acp.run(turn, self._one_process_turn) if self._acp and self.transport == "acp" else (
             self._one_process_turn(turn))
         servers = list(self.mcp.servers)
@@ -227,7 +229,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         assert self._runner is not None
         cli = find_cli()
         if cli is None:
-            raise BridgeError(self._missing_cli(), code="CLI_NOT_FOUND")
+            raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
         workspace = self.settings.workspace_path
         resume = self.sessions.get(turn.thread_id)
         files = [a.path for a in turn.attachments]

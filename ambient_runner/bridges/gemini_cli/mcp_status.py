@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ambient_runner.mcp.config import McpConfig
-from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.mcp.status import McpServerStatus, Status, configured
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import SupervisedProcess
 
@@ -23,12 +23,13 @@ log = logging.getLogger(__name__)
 LIST_TIMEOUT = 60.0
 CACHE_SECONDS = 15.0
 LINE = re.compile(r"^\W*\s*(?P<name>[A-Za-z0-9_-]+)(?: \(from [^)]*\))?: .* - (?P<state>[A-Za-z ]+)\s*$")
-STATES = {"connected": "connected", "disconnected": "failed", "connecting": "pending", "disabled": "disabled"}
+STATES: dict[str, Status] = {"connected": "connected", "disconnected": "failed", "connecting": "pending",
+                             "disabled": "disabled"}
 
 
-def parse_mcp_list(text: str) -> dict[str, str]:
+def parse_mcp_list(text: str) -> dict[str, Status]:
     """``{server: connected|failed|pending|disabled}`` from ``gemini mcp list`` output."""
-    found: dict[str, str] = {}
+    found: dict[str, Status] = {}
     for line in text.splitlines():
         match = LINE.match(line.strip())
         if match:
@@ -61,7 +62,7 @@ class GeminiMcpStatus:
         self._cached = None
 
     @staticmethod
-    async def _list(cli: str, cwd: Path, env: Mapping[str, str]) -> dict[str, str]:
+    async def _list(cli: str, cwd: Path, env: Mapping[str, str]) -> dict[str, Status]:
         stderr = StderrTail(max_lines=500)
         process = await SupervisedProcess.start([cli, "mcp", "list"], cwd=cwd, env=env, stderr_tail=stderr)
         lines: list[str] = []

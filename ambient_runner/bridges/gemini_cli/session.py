@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ag_ui.core import BaseEvent, RawEvent, RunErrorEvent, RunFinishedEvent
 
+from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiCliAdapter, describe_exit
 from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.bridges.session_map import SessionMap
@@ -146,6 +147,6 @@ class TurnRunner:
                     resume_hint: Callable[[str], str]) -> BridgeError:
         stderr = turn.stderr_tail.text()
         if exit_code == 42 and spec.resume_session:
-            return BridgeError(resume_hint(spec.resume_session), code="RESUME_FAILED", stderr_tail=stderr)
+            return BridgeError(resume_hint(spec.resume_session), code=ErrorCode.RESUME_FAILED, stderr_tail=stderr)
         described = describe_exit(exit_code)
         return BridgeError(described.message, code=described.code, stderr_tail=stderr)

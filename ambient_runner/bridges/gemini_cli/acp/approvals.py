@@ -27,7 +27,7 @@ def session_mode(policy: str, plan: bool) -> str:
 
 
 def approval_request(params: Mapping[str, Any]) -> InterruptRequest:
-    call = params.get("toolCall") if isinstance(params.get("toolCall"), Mapping) else {}
+    call = found if isinstance(found := params.get("toolCall"), Mapping) else {}
     call_id = str(call.get("toolCallId") or "")
     name = tool_name(call_id)
     title = str(call.get("title") or name)

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import describe_exit
 from ambient_runner.process.supervisor import SupervisedProcess
 
@@ -41,7 +42,7 @@ class AcpError(Exception):
 class AcpClosed(Exception):
     """The CLI's JSON-RPC channel ended: ``message`` says how, ``code`` is the ``RUN_ERROR`` code."""
 
-    def __init__(self, message: str, code: str = "CLI_EXITED") -> None:
+    def __init__(self, message: str, code: ErrorCode = ErrorCode.CLI_EXITED) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
@@ -131,7 +132,8 @@ class AcpConnection:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return AcpClosed("The Gemini CLI printed something that is not ACP (JSON-RPC) on its protocol channel, "
                              f"so it was stopped: {text.strip()[:SHOWN_CHARS]!r}. A login prompt here means the "
-                             "mounted Google login (GEMINI_OAUTH_CREDS_FILE) is not valid.", "CLI_PROTOCOL_ERROR")
+                             "mounted Google login (GEMINI_OAUTH_CREDS_FILE) is not valid.",
+                             ErrorCode.CLI_PROTOCOL_ERROR)
         method, params = message.get("method"), message.get("params")
         params = params if isinstance(params, dict) else {}
         if isinstance(method, str) and "id" in message:
@@ -158,7 +160,7 @@ class AcpConnection:
             code = await self.process.stop()
         described = describe_exit(code)
         if code is not None and code >= 0:
-            return AcpClosed(f"The Gemini CLI exited with code {code}.", "CLI_EXITED")
+            return AcpClosed(f"The Gemini CLI exited with code {code}.", ErrorCode.CLI_EXITED)
         return AcpClosed(described.message.replace(" before finishing the turn", ""), described.code)
 
     def _end(self, ending: AcpClosed) -> None:
@@ -173,4 +175,4 @@ class AcpConnection:
         await self.process.stop()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(self._reader, timeout=EXIT_WAIT)
-        self._end(AcpClosed("The Gemini CLI was stopped by the runner.", "CLI_EXITED"))
+        self._end(AcpClosed("The Gemini CLI was stopped by the runner.", ErrorCode.CLI_EXITED))

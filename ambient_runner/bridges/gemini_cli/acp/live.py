@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
 from ambient_runner.process.descendants import GroupTracker, group_exists, reap_in_background
 from ambient_runner.process.errors import ProcessStartError
@@ -97,7 +98,7 @@ class LiveGemini:
         except TimeoutError:
             await connection.close()
             raise AcpClosed(f"The Gemini CLI did not answer ACP initialize within {INITIALIZE_TIMEOUT:.0f} s.",
-                            "CLI_START_TIMEOUT") from None
+                            ErrorCode.CLI_START_TIMEOUT) from None
         except BaseException:
             await connection.close()
             raise
@@ -220,8 +221,8 @@ class LiveGemini:
 
 
 def _session(session_id: str, reply: dict[str, Any]) -> AcpSession:
-    modes = reply.get("modes") if isinstance(reply.get("modes"), dict) else {}
-    models = reply.get("models") if isinstance(reply.get("models"), dict) else {}
+    modes = found if isinstance(found := reply.get("modes"), dict) else {}
+    models = found if isinstance(found := reply.get("models"), dict) else {}
     return AcpSession(session_id, mode=modes.get("currentModeId"), model=models.get("currentModelId"))
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, RunErrorEvent
 
+from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.bridges.gemini_cli.acp.approvals import (
@@ -106,7 +107,8 @@ class AcpTurns:
         except AcpClosed as exc:
             raise self._error(exc, turn) from exc
         except AcpError as exc:
-            raise BridgeError(f"The Gemini CLI refused the session's settings: {exc}", code="SESSION_ERROR") from exc
+            raise BridgeError(f"The Gemini CLI refused the session's settings: {exc}",
+                              code=ErrorCode.SESSION_ERROR) from exc
         if turn.interrupted.is_set():
             return
         feed = PromptFeed(self.live, session.id, stderr_mark=self.live.stderr_tail.count)
@@ -152,6 +154,7 @@ class AcpTurns:
 
     # ----- the stream of one prompt ---------------------------------------------------------------------------
     def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
+        assert isinstance(parked.stream, PromptFeed), "this bridge parks only its own feeds"
         return self._stream(turn, parked.stream, parked.adapter, end, last=last)
 
     async def _stream(self, turn: Turn, feed: PromptFeed, adapter: GeminiAcpAdapter, end: TurnEnd, *,
