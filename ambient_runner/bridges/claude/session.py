@@ -189,6 +189,7 @@ class ClaudeSession:
         if self._client is None or mode == self._permission_mode:
             return
         try:
+            # mode: one of the SDK's PermissionMode words (DEFAULT_PERMISSION_MODE, or "plan" from the run options)
             await asyncio.wait_for(self._client.set_permission_mode(mode), CONTROL_TIMEOUT)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - never run a plan-mode turn with write permissions
             raise BridgeError(f"Claude Code did not switch to permission mode {mode!r}: {exc}",
