@@ -11,8 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from claude_agent_sdk._errors import MessageParseError
-from claude_agent_sdk._internal.message_parser import parse_message
+from ag_ui_claude.sdk_private import MessageParseError, parse_message
 
 # Frames the SDK itself consumes (control protocol) or that only the SDK host asked for.
 SILENT_TYPES = {"control_request", "control_response", "control_cancel_request", "keep_alive",

@@ -250,7 +250,7 @@ class RunnerSettings(BaseSettings):
 def load_settings(**overrides: object) -> RunnerSettings:
     """Read the settings; a bad value raises ``SettingsError`` with one line naming the variable."""
     try:
-        return RunnerSettings(**overrides)  # type: ignore[arg-type]
+        return RunnerSettings(**overrides)  # type: ignore[arg-type]  # field values by name, pydantic checks them
     except ValidationError as exc:
         first = exc.errors()[0]
         name = str(first["loc"][0]).upper() if first["loc"] else "settings"

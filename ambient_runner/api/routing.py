@@ -55,7 +55,7 @@ NO_RULES = BodyRules()
 def body_rules(**rules: Any) -> Callable[[Handler], Handler]:
     """``@body_rules(limit=..., prepare=..., invalid_code=...)`` above a handler (below its route decorator)."""
     def attach(handler: Handler) -> Handler:
-        handler.body_rules = BodyRules(**rules)  # type: ignore[attr-defined]
+        handler.body_rules = BodyRules(**rules)  # type: ignore[attr-defined]  # read back by rules_of()
         return handler
     return attach
 

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.model_proxy.apis import Upstream
 from ambient_runner.stream.encoding import redact_url
 
@@ -187,8 +188,8 @@ class ModelProxy:
             log.warning("model proxy: upstream %s unreachable (%s)", self.upstream.host, reason)
             self._observe("unreachable", started)
             self._tell(scope, None, started_ns, None)
-            await _json(send, 502, "UPSTREAM_UNREACHABLE", f"the model API at {self.upstream.host} could not be "
-                        f"reached ({reason})")
+            await _json(send, 502, ErrorCode.UPSTREAM_UNREACHABLE,
+                        f"the model API at {self.upstream.host} could not be reached ({reason})")
             return
         self.requests += 1
         self.last_failure = None  # it answers again: an earlier failure no longer explains a run's error

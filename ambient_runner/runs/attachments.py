@@ -85,6 +85,7 @@ async def collect(run_input: RunAgentInput, rules: AttachmentRules) -> list[Atta
             if kind not in ("image", "document"):
                 raise AttachmentError(name, f"{kind or 'this'} parts are not taken by this runner (images and "
                                             "documents are)")
+            # an image or document part (its kind, above), so it has a source
             data, mime_type = await _read_source(name, part.source, rules)  # type: ignore[attr-defined]
             _check_type(name, kind, mime_type, data, rules.accepted)
             path = target / f"{number + 1}-{kind}{EXTENSIONS.get(mime_type, '')}"

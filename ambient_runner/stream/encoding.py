@@ -154,7 +154,7 @@ def _model_json(model: BaseModel, depth: int) -> str:
 def _value_json(value: object, depth: int) -> str:
     kind = type(value)
     if kind is str:
-        return _string(value)  # type: ignore[arg-type]
+        return _string(value)  # type: ignore[arg-type]  # kind is str (exact: a str subclass takes another path)
     if kind is int:
         return str(value)
     if kind is bool:
@@ -164,17 +164,19 @@ def _value_json(value: object, depth: int) -> str:
     if depth >= _MAX_DEPTH:
         raise _NotPlain
     if kind is list or kind is tuple:
-        return "[" + ",".join([_value_json(item, depth + 1) for item in value]) + "]"  # type: ignore[attr-defined]
+        items: list[object] | tuple[object, ...] = value  # type: ignore[assignment]  # kind is list or tuple, exact
+        return "[" + ",".join([_value_json(item, depth + 1) for item in items]) + "]"
     if kind is dict:
         parts = []
-        for key, item in value.items():  # type: ignore[attr-defined]
+        for key, item in value.items():  # type: ignore[attr-defined]  # kind is dict (exact type: the fast path)
             if type(key) is not str:
                 raise _NotPlain
             parts.append(_string(key) + ":" + _value_json(item, depth + 1))
         return "{" + ",".join(parts) + "}"
     if isinstance(value, Enum) and type(value.value) is str:
-        if all(type(member.value) is str for member in kind):  # type: ignore[attr-defined]
-            _enum_json[kind] = {member: _string(member.value) for member in kind}  # type: ignore[attr-defined]
+        enum_type = type(value)
+        if all(type(member.value) is str for member in enum_type):
+            _enum_json[enum_type] = {member: _string(member.value) for member in enum_type}
         return _string(value.value)
     if isinstance(value, BaseModel):
         return _model_json(value, depth + 1)

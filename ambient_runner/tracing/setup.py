@@ -49,7 +49,7 @@ def trace_model_requests(tracer: RunTracer | None, bridge: Bridge) -> None:
 def operation(tracer: RunTracer | None, name: str, run: object = None,
               **attributes: str) -> contextlib.AbstractContextManager[object]:
     """``tracer.operation`` when tracing is on, else nothing."""
-    return tracer.operation(name, run, **attributes) if tracer is not None else contextlib.nullcontext()  # type: ignore[arg-type]
+    return tracer.operation(name, run, **attributes) if tracer is not None else contextlib.nullcontext()
 
 
 async def stop_tracing(tracer: RunTracer | None, runs: RunManager) -> None:

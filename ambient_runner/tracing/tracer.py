@@ -14,7 +14,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ag_ui.core import BaseEvent, EventType, RawEvent
+from ag_ui.core import (
+    BaseEvent,
+    EventType,
+    RawEvent,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -156,9 +164,10 @@ class RunTracer:
 
     # ----- other work ------------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def operation(self, name: str, run: ActiveRun | None = None, **attributes: str) -> Iterator[Span]:
+    def operation(self, name: str, run: object = None, **attributes: str) -> Iterator[Span]:
         """A span for the runner's own work (the CLI's start, a state sync), a child of ``run``'s span when it
-        is open; ended with an error status when the work raises."""
+        is open (``run``: the ``ActiveRun``, known by identity only); ended with an error status when the work
+        raises."""
         spans = self._runs.get(id(run)) if run is not None else None
         parent = trace.set_span_in_context(spans.run) if spans is not None else Context()
         span = self.tracer.start_span(name, context=parent, attributes=attributes)  # never the current span
@@ -184,26 +193,26 @@ class RunTracer:
     # ----- helpers ---------------------------------------------------------------------------------------
     def _on_event(self, spans: _RunSpans, event: BaseEvent) -> None:
         kind = event.type
-        if kind == EventType.TOOL_CALL_START:
-            call_id, name = event.tool_call_id, event.tool_call_name  # type: ignore[attr-defined]
+        if isinstance(event, ToolCallStartEvent):
+            call_id, name = event.tool_call_id, event.tool_call_name
             spans.tool_names[call_id] = name
             spans.tools[call_id] = self.tracer.start_span(
                 f"execute_tool {name}", context=trace.set_span_in_context(spans.run), attributes={
                     "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
                     "gen_ai.tool.call.id": call_id,
                     **({"ambient.subagent_run_id": sub} if (sub := getattr(event, "subagent_run_id", None)) else {})})
-        elif kind == EventType.TOOL_CALL_ARGS and self.trace_content:
-            spans.tool_args.setdefault(event.tool_call_id, []).append(event.delta)  # type: ignore[attr-defined]
-        elif kind == EventType.TOOL_CALL_RESULT:
-            content = str(event.content)  # type: ignore[attr-defined]
+        elif isinstance(event, ToolCallArgsEvent) and self.trace_content:
+            spans.tool_args.setdefault(event.tool_call_id, []).append(event.delta)
+        elif isinstance(event, ToolCallResultEvent):
+            content = str(event.content)
             failed = content.startswith(("Tool error", "Error:"))
-            call_id = event.tool_call_id  # type: ignore[attr-defined]
+            call_id = event.tool_call_id
             # The failure's text is content: in the span only with RUNNER_TRACE_CONTENT.
             reason = (self._content(content)[:200] if self.trace_content else "the tool call failed") if failed \
                 else None
             self._end_tool(spans, call_id, error=reason, result=content)
-        elif kind == EventType.TEXT_MESSAGE_CONTENT and self.trace_content:
-            spans.output.append(event.delta)  # type: ignore[attr-defined]
+        elif isinstance(event, TextMessageContentEvent) and self.trace_content:
+            spans.output.append(event.delta)
         elif kind == EventType.RUN_ERROR:
             code = getattr(event, "code", None) or "ERROR"
             spans.run.set_attribute("ambient.outcome", "error")

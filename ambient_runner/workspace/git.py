@@ -100,7 +100,7 @@ def callbacks(url: str, tokens: GitTokens, deadline: Deadline) -> pygit2.RemoteC
     pygit2 = lib()
     host = urlsplit(url).hostname or ""
 
-    class Callbacks(pygit2.RemoteCallbacks):  # type: ignore[name-defined]
+    class Callbacks(pygit2.RemoteCallbacks):  # type: ignore[name-defined]  # pygit2: the module lib() returns
         asked = 0
 
         def credentials(self, request_url: str, username: str | None, allowed: Any) -> Any:

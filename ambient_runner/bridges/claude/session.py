@@ -17,6 +17,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
+from ag_ui_claude.sdk_private import buffered_messages, raw_messages
 from ag_ui_cli_common import ErrorCode, code_for_exit, how_it_ended
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.bridges.contract import BridgeError
@@ -188,6 +189,7 @@ class ClaudeSession:
         if self._client is None or mode == self._permission_mode:
             return
         try:
+            # mode: one of the SDK's PermissionMode words (DEFAULT_PERMISSION_MODE, or "plan" from the run options)
             await asyncio.wait_for(self._client.set_permission_mode(mode), CONTROL_TIMEOUT)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - never run a plan-mode turn with write permissions
             raise BridgeError(f"Claude Code did not switch to permission mode {mode!r}: {exc}",
@@ -286,7 +288,7 @@ class ClaudeSession:
             self._on_session_id(new)
         loop = asyncio.get_running_loop()
         until = loop.time() + PAUSE_ORDER_BOUND
-        while _buffered(self._client) and loop.time() < until:  # noqa: ASYNC110 - the SDK's buffer has no event
+        while buffered_messages(self._client) and loop.time() < until:  # noqa: ASYNC110 - the SDK's buffer has no event
             await asyncio.sleep(0)
         if self._queue is not None:
             self._queue.put_nowait(Paused(interrupt_id))
@@ -411,20 +413,11 @@ def describe_failure(exc: BaseException) -> str:
     return str(exc)
 
 
-def _buffered(client: ClaudeSDKClient | None) -> int:
-    """Messages the SDK has read from the CLI that the runner's reader has not taken yet."""
-    receive = getattr(getattr(client, "_query", None), "_message_receive", None)
-    try:
-        return int(receive.statistics().current_buffer_used) if receive is not None else 0
-    except Exception:  # noqa: BLE001 - an SDK without it: no ordering wait
-        return 0
-
-
 async def _raw_messages(client: ClaudeSDKClient) -> AsyncIterator[Any]:
     """The CLI's messages as raw dicts (the SDK's public iterator drops message kinds it does not know)."""
-    query = getattr(client, "_query", None)
-    if query is not None and hasattr(query, "receive_messages"):
-        async for item in query.receive_messages():
+    raw = raw_messages(client)
+    if raw is not None:
+        async for item in raw:
             yield item
         return
     async for message in client.receive_messages():  # fallback: typed messages, also accepted by the adapter

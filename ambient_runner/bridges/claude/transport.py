@@ -15,7 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
-from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+from ag_ui_claude.sdk_private import SubprocessCLITransport, transport_process
 
 
 async def _no_prompt() -> AsyncIterator[dict[str, Any]]:
@@ -35,7 +36,7 @@ class WatchedTransport(SubprocessCLITransport):
         try:
             await super().connect()
         finally:
-            self.process = self.process or getattr(self, "_process", None)
+            self.process = self.process or transport_process(self)
             if self.process is not None:
                 self.spawned.set()
 

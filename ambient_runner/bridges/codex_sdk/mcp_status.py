@@ -9,6 +9,7 @@ from typing import Any
 
 from openai_codex.generated.v2_all import ListMcpServerStatusResponse
 
+from ambient_runner.bridges.codex_sdk import sdk_private as sdk
 from ambient_runner.mcp.config import McpConfig
 from ambient_runner.mcp.status import McpServerStatus, Status, configured
 
@@ -28,8 +29,8 @@ async def list_mcp_status(config: McpConfig, codex: Any | None, thread_id: str |
     if thread_id:
         params["threadId"] = thread_id
     try:
-        response = await asyncio.wait_for(codex._client.request(
-            "mcpServerStatus/list", params, response_model=ListMcpServerStatusResponse), LIST_TIMEOUT)
+        response = await asyncio.wait_for(sdk.request(codex, "mcpServerStatus/list", params,
+                                                      ListMcpServerStatusResponse), LIST_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - the app-server is busy or gone: say what is configured
         log.info("codex mcpServerStatus/list failed: %s", exc)
         return configured(config)
@@ -65,9 +66,9 @@ async def wait_for_mcp_startup(config: McpConfig, codex: Any, thread_id: str, li
     deadline = loop.time() + limit
     while loop.time() < deadline:
         try:
-            response = await asyncio.wait_for(codex._client.request(
-                "mcpServerStatus/list", {"detail": "toolsAndAuthOnly", "threadId": thread_id},
-                response_model=ListMcpServerStatusResponse), LIST_TIMEOUT)
+            response = await asyncio.wait_for(sdk.request(
+                codex, "mcpServerStatus/list", {"detail": "toolsAndAuthOnly", "threadId": thread_id},
+                ListMcpServerStatusResponse), LIST_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - no status: do not hold the run up
             log.info("codex mcpServerStatus/list failed: %s", exc)
             return

@@ -23,32 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from openai_codex import ApprovalMode, AsyncCodex, AsyncThread, CodexConfig
-from openai_codex.api import (
-    AsyncTurnHandle,
-    ThreadStartParams,
-    TurnStartParams,
-    _sandbox_policy,
-    _to_wire_turn_input,
-)
+from openai_codex.api import AsyncTurnHandle, ThreadStartParams, TurnStartParams
 from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue, UserInput
 
-from ambient_runner.bridges.codex_sdk.requests import AnsweringClient, OnRequest
+from ambient_runner.bridges.codex_sdk import sdk_private as sdk
+from ambient_runner.bridges.codex_sdk.sdk_private import AnsweringClient, OnRequest
 from ambient_runner.process.group import PopenLeader, ProcessGroup
 
 log = logging.getLogger(__name__)
-
-
-def _process_of(codex: AsyncCodex) -> Any:
-    """The SDK's ``subprocess.Popen`` of the app-server (private attribute; ``None`` if not running)."""
-    sync = getattr(getattr(codex, "_client", None), "_sync", None)
-    return getattr(sync, "_proc", None)
-
-
-def stderr_tail_of(codex: AsyncCodex | None, lines: int = 20) -> str:
-    """The app-server's recent stderr as kept by the SDK (private; empty if unavailable)."""
-    sync = getattr(getattr(codex, "_client", None), "_sync", None)
-    tail = getattr(sync, "_stderr_tail", None)
-    return tail(lines) if callable(tail) else ""
 
 
 def _drain_global_notifications(codex: AsyncCodex) -> None:
@@ -57,9 +39,8 @@ def _drain_global_notifications(codex: AsyncCodex) -> None:
     The SDK queues them in an unbounded queue that nothing reads unless the caller does, which would grow
     for the pod's life. Ends when the app-server's transport closes (the SDK then raises from the queue).
     """
-    sync = getattr(getattr(codex, "_client", None), "_sync", None)
-    next_notification = getattr(sync, "next_notification", None)
-    if not callable(next_notification):
+    next_notification = sdk.notification_reader(codex)
+    if next_notification is None:
         return
     while True:
         try:
@@ -92,7 +73,7 @@ class AppServer:
     # ----- lifecycle -------------------------------------------------------------------------------------
     @property
     def alive(self) -> bool:
-        proc = _process_of(self._codex) if self._codex is not None else None
+        proc = sdk.process_of(self._codex) if self._codex is not None else None
         return proc is not None and proc.poll() is None
 
     @property
@@ -105,7 +86,7 @@ class AppServer:
         return self._pgid
 
     def stderr_tail(self, lines: int = 20) -> str:
-        return stderr_tail_of(self._codex or self._failed, lines)
+        return sdk.stderr_tail(self._codex or self._failed, lines)
 
     async def ensure(self) -> AsyncCodex:
         """The running app-server, started (or restarted after it died) on demand."""
@@ -118,17 +99,17 @@ class AppServer:
             config = self._config()
             codex = AsyncCodex(config)
             if self.on_request is not None:  # its requests are answered off the reader thread
-                codex._client._sync = AnsweringClient(config, asyncio.get_running_loop(), self.on_request)
+                sdk.use_sync_client(codex, AnsweringClient(config, asyncio.get_running_loop(), self.on_request))
             try:
-                await codex._client.start()  # spawn first: the SDK drops its process if the handshake fails
-                self._last_proc = _process_of(codex)
-                await codex._ensure_initialized()  # start + initialize handshake now, not mid-turn
+                await sdk.start_process(codex)  # spawn first: the SDK drops its process if the handshake fails
+                self._last_proc = sdk.process_of(codex)
+                await sdk.ensure_initialized(codex)  # start + initialize handshake now, not mid-turn
             except BaseException:
                 self._failed = codex  # its stderr says why
                 await self._kill(codex)
                 raise
             self._codex, self._failed = codex, None
-            proc = _process_of(codex)
+            proc = sdk.process_of(codex)
             self._pgid = proc.pid if proc is not None else None
             threading.Thread(target=_drain_global_notifications, args=(codex,), name="codex-global-drain",
                              daemon=True).start()
@@ -147,7 +128,7 @@ class AppServer:
 
     def respond(self, request_id: Any, result: dict[str, Any]) -> None:
         """Answer one of the app-server's requests (``on_request``)."""
-        sync = getattr(getattr(self._codex, "_client", None), "_sync", None)
+        sync = sdk.sync_client(self._codex)
         if isinstance(sync, AnsweringClient):
             sync.respond(request_id, result)
 
@@ -162,7 +143,7 @@ class AppServer:
             await self._kill(codex)
 
     async def _kill(self, codex: AsyncCodex) -> None:
-        proc = _process_of(codex) or self._last_proc
+        proc = sdk.process_of(codex) or self._last_proc
         pgid = proc.pid if proc is not None else self._pgid
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(codex.close()), timeout=5)
@@ -172,7 +153,7 @@ class AppServer:
 
     async def exit_code(self) -> int | None:
         """A dead app-server's exit code (negative: the signal that killed it); None if unknown."""
-        proc = (_process_of(self._codex) if self._codex is not None else None) or self._last_proc
+        proc = (sdk.process_of(self._codex) if self._codex is not None else None) or self._last_proc
         if proc is None:
             return None
         with contextlib.suppress(Exception):
@@ -205,26 +186,25 @@ async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, plan: bo
     command that is not known to be safe, every file change), else ``never`` (the SDK's high-level ``turn`` offers
     only its own two modes); ``plan``: also Codex's plan collaboration mode (an experimental turn field), in which
     the model may ask the person questions (``request_user_input``)."""
-    codex = thread._codex
-    wire_input, tool_output = _to_wire_turn_input(run_input)
-    await codex._ensure_initialized()
+    codex = sdk.codex_of(thread)
+    wire_input, tool_output = sdk.to_wire_turn_input(run_input)
+    await sdk.ensure_initialized(codex)
     policy = AskForApprovalValue.untrusted if ask else AskForApprovalValue.never
     params = TurnStartParams(thread_id=thread.id, input=[UserInput.model_validate(item) for item in wire_input],
                              tool_output=tool_output,
                              approval_policy=AskForApproval(root=policy), effort=effort, model=model,
-                             sandbox_policy=_sandbox_policy(sandbox))
+                             sandbox_policy=sdk.sandbox_policy(sandbox))
     wire: dict[str, Any] = params.model_dump(by_alias=True, exclude_none=True, mode="json")
     if plan:
         wire["collaborationMode"] = {"mode": "plan", "settings": {"model": model, "developer_instructions": None}}
-    started, subscription = await codex._client._start_turn(thread.id, wire_input, params=wire, for_handle=True)
-    return AsyncTurnHandle(codex, thread.id, started.turn.id, _subscription=subscription)
+    return await sdk.start_turn(codex, thread.id, wire_input, wire)
 
 
 async def _start_with_tools(codex: AsyncCodex, tools: Sequence[dict[str, Any]], *, cwd: str,
                             model: str | None) -> AsyncThread:
     """``codex.thread_start`` with dynamic tools (an experimental field the SDK's high-level call does not take)."""
-    await codex._ensure_initialized()
+    await sdk.ensure_initialized(codex)
     params = ThreadStartParams(approval_policy=AskForApproval(root=AskForApprovalValue.never), cwd=cwd,
                                model=model).model_dump(by_alias=True, exclude_none=True, mode="json")
-    started = await codex._client.thread_start({**params, "dynamicTools": list(tools)})
+    started = await sdk.thread_start(codex, {**params, "dynamicTools": list(tools)})
     return AsyncThread(codex, started.thread.id)

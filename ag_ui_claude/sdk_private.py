@@ -1,0 +1,44 @@
+"""Every use of the Claude Agent SDK's private names (``claude-agent-sdk``, pinned exactly in pyproject.toml), in one
+place: the adapter's and the Claude bridge's (the bridge imports this module; the adapter cannot import the runner).
+
+The SDK's public API has no way to: parse a raw stream-json message (a recording replays like a live client), keep
+the CLI's process once a start fails (its transport drops it), read the CLI's messages as raw dicts (its public
+iterator drops message kinds it does not know), or see how many messages it has read but not handed on. Nothing else
+in the project touches an underscore name of the SDK; ``tests/claude/test_sdk_private.py`` checks that each name used
+here exists with the parameters used, and fails naming it and the pinned version when an SDK update changes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from claude_agent_sdk._errors import MessageParseError
+from claude_agent_sdk._internal.message_parser import parse_message
+from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+__all__ = ["MessageParseError", "SubprocessCLITransport", "buffered_messages", "parse_message", "raw_messages",
+           "transport_process"]
+
+
+def transport_process(transport: SubprocessCLITransport) -> Any:
+    """The CLI's process as the transport holds it (``None`` before it is spawned or once the SDK let go of it)."""
+    return getattr(transport, "_process", None)
+
+
+def buffered_messages(client: Any) -> int:
+    """Messages the SDK has read from the CLI that nobody has taken yet (0 when it cannot say)."""
+    receive = getattr(getattr(client, "_query", None), "_message_receive", None)
+    try:
+        return int(receive.statistics().current_buffer_used) if receive is not None else 0
+    except Exception:  # noqa: BLE001 - an SDK without it: no ordering wait
+        return 0
+
+
+def raw_messages(client: Any) -> AsyncIterator[dict[str, Any]] | None:
+    """The connected client's messages as the CLI wrote them (dicts), or ``None`` when it has no such stream."""
+    query = getattr(client, "_query", None)
+    if query is None or not hasattr(query, "receive_messages"):
+        return None
+    messages: AsyncIterator[dict[str, Any]] = query.receive_messages()
+    return messages
