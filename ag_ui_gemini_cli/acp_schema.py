@@ -34,6 +34,11 @@ def wire(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True)
 
 
+def received(model: BaseModel) -> dict[str, Any]:
+    """A message as it arrived: the protocol's names, only the fields it had (undeclared ones included)."""
+    return model.model_dump(by_alias=True, exclude_unset=True)
+
+
 def first_error(exc: ValidationError) -> str:
     """Where a message does not fit its model, and why (the first error)."""
     first = exc.errors(include_url=False)[0]
@@ -202,6 +207,9 @@ class SessionNotification(AcpModel):
 
     session_id: str
     update: SessionUpdate
+
+
+UPDATE: TypeAdapter[SessionUpdate] = TypeAdapter(SessionUpdate)
 
 
 # ----- session/request_permission (agent -> client) -----------------------------------------------------------
