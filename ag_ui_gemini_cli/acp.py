@@ -15,7 +15,8 @@ handler per ``sessionUpdate`` kind, and the prompt's ends:
   The result is the update's content (empty for shell calls: the CLI does not send their output).
 * the ``session/prompt`` result -> ``RUN_FINISHED`` with the usage of ``_meta.quota`` (``end``); a JSON-RPC error
   (its code is the model API's HTTP status) -> ``RUN_ERROR`` with the same codes as stream-json (``fail``).
-* anything else (commands list, a user message replayed by a load) -> nothing; an unknown kind -> ``RAW``.
+* anything else (commands list, a user message replayed by a load) -> nothing; an unknown kind -> ``RAW``, and so
+  is a known kind that does not fit its model (``reason: malformed_update``).
 
 It takes the typed messages of ``acp_schema`` (``SessionUpdate``, ``ToolCall``, ``PromptResult``, ``JsonRpcError``).
 """
@@ -23,6 +24,7 @@ It takes the typed messages of ``acp_schema`` (``SessionUpdate``, ``ToolCall``, 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Hashable
 from typing import Any
 
@@ -32,6 +34,7 @@ from ag_ui_cli_common import CliAdapter, ErrorCode, Failure
 from ag_ui_gemini_cli.acp_schema import (
     JsonRpcError,
     MessageChunk,
+    OtherUpdate,
     PromptResult,
     Quota,
     SessionUpdate,
@@ -43,7 +46,9 @@ from ag_ui_gemini_cli.acp_schema import (
 from ag_ui_gemini_cli.errors import AGENT, describe_error
 from ag_ui_gemini_cli.usage import PROVIDER
 
+log = logging.getLogger(__name__)
 SOURCE = "gemini-cli"
+MALFORMED = ("malformed",)  # the kind of a known update that did not fit its model (no handler)
 MODE_UPDATE = "[MODE_UPDATE]"
 EMPTY_SUBJECT = "****"
 SHELL_TOOL = "run_shell_command"
@@ -153,8 +158,11 @@ class GeminiAcpAdapter(CliAdapter[SessionUpdate]):
                          "tool_call": self._on_tool, "tool_call_update": self._on_tool}
 
     # ----- the transform loop's ACP parts ----------------------------------------------------------------
-    def parse(self, native: SessionUpdate) -> tuple[str, SessionUpdate]:
-        return native.session_update, native
+    def parse(self, native: SessionUpdate) -> tuple[Hashable, SessionUpdate]:
+        kind = native.session_update
+        if isinstance(native, OtherUpdate) and kind in self.handlers:
+            return MALFORMED, native
+        return kind, native
 
     def feed(self, native: SessionUpdate, dropped_bytes: int = 0) -> list[BaseEvent]:
         events = super().feed(native, dropped_bytes)
@@ -162,6 +170,9 @@ class GeminiAcpAdapter(CliAdapter[SessionUpdate]):
         return events
 
     def on_unknown(self, kind: Hashable, payload: SessionUpdate) -> list[BaseEvent]:
+        if kind == MALFORMED:
+            log.warning("gemini --acp sent a %r update that does not fit ACP; kept as RAW", payload.session_update)
+            return [self.raw(received(payload), reason="malformed_update")]
         return [] if kind in QUIET_UPDATES else [self.raw(received(payload), reason="unknown_update")]
 
     def permission(self, tool_call: ToolCall) -> list[BaseEvent]:

@@ -8,16 +8,17 @@ Written here rather than taken from ``agent-client-protocol`` (PyPI), which has 
 
 Field names are snake_case with the protocol's camelCase as aliases (``_meta`` as ``meta``). Every message the CLI
 sends allows fields it does not declare (``extra="allow"``: kept in ``model_extra``, nothing is lost) and gives its
-optional fields defaults, so a CLI that adds or omits something still parses. An unknown ``sessionUpdate`` kind
-comes back as ``OtherUpdate`` with all its fields. What the runner sends is dumped with ``wire`` (by alias,
-without the fields that are None).
+optional fields defaults, so a CLI that adds or omits something still parses. An unknown ``sessionUpdate`` kind,
+or a known one that does not fit its model, comes back as ``OtherUpdate`` with all its fields. A ``session/update``
+line is typed in one pass from its JSON (``parse_message``), the hot path. What the runner sends is dumped with
+``wire`` (by alias, without the fields that are None).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 PROTOCOL_VERSION = 1
@@ -85,14 +86,6 @@ class JsonRpcMessage(BaseModel):
 
     def error_object(self) -> JsonRpcError | None:
         return JsonRpcError.model_validate(self.error) if isinstance(self.error, dict) else None
-
-
-MESSAGE: TypeAdapter[JsonRpcMessage] = TypeAdapter(JsonRpcMessage)
-
-
-def parse_message(text: str | bytes) -> JsonRpcMessage:
-    """One stdout line; ``ValueError`` (pydantic's ``ValidationError``) when it is not a JSON-RPC 2.0 object."""
-    return MESSAGE.validate_json(text)
 
 
 # ----- content ------------------------------------------------------------------------------------------------
@@ -184,22 +177,10 @@ class OtherUpdate(AcpModel):
     session_update: str = ""
 
 
-_KINDS = {"agent_message_chunk": "chunk", "agent_thought_chunk": "chunk", "user_message_chunk": "chunk",
-          "tool_call": "tool", "tool_call_update": "tool", "available_commands_update": "commands",
-          "current_mode_update": "mode"}
-
-
-def _update_kind(value: Any) -> str:
-    kind = value.get("sessionUpdate") if isinstance(value, dict) else getattr(value, "session_update", None)
-    return _KINDS.get(kind, "other") if isinstance(kind, str) else "other"
-
-
-SessionUpdate = Annotated[
-    Annotated[MessageChunk, Tag("chunk")] | Annotated[ToolCallUpdate, Tag("tool")]
-    | Annotated[CommandsUpdate, Tag("commands")] | Annotated[ModeUpdate, Tag("mode")]
-    | Annotated[OtherUpdate, Tag("other")],
-    Discriminator(_update_kind),
-]
+KnownUpdate = Annotated[MessageChunk | ToolCallUpdate | CommandsUpdate | ModeUpdate,
+                        Field(discriminator="session_update")]
+# a known kind by its ``sessionUpdate``, else (unknown, or not fitting) ``OtherUpdate``
+SessionUpdate = Annotated[KnownUpdate | OtherUpdate, Field(union_mode="left_to_right")]
 
 
 class SessionNotification(AcpModel):
@@ -210,6 +191,27 @@ class SessionNotification(AcpModel):
 
 
 UPDATE: TypeAdapter[SessionUpdate] = TypeAdapter(SessionUpdate)
+
+
+class UpdateNotification(BaseModel):
+    """A whole ``session/update`` line, typed in one pass (most of what the CLI prints)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["session/update"]
+    params: SessionNotification
+
+
+AcpLine = Annotated[UpdateNotification | JsonRpcMessage, Field(union_mode="left_to_right")]
+LINE: TypeAdapter[UpdateNotification | JsonRpcMessage] = TypeAdapter(AcpLine)
+
+
+def parse_message(text: str | bytes) -> UpdateNotification | JsonRpcMessage:
+    """One stdout line: a ``session/update`` that fits ``UpdateNotification``, else any other JSON-RPC message
+    (a ``session/update`` that does not fit included); ``ValueError`` (pydantic's ``ValidationError``) when the
+    line is not a JSON-RPC 2.0 object."""
+    return LINE.validate_json(text)
 
 
 # ----- session/request_permission (agent -> client) -----------------------------------------------------------

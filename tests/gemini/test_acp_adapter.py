@@ -137,3 +137,14 @@ def test_one_terminal_event_and_nothing_after_it() -> None:
     ended = adapter.end(PromptResult(stop_reason="max_turn_requests"))
     assert [e.type for e in ended] == ["TEXT_MESSAGE_END", "RUN_ERROR"] and adapter.terminal is ended[-1]
     assert feed(adapter, chunk("agent_message_chunk", "late")) == []
+
+
+def test_unknown_and_unfit_updates_are_raw_and_quiet_ones_nothing() -> None:
+    events = feed(GeminiAcpAdapter("t", "r"),
+                  {"sessionUpdate": "available_commands_update", "availableCommands": []},
+                  {"sessionUpdate": "a_later_kind", "value": 1},
+                  {"sessionUpdate": "agent_message_chunk", "content": "not an object"})
+    assert [(e["type"], e["event"], e["source"], e["metadata"]) for e in events] == [
+        ("RAW", {"sessionUpdate": "a_later_kind", "value": 1}, "gemini-cli", {"reason": "unknown_update"}),
+        ("RAW", {"sessionUpdate": "agent_message_chunk", "content": "not an object"}, "gemini-cli",
+         {"reason": "malformed_update"})]

@@ -23,8 +23,8 @@ from ag_ui_gemini_cli.acp_schema import (
     OtherUpdate,
     PromptResult,
     RequestPermissionParams,
-    SessionNotification,
     ToolCallUpdate,
+    UpdateNotification,
     parse_message,
     received,
     wire,
@@ -53,8 +53,8 @@ def test_every_recorded_message_parses_whole() -> None:
         parsed = parse_message(json.dumps(message))
         assert received(parsed) == message
         if parsed.method == "session/update":
-            notification = SessionNotification.model_validate(parsed.params)
-            update = notification.update
+            assert isinstance(parsed, UpdateNotification)
+            update = parsed.params.update
             kinds.add(update.session_update)
             assert type(update) is TYPED[update.session_update]
             assert not update.model_extra, update.model_extra
@@ -92,6 +92,9 @@ def test_unknown_kinds_keep_their_fields() -> None:
     added = UPDATE.validate_python({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"},
                                     "later": 1})
     assert type(added) is MessageChunk and added.model_extra == {"later": 1}
+    unfit = UPDATE.validate_python({"sessionUpdate": "agent_message_chunk", "content": "not an object"})
+    assert type(unfit) is OtherUpdate and received(unfit) == {"sessionUpdate": "agent_message_chunk",
+                                                              "content": "not an object"}
 
 
 def test_what_the_runner_sends() -> None:
@@ -132,7 +135,7 @@ def peer(tmp_path: Path, script: dict[str, list[str]]) -> LiveGemini:
     return LiveGemini(lambda: CliCommand(argv=argv, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}))
 
 
-async def test_updates_that_do_not_fit_are_dropped_and_the_rest_arrive_typed(tmp_path: Path) -> None:
+async def test_updates_that_are_not_objects_are_dropped_and_the_rest_arrive_typed(tmp_path: Path) -> None:
     update = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":%s}}'
     live = peer(tmp_path, {"session/new": [
         update % '{"sessionUpdate":"agent_message_chunk","content":"not an object"}',
@@ -146,8 +149,9 @@ async def test_updates_that_do_not_fit_are_dropped_and_the_rest_arrive_typed(tmp
     try:
         session = await live.new_session(tmp_path)
         assert (session.id, session.model) == ("s", "m")
-        assert [(kind, type(update)) for kind, update in got] == [("update", OtherUpdate), ("update", MessageChunk)]
-        assert got[1][1].text == "hi" and live.agent_info is not None and live.agent_info.name == "peer"
+        assert [(kind, type(update)) for kind, update in got] == [
+            ("update", OtherUpdate), ("update", OtherUpdate), ("update", MessageChunk)]
+        assert got[2][1].text == "hi" and live.agent_info is not None and live.agent_info.name == "peer"
         assert live.alive  # nothing of that stopped the channel
     finally:
         await live.close()

@@ -22,7 +22,15 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ag_ui_gemini_cli import describe_exit
-from ag_ui_gemini_cli.acp_schema import JsonRpcError, JsonRpcMessage, RequestId, first_error, parse_message, wire
+from ag_ui_gemini_cli.acp_schema import (
+    JsonRpcError,
+    JsonRpcMessage,
+    RequestId,
+    UpdateNotification,
+    first_error,
+    parse_message,
+    wire,
+)
 from ambient_runner.process.supervisor import SupervisedProcess
 
 log = logging.getLogger(__name__)
@@ -53,7 +61,7 @@ class AcpClosed(Exception):
         self.code = code
 
 
-Handler = Callable[[str, dict[str, Any]], None]  # (method, params)
+Handler = Callable[[UpdateNotification | JsonRpcMessage], None]  # a notification
 RequestHandler = Callable[[RequestId | None, str, dict[str, Any]], None]  # (request id, method, params)
 
 
@@ -142,10 +150,10 @@ class AcpConnection:
             return AcpClosed("The Gemini CLI printed something that is not ACP (JSON-RPC) on its protocol channel, "
                              f"so it was stopped: {text.strip()[:SHOWN_CHARS]!r}. A login prompt here means the "
                              "mounted Google login (GEMINI_OAUTH_CREDS_FILE) is not valid.", "CLI_PROTOCOL_ERROR")
-        if message.method is not None and message.is_request:
-            self._on_request(message.id, message.method, message.params_object())
+        if isinstance(message, UpdateNotification) or (message.method is not None and not message.is_request):
+            self._on_notification(message)
         elif message.method is not None:
-            self._on_notification(message.method, message.params_object())
+            self._on_request(message.id, message.method, message.params_object())
         else:
             reply_id = message.id
             waiting = self._waiting.get(reply_id) if isinstance(reply_id, int) else None

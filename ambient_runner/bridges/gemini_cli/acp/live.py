@@ -24,6 +24,7 @@ from ag_ui_gemini_cli.acp_schema import (
     Implementation,
     InitializeParams,
     InitializeResult,
+    JsonRpcMessage,
     LoadSessionParams,
     LoadSessionResult,
     NewSessionParams,
@@ -34,6 +35,7 @@ from ag_ui_gemini_cli.acp_schema import (
     SessionNotification,
     SetModelParams,
     SetModeParams,
+    UpdateNotification,
     first_error,
 )
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
@@ -225,21 +227,19 @@ class LiveGemini:
             del self._sinks[session_id]
 
     # ----- what the CLI sends ------------------------------------------------------------------------------
-    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        """A ``session/update`` to the turn using its session; one that does not fit ACP is logged and dropped
-        (as are other notifications)."""
-        if method != "session/update":
-            return
-        sink = self._sinks.get(str(params.get("sessionId")))
-        if sink is None:
-            return
-        try:
-            notification = SessionNotification.model_validate(params)
-        except ValidationError as exc:
-            log.warning("gemini --acp sent a session/update that does not fit ACP, dropped: %s",
-                        first_error(exc))
-            return
-        sink(("update", notification.update))
+    def _on_notification(self, message: UpdateNotification | JsonRpcMessage) -> None:
+        """A ``session/update`` to the turn using its session; one that does not fit ACP (no session, an update
+        that is not an object) is logged and dropped, as are other notifications."""
+        if isinstance(message, UpdateNotification):
+            sink = self._sinks.get(message.params.session_id)
+            if sink is not None:
+                sink(("update", message.params.update))
+        elif message.method == "session/update":
+            try:
+                SessionNotification.model_validate(message.params)
+            except ValidationError as exc:
+                log.warning("gemini --acp sent a session/update that does not fit ACP, dropped: %s",
+                            first_error(exc))
 
     def _on_request(self, request_id: RequestId | None, method: str, params: dict[str, Any]) -> None:
         """``session/request_permission`` to the turn using its session (one that does not fit ACP, or of a
