@@ -10,7 +10,7 @@ Field names are snake_case with the protocol's camelCase as aliases (``_meta`` a
 sends allows fields it does not declare (``extra="allow"``: kept in ``model_extra``, nothing is lost) and gives its
 optional fields defaults, so a CLI that adds or omits something still parses. An unknown ``sessionUpdate`` kind,
 or a known one that does not fit its model, comes back as ``OtherUpdate`` with all its fields. A ``session/update``
-line is typed in one pass from its JSON (``parse_message``), the hot path. What the runner sends is dumped with
+line is typed in one pass from its JSON (``parse_message``: the hot path). What the runner sends is dumped with
 ``wire`` (by alias, without the fields that are None).
 """
 
@@ -203,15 +203,22 @@ class UpdateNotification(BaseModel):
     params: SessionNotification
 
 
-AcpLine = Annotated[UpdateNotification | JsonRpcMessage, Field(union_mode="left_to_right")]
-LINE: TypeAdapter[UpdateNotification | JsonRpcMessage] = TypeAdapter(AcpLine)
+MESSAGE: TypeAdapter[JsonRpcMessage] = TypeAdapter(JsonRpcMessage)
+UPDATE_LINE: TypeAdapter[UpdateNotification] = TypeAdapter(UpdateNotification)
+# How the CLI (JSON.stringify in the ACP SDK) starts every session/update: such a line is typed in one pass
+UPDATE_PREFIX = '{"jsonrpc":"2.0","method":"session/update",'
 
 
-def parse_message(text: str | bytes) -> UpdateNotification | JsonRpcMessage:
-    """One stdout line: a ``session/update`` that fits ``UpdateNotification``, else any other JSON-RPC message
-    (a ``session/update`` that does not fit included); ``ValueError`` (pydantic's ``ValidationError``) when the
-    line is not a JSON-RPC 2.0 object."""
-    return LINE.validate_json(text)
+def parse_message(text: str) -> UpdateNotification | JsonRpcMessage:
+    """One stdout line: a ``session/update`` typed whole (``UpdateNotification``) when it starts as the CLI writes
+    them and fits, else any JSON-RPC message (``JsonRpcMessage``, whose ``params`` the caller types by its
+    method); ``ValueError`` (pydantic's ``ValidationError``) when the line is not a JSON-RPC 2.0 object."""
+    if text.startswith(UPDATE_PREFIX):
+        try:
+            return UPDATE_LINE.validate_json(text)
+        except ValidationError:
+            pass  # typed below as any message; the receiver says why it does not fit
+    return MESSAGE.validate_json(text)
 
 
 # ----- session/request_permission (agent -> client) -----------------------------------------------------------

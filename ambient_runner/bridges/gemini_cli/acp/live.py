@@ -231,15 +231,19 @@ class LiveGemini:
         """A ``session/update`` to the turn using its session; one that does not fit ACP (no session, an update
         that is not an object) is logged and dropped, as are other notifications."""
         if isinstance(message, UpdateNotification):
-            sink = self._sinks.get(message.params.session_id)
-            if sink is not None:
-                sink(("update", message.params.update))
+            notification = message.params
         elif message.method == "session/update":
             try:
-                SessionNotification.model_validate(message.params)
+                notification = SessionNotification.model_validate(message.params)
             except ValidationError as exc:
                 log.warning("gemini --acp sent a session/update that does not fit ACP, dropped: %s",
                             first_error(exc))
+                return
+        else:
+            return
+        sink = self._sinks.get(notification.session_id)
+        if sink is not None:
+            sink(("update", notification.update))
 
     def _on_request(self, request_id: RequestId | None, method: str, params: dict[str, Any]) -> None:
         """``session/request_permission`` to the turn using its session (one that does not fit ACP, or of a
