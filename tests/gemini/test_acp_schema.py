@@ -67,8 +67,8 @@ def test_every_recorded_message_parses_whole() -> None:
             request = RequestPermissionParams.model_validate(parsed.params)
             assert request.tool_call.tool_call_id and request.options and not request.model_extra
             assert received(request) == message["params"]
-        elif isinstance(parsed.result, dict) and "stopReason" in parsed.result:
-            result = PromptResult.model_validate(parsed.result)
+        elif isinstance(parsed, JsonRpcMessage) and "stopReason" in parsed.result_object():
+            result = PromptResult.model_validate(parsed.result_object())
             assert received(result) == message["result"]
     assert kinds == set(TYPED)
 
