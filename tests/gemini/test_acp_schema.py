@@ -15,6 +15,7 @@ from ag_ui_gemini_cli.acp_schema import (
     UPDATE,
     CommandsUpdate,
     ContentBlock,
+    EmptyResult,
     InitializeResult,
     JsonRpcMessage,
     LoadSessionResult,
@@ -23,6 +24,7 @@ from ag_ui_gemini_cli.acp_schema import (
     OtherUpdate,
     PromptResult,
     RequestPermissionParams,
+    SetModeParams,
     ToolCallUpdate,
     UpdateNotification,
     parse_message,
@@ -189,3 +191,14 @@ async def test_output_that_is_not_acp_stops_the_cli_with_a_protocol_error(tmp_pa
 def test_a_message_without_params_reads_as_empty() -> None:
     message = parse_message('{"jsonrpc":"2.0","method":"session/update","params":[1]}')
     assert isinstance(message, JsonRpcMessage) and message.params_object() == {} and not message.is_request
+
+
+async def test_a_lone_surrogate_is_sent_escaped(tmp_path: Path) -> None:
+    """A prompt may carry one (JSON allows "\\ud800"): it reaches the CLI escaped, never fails the send."""
+    live = peer(tmp_path, {"session/set_mode": ['{"jsonrpc":"2.0","id":"ID","result":{}}']})
+    try:
+        connection = await live.connection()
+        assert await connection.request("session/set_mode", SetModeParams(session_id="s", mode_id="a\ud800b"),
+                                        EmptyResult) == EmptyResult()
+    finally:
+        await live.close()

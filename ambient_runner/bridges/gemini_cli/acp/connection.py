@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -116,7 +117,9 @@ class AcpConnection:
         if self._closed.done():
             raise self._closed.result()
         try:
-            await self.process.send(message.model_dump_json(exclude_unset=True).encode() + b"\n")
+            # json.dumps, not pydantic's JSON: a prompt may hold a lone surrogate, which only escaping can send
+            await self.process.send(json.dumps(message.model_dump(exclude_unset=True), separators=(",", ":")).encode()
+                                    + b"\n")
         except (BrokenPipeError, ConnectionResetError) as exc:
             closed = await self.closed()
             raise closed from exc
