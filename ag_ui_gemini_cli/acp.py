@@ -15,22 +15,40 @@ handler per ``sessionUpdate`` kind, and the prompt's ends:
   The result is the update's content (empty for shell calls: the CLI does not send their output).
 * the ``session/prompt`` result -> ``RUN_FINISHED`` with the usage of ``_meta.quota`` (``end``); a JSON-RPC error
   (its code is the model API's HTTP status) -> ``RUN_ERROR`` with the same codes as stream-json (``fail``).
-* anything else (commands list, a user message replayed by a load) -> nothing; an unknown kind -> ``RAW``.
+* anything else (commands list, a user message replayed by a load) -> nothing; an unknown kind -> ``RAW``, and so
+  is a known kind that does not fit its model (``reason: malformed_update``).
+
+It takes the typed messages of ``acp_schema`` (``SessionUpdate``, ``ToolCall``, ``PromptResult``, ``JsonRpcError``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping
+import logging
+from collections.abc import Hashable
 from typing import Any
 
 from ag_ui.core import BaseEvent, RawEvent, RunFinishedEvent, TokenUsage
 
 from ag_ui_cli_common import CliAdapter, ErrorCode, Failure
+from ag_ui_gemini_cli.acp_schema import (
+    JsonRpcError,
+    MessageChunk,
+    OtherUpdate,
+    PromptResult,
+    Quota,
+    SessionUpdate,
+    ToolCall,
+    ToolCallContent,
+    ToolCallUpdate,
+    received,
+)
 from ag_ui_gemini_cli.errors import AGENT, describe_error
 from ag_ui_gemini_cli.usage import PROVIDER
 
+log = logging.getLogger(__name__)
 SOURCE = "gemini-cli"
+MALFORMED = ("malformed",)  # the kind of a known update that did not fit its model (no handler)
 MODE_UPDATE = "[MODE_UPDATE]"
 EMPTY_SUBJECT = "****"
 SHELL_TOOL = "run_shell_command"
@@ -51,17 +69,16 @@ CUT_SHORT = Failure("The model API's stream ended before the answer was complete
                     "mid-stream); what arrived is shown above. Try again.", ErrorCode.PROVIDER_ERROR)
 
 
-def _quota(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    quota = (result.get("_meta") or {}).get("quota") if isinstance(result.get("_meta"), Mapping) else None
-    return quota if isinstance(quota, Mapping) else None
+def _quota(result: PromptResult) -> Quota | None:
+    return result.meta.quota if result.meta is not None else None
 
 
-def _no_model_usage(result: Mapping[str, Any]) -> bool:
+def _no_model_usage(result: PromptResult) -> bool:
     quota = _quota(result)
     if quota is None:
         return False
-    count = found if isinstance(found := quota.get("token_count"), Mapping) else {}
-    return not quota.get("model_usage") and not count.get("input_tokens") and not count.get("output_tokens")
+    count = quota.token_count
+    return not quota.model_usage and not (count and (count.input_tokens or count.output_tokens))
 
 
 def tool_name(tool_call_id: str) -> str:
@@ -77,30 +94,27 @@ def thought_text(text: str) -> str:
     return text.strip()
 
 
-def _texts(content: Any) -> list[str]:
+def _texts(content: list[ToolCallContent] | None) -> list[str]:
     """The text of each ``content`` block of a tool update (diffs summarised)."""
     texts: list[str] = []
-    for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
-            continue
-        if block.get("type") == "content" and isinstance(block.get("content"), Mapping):
-            inner = block["content"]
-            if isinstance(inner.get("text"), str):
-                texts.append(inner["text"])
-        elif block.get("type") == "diff":
-            texts.append(f"{block.get('path', '')}: {'created' if not block.get('oldText') else 'changed'}")
+    for block in content or ():
+        if block.type == "content" and block.content is not None:
+            if block.content.text is not None:
+                texts.append(block.content.text)
+        elif block.type == "diff":
+            texts.append(f"{block.path or ''}: {'created' if not block.old_text else 'changed'}")
     return texts
 
 
-def tool_arguments(call: Mapping[str, Any]) -> dict[str, Any]:
+def tool_arguments(call: ToolCall) -> dict[str, Any]:
     """What ACP shows of a call's input: the command, the diff, the MCP arguments, or the title."""
-    title = str(call.get("title") or "")
-    content = found if isinstance(found := call.get("content"), list) else []
-    if call.get("kind") == "execute" or tool_name(str(call.get("toolCallId", ""))) == SHELL_TOOL:
+    title = call.title or ""
+    content = call.content or []
+    if call.kind == "execute" or tool_name(call.tool_call_id) == SHELL_TOOL:
         return {"command": title} if title else {}
-    diffs = [b for b in content if isinstance(b, Mapping) and b.get("type") == "diff"]
+    diffs = [b for b in content if b.type == "diff"]
     if diffs:
-        return {"path": diffs[0].get("path"), "oldText": diffs[0].get("oldText"), "newText": diffs[0].get("newText")}
+        return {"path": diffs[0].path, "oldText": diffs[0].old_text, "newText": diffs[0].new_text}
     for text in _texts(content):
         try:
             parsed = json.loads(text)
@@ -111,24 +125,24 @@ def tool_arguments(call: Mapping[str, Any]) -> dict[str, Any]:
     return {"title": title} if title else {}
 
 
-def usage_entries(result: Mapping[str, Any], model: str | None) -> list[TokenUsage]:
+def usage_entries(result: PromptResult, model: str | None) -> list[TokenUsage]:
     """Per-model usage from ``_meta.quota`` of a ``session/prompt`` result (the only place ACP has it)."""
     quota = _quota(result)
     if quota is None:
         return []
-    per_model = [(str(m.get("model") or model or "unknown"), m.get("token_count") or {})
-                 for m in quota.get("model_usage") or () if isinstance(m, Mapping)]
-    if not per_model and isinstance(quota.get("token_count"), Mapping):
-        per_model = [(model or "unknown", quota["token_count"])]
+    per_model = [(m.model or model or "unknown", m.token_count) for m in quota.model_usage or ()]
+    if not per_model and quota.token_count is not None:
+        per_model = [(model or "unknown", quota.token_count)]
     entries = []
     for name, count in per_model:
-        given, taken = int(count.get("input_tokens") or 0), int(count.get("output_tokens") or 0)
+        given = (count.input_tokens or 0) if count else 0
+        taken = (count.output_tokens or 0) if count else 0
         entries.append(TokenUsage(provider=PROVIDER, model=name, input_tokens=given, output_tokens=taken,
                                   total_tokens=given + taken))
     return entries
 
 
-class GeminiAcpAdapter(CliAdapter[Mapping[str, Any]]):
+class GeminiAcpAdapter(CliAdapter[SessionUpdate]):
     """Translates the updates of one ACP prompt (one AG-UI run of a thread): ``feed`` one ``session/update``'s
     ``update``, ``permission`` / ``refused`` for an approval, ``end`` / ``fail`` for the prompt's result."""
 
@@ -144,18 +158,24 @@ class GeminiAcpAdapter(CliAdapter[Mapping[str, Any]]):
                          "tool_call": self._on_tool, "tool_call_update": self._on_tool}
 
     # ----- the transform loop's ACP parts ----------------------------------------------------------------
-    def parse(self, native: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-        return str(native.get("sessionUpdate", "")), native
+    def parse(self, native: SessionUpdate) -> tuple[Hashable, SessionUpdate]:
+        kind = native.session_update
+        if isinstance(native, OtherUpdate) and kind in self.handlers:
+            return MALFORMED, native
+        return kind, native
 
-    def feed(self, native: Mapping[str, Any], dropped_bytes: int = 0) -> list[BaseEvent]:
+    def feed(self, native: SessionUpdate, dropped_bytes: int = 0) -> list[BaseEvent]:
         events = super().feed(native, dropped_bytes)
         self._answered = self._answered or any(not isinstance(event, RawEvent) for event in events)
         return events
 
-    def on_unknown(self, kind: Hashable, payload: Mapping[str, Any]) -> list[BaseEvent]:
-        return [] if kind in QUIET_UPDATES else [self.raw(dict(payload), reason="unknown_update")]
+    def on_unknown(self, kind: Hashable, payload: SessionUpdate) -> list[BaseEvent]:
+        if kind == MALFORMED:
+            log.warning("gemini --acp sent a %r update that does not fit ACP; kept as RAW", payload.session_update)
+            return [self.raw(received(payload), reason="malformed_update")]
+        return [] if kind in QUIET_UPDATES else [self.raw(received(payload), reason="unknown_update")]
 
-    def permission(self, tool_call: Mapping[str, Any]) -> list[BaseEvent]:
+    def permission(self, tool_call: ToolCall) -> list[BaseEvent]:
         """A permission request: its ``toolCall`` starts the call (ACP sends no ``tool_call`` before it)."""
         return self._start(tool_call)
 
@@ -163,10 +183,10 @@ class GeminiAcpAdapter(CliAdapter[Mapping[str, Any]]):
         """A call the person refused: the CLI sends nothing more about it, so it is closed here."""
         return self._result(tool_call_id, message)
 
-    def end(self, result: Mapping[str, Any]) -> list[BaseEvent]:
+    def end(self, result: PromptResult) -> list[BaseEvent]:
         """The prompt's result: ``RUN_FINISHED`` with usage; for ``cancelled`` only the closes (the core ends
         that run)."""
-        stop = str(result.get("stopReason", "end_turn"))
+        stop = result.stop_reason
         if stop == "cancelled":
             return self.blocks.close_all()
         if stop in STOP_ERRORS:
@@ -176,44 +196,44 @@ class GeminiAcpAdapter(CliAdapter[Mapping[str, Any]]):
         usage = usage_entries(result, self.model)
         return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage or None))
 
-    def fail(self, error: Mapping[str, Any]) -> list[BaseEvent]:
+    def fail(self, error: JsonRpcError) -> list[BaseEvent]:
         """A JSON-RPC error of ``session/prompt``: its ``code`` is the model API's HTTP status."""
-        code = error.get("code")
+        code = error.code
         status = code if isinstance(code, int) and 400 <= code < 600 else None
-        text = str(error.get("message") or "")
-        details = error.get("data", {}).get("details") if isinstance(error.get("data"), Mapping) else None
+        text = error.message
+        details = error.data.get("details") if isinstance(error.data, dict) else None
         return self.blocks.fail(describe_error(f"{text} {details}" if details else text, status=status))
 
     # ----- handlers --------------------------------------------------------------------------------------
-    def _on_message(self, update: Mapping[str, Any]) -> list[BaseEvent]:
-        text = _content_text(update)
+    def _on_message(self, update: MessageChunk) -> list[BaseEvent]:
+        text = update.text
         if not text or text.startswith(MODE_UPDATE):
             return []
         return self.blocks.segment(self.run_id, text)
 
-    def _on_thought(self, update: Mapping[str, Any]) -> list[BaseEvent]:
-        text = thought_text(_content_text(update))
+    def _on_thought(self, update: MessageChunk) -> list[BaseEvent]:
+        text = thought_text(update.text)
         if not text:
             return []
         events = self.blocks.close_segment()
         reasoning_id = self.blocks.next_message_id(self.run_id, "reasoning")
         return events + self.blocks.reasoning(reasoning_id, text) + self.blocks.end_reasoning(reasoning_id)
 
-    def _on_tool(self, update: Mapping[str, Any]) -> list[BaseEvent]:
-        tool_call_id = str(update.get("toolCallId") or "")
+    def _on_tool(self, update: ToolCallUpdate) -> list[BaseEvent]:
+        tool_call_id = update.tool_call_id
         if not tool_call_id or self.blocks.has_result(tool_call_id):
             return []
         events = self._start(update)
-        status = update.get("status")
+        status = update.status
         if status in ENDED:
-            text = "\n".join(_texts(update.get("content")))
+            text = "\n".join(_texts(update.content))
             if status == "failed":
                 text = f"Error: {text or 'the tool failed'}"
             events += self._result(tool_call_id, text)
         return events
 
-    def _start(self, call: Mapping[str, Any]) -> list[BaseEvent]:
-        tool_call_id = str(call.get("toolCallId") or "")
+    def _start(self, call: ToolCall) -> list[BaseEvent]:
+        tool_call_id = call.tool_call_id
         if not tool_call_id or self.blocks.has_started(tool_call_id):
             return []
         return self.blocks.close_segment() + self.blocks.tool_call(
@@ -223,9 +243,3 @@ class GeminiAcpAdapter(CliAdapter[Mapping[str, Any]]):
     def _result(self, tool_call_id: str, content: str) -> list[BaseEvent]:
         return [] if self.blocks.has_result(tool_call_id) else self.blocks.tool_result(tool_call_id, content)
 
-
-def _content_text(update: Mapping[str, Any]) -> str:
-    content = update.get("content")
-    if isinstance(content, Mapping) and isinstance(content.get("text"), str):
-        return content["text"]
-    return ""

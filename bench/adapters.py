@@ -1,5 +1,7 @@
 """Adapter throughput on the recorded real streams in tests/fixtures/<cli>/: lines in -> encoded SSE frames out
-(``event_json`` with a redactor holding two secrets, then ``sse_frame``), the work the runner does per line."""
+(``event_json`` with a redactor holding two secrets, then ``sse_frame``), the work the runner does per line. For
+Gemini's ACP that includes typing each line as the runner does (``acp_schema``: the JSON-RPC envelope, then the
+``session/update``, the permission request or the prompt's result)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from common import REPO, summary
 from ag_ui_claude import ClaudeEventAdapter
 from ag_ui_cli_common import Exit
 from ag_ui_codex_sdk import CodexEventAdapter
-from ag_ui_gemini_cli import GeminiCliAdapter
+from ag_ui_gemini_cli import GeminiAcpAdapter, GeminiCliAdapter
+from ag_ui_gemini_cli.acp_schema import PromptResult, RequestPermissionParams, UpdateNotification, parse_message
 from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -23,6 +26,22 @@ REDACT = Redactor(["fake-api-key-0123456789", "agui-token-abcdef"])
 def _gemini(lines: list[str]) -> int:
     adapter = GeminiCliAdapter("thread", "run")
     return _encode([e for line in lines for e in adapter.feed(line)] + adapter.finish(Exit(0)))
+
+
+def _gemini_acp(lines: list[str]) -> int:
+    """One adapter per prompt (a prompt's result ends it); replies to other requests are only parsed."""
+    adapter = GeminiAcpAdapter("thread", "run", model="gemini-2.5-flash")
+    events: list[Any] = []
+    for line in lines:
+        message = parse_message(line)
+        if isinstance(message, UpdateNotification):
+            events += adapter.feed(message.params.update)
+        elif message.method == "session/request_permission":
+            events += adapter.permission(RequestPermissionParams.model_validate(message.params_object()).tool_call)
+        elif "stopReason" in message.result_object():
+            events += adapter.end(PromptResult.model_validate(message.result))
+            adapter = GeminiAcpAdapter("thread", "run", model="gemini-2.5-flash")
+    return _encode(events + adapter.finish())
 
 
 def _codex(lines: list[str]) -> int:
@@ -44,6 +63,7 @@ def _encode(events: list[Any]) -> int:
 
 ADAPTERS: dict[str, tuple[str, str, Callable[[list[str]], int]]] = {
     "ag_ui_gemini_cli": ("gemini", "*.stdout.jsonl", _gemini),
+    "ag_ui_gemini_cli (ACP)": ("gemini_acp", "*.stdout.jsonl", _gemini_acp),
     "ag_ui_codex_sdk": ("codex", "*.jsonl", _codex),
     "ag_ui_claude": ("claude", "*.jsonl", _claude),
 }

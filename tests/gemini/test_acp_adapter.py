@@ -10,6 +10,7 @@ from events import wire
 
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ag_ui_gemini_cli.acp import tool_arguments, tool_name
+from ag_ui_gemini_cli.acp_schema import UPDATE, JsonRpcError, PromptResult, ToolCall
 
 SHELL = "run_shell_command__run_shell_command_1796109900359_0"
 CWD_NOTE = {"type": "content", "content": {"type": "text", "text": "[current working directory /w] (scripted)"}}
@@ -23,7 +24,7 @@ def chunk(kind: str, text: str) -> dict[str, Any]:
 
 
 def feed(adapter: GeminiAcpAdapter, *updates: dict[str, Any]) -> list[dict[str, Any]]:
-    return [wire(e) for update in updates for e in adapter.feed(update)]
+    return [wire(e) for update in updates for e in adapter.feed(UPDATE.validate_python(update))]
 
 
 def test_thought_text_tool_and_usage() -> None:
@@ -39,7 +40,7 @@ def test_thought_text_tool_and_usage() -> None:
                    "title": "echo hello > out.txt", "content": [], "locations": [], "kind": "execute"},
                   chunk("agent_message_chunk", "[MODE_UPDATE] autoEdit"),
                   chunk("agent_message_chunk", "Done."))
-    events += [wire(e) for e in adapter.end({"stopReason": "end_turn", **QUOTA})]
+    events += [wire(e) for e in adapter.end(PromptResult.model_validate({"stopReason": "end_turn", **QUOTA}))]
 
     def reasoning(n: int, text: str) -> list[dict[str, Any]]:
         rid = f"reasoning-r-{n}"
@@ -74,7 +75,7 @@ def test_a_permission_request_starts_the_call_and_a_refusal_closes_it() -> None:
     write = {"toolCallId": "write_file__write_file_1_0", "status": "pending", "title": "Writing to notes.txt",
              "kind": "edit", "content": [{"type": "diff", "path": "/w/notes.txt", "oldText": "",
                                           "newText": "hello notes\n", "_meta": {"kind": "add"}}]}
-    events = [wire(e) for e in adapter.permission(write)]
+    events = [wire(e) for e in adapter.permission(ToolCall.model_validate(write))]
     events += [wire(e) for e in adapter.refused(write["toolCallId"], "not now")]
     events += feed(adapter, {"sessionUpdate": "tool_call_update", "toolCallId": write["toolCallId"],
                              "status": "completed", "content": []})  # nothing after a refusal: ignored
@@ -101,7 +102,7 @@ def test_mcp_arguments_and_names() -> None:
     call = {"toolCallId": "mcp_echo_say__mcp_echo_say_3_0", "title": "say (echo MCP Server)", "kind": "other",
             "content": [{"type": "content", "content": {"type": "text", "text": '{"text":"hello"}'}}]}
     assert tool_name(call["toolCallId"]) == "mcp_echo_say"
-    assert tool_arguments(call) == {"text": "hello"}
+    assert tool_arguments(ToolCall.model_validate(call)) == {"text": "hello"}
     assert tool_name("no-separator") == "tool"
 
 
@@ -110,8 +111,9 @@ def test_errors_and_ends() -> None:
             answered: bool = False) -> dict[str, Any] | None:
         adapter = GeminiAcpAdapter("t", "r")
         if answered:
-            adapter.feed(chunk("agent_message_chunk", "partial "))
-        events = adapter.fail(error) if error is not None else adapter.end(result or {})
+            feed(adapter, chunk("agent_message_chunk", "partial "))
+        events = (adapter.fail(JsonRpcError.model_validate(error)) if error is not None
+                  else adapter.end(PromptResult.model_validate(result or {})))
         return wire(events[-1]) if events and events[-1].type in ("RUN_ERROR", "RUN_FINISHED") else None
 
     body = '{"error":{"code":401,"message":"API key not valid. (scripted)","status":"UNAUTHENTICATED"}}'
@@ -132,6 +134,17 @@ def test_errors_and_ends() -> None:
 def test_one_terminal_event_and_nothing_after_it() -> None:
     adapter = GeminiAcpAdapter("t", "r")
     feed(adapter, chunk("agent_message_chunk", "partial "))
-    ended = adapter.end({"stopReason": "max_turn_requests"})
+    ended = adapter.end(PromptResult(stop_reason="max_turn_requests"))
     assert [e.type for e in ended] == ["TEXT_MESSAGE_END", "RUN_ERROR"] and adapter.terminal is ended[-1]
     assert feed(adapter, chunk("agent_message_chunk", "late")) == []
+
+
+def test_unknown_and_unfit_updates_are_raw_and_quiet_ones_nothing() -> None:
+    events = feed(GeminiAcpAdapter("t", "r"),
+                  {"sessionUpdate": "available_commands_update", "availableCommands": []},
+                  {"sessionUpdate": "a_later_kind", "value": 1},
+                  {"sessionUpdate": "agent_message_chunk", "content": "not an object"})
+    assert [(e["type"], e["event"], e["source"], e["metadata"]) for e in events] == [
+        ("RAW", {"sessionUpdate": "a_later_kind", "value": 1}, "gemini-cli", {"reason": "unknown_update"}),
+        ("RAW", {"sessionUpdate": "agent_message_chunk", "content": "not an object"}, "gemini-cli",
+         {"reason": "malformed_update"})]

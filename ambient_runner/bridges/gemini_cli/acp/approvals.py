@@ -10,13 +10,16 @@ that stops the turn (timeout, interrupt, a new message) = the ``cancelled`` outc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ag_ui_gemini_cli.acp import tool_arguments, tool_name
+from ag_ui_gemini_cli.acp_schema import (
+    CancelledOutcome,
+    RequestPermissionParams,
+    RequestPermissionResponse,
+    SelectedOutcome,
+)
 from ambient_runner.bridges.interrupts import Answer, InterruptRequest
 
-CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+CANCELLED = RequestPermissionResponse(outcome=CancelledOutcome())
 REFUSED_RESULT = "The person refused this call, so it did not run."
 
 
@@ -26,33 +29,37 @@ def session_mode(policy: str, plan: bool) -> str:
     return "default" if policy == "ask" else "yolo"
 
 
-def approval_request(params: Mapping[str, Any]) -> InterruptRequest:
-    call = found if isinstance(found := params.get("toolCall"), Mapping) else {}
-    call_id = str(call.get("toolCallId") or "")
+def approval_request(params: RequestPermissionParams) -> InterruptRequest:
+    call = params.tool_call
+    call_id = call.tool_call_id
     name = tool_name(call_id)
-    title = str(call.get("title") or name)
+    title = call.title or name
     what = {"execute": "run a command", "edit": "change a file", "delete": "delete a file",
-            "move": "move a file", "fetch": "fetch a web page"}.get(str(call.get("kind")), f"use {name}")
+            "move": "move a file", "fetch": "fetch a web page"}.get(str(call.kind), f"use {name}")
     return InterruptRequest(reason="tool_approval", tool_call_id=call_id, tool_name=name,
                             message=f"Gemini wants to {what}:\n{title}", arguments=tool_arguments(call))
 
 
-def _option(params: Mapping[str, Any], kind: str, fallback: str) -> str:
-    for option in params.get("options") or ():
-        if isinstance(option, Mapping) and option.get("kind") == kind and option.get("optionId"):
-            return str(option["optionId"])
+def _option(params: RequestPermissionParams, kind: str, fallback: str) -> str:
+    for option in params.options:
+        if option.kind == kind and option.option_id:
+            return option.option_id
     return fallback
 
 
-def reply(answer: Answer, params: Mapping[str, Any]) -> dict[str, Any]:
+def _selected(option_id: str) -> RequestPermissionResponse:
+    return RequestPermissionResponse(outcome=SelectedOutcome(option_id=option_id))
+
+
+def reply(answer: Answer, params: RequestPermissionParams) -> RequestPermissionResponse:
     """The answer to one permission request (only ever the once-options)."""
     if answer.approved:
-        return {"outcome": {"outcome": "selected", "optionId": _option(params, "allow_once", "proceed_once")}}
+        return _selected(_option(params, "allow_once", "proceed_once"))
     if answer.stop_turn:
         return CANCELLED
-    return {"outcome": {"outcome": "selected", "optionId": _option(params, "reject_once", "cancel")}}
+    return _selected(_option(params, "reject_once", "cancel"))
 
 
-def auto_reply(params: Mapping[str, Any]) -> dict[str, Any]:
+def auto_reply(params: RequestPermissionParams) -> RequestPermissionResponse:
     """A request under ``auto`` (the session's mode did not stop it from asking): allowed once."""
     return reply(Answer(approved=True), params)

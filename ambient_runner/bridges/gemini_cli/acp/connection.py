@@ -5,6 +5,9 @@ One reader task reads the CLI's stdout in order and hands each message on at onc
 a notification or a request to the callbacks (which must not block: they queue). When stdout ends, every waiting
 request fails with ``AcpClosed`` saying how the CLI ended. Anything on stdout that is not JSON-RPC (a login prompt,
 a crash dump) is fatal: the process is stopped and the error names what it printed.
+
+Messages are the models of ``ag_ui_gemini_cli.acp_schema``: a request's params are sent as given, its result comes
+back as the model the caller names; a result that does not fit it is an ``AcpError`` naming the method.
 """
 
 from __future__ import annotations
@@ -15,28 +18,40 @@ import itertools
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import describe_exit
+from ag_ui_gemini_cli.acp_schema import (
+    JsonRpcError,
+    JsonRpcMessage,
+    RequestId,
+    UpdateNotification,
+    first_error,
+    parse_message,
+    wire,
+)
 from ambient_runner.process.supervisor import SupervisedProcess
 
 log = logging.getLogger(__name__)
 EXIT_WAIT = 5.0  # s for the process to exit once its stdout ended
 SHOWN_CHARS = 300
+ResultT = TypeVar("ResultT", bound=BaseModel)
 
 
 class AcpError(Exception):
-    """A JSON-RPC error reply."""
+    """A JSON-RPC error reply (or a result that does not fit its method's model)."""
 
-    def __init__(self, method: str, error: dict[str, Any]) -> None:
-        super().__init__(f"{method}: {error.get('message')}")
+    def __init__(self, method: str, error: JsonRpcError) -> None:
+        super().__init__(f"{method}: {error.message}")
         self.method = method
         self.error = error
 
     @property
     def code(self) -> Any:
-        return self.error.get("code")
+        return self.error.code
 
 
 class AcpClosed(Exception):
@@ -48,8 +63,8 @@ class AcpClosed(Exception):
         self.code = code
 
 
-Handler = Callable[[str, dict[str, Any]], None]  # (method, params)
-RequestHandler = Callable[[Any, str, dict[str, Any]], None]  # (request id, method, params)
+Handler = Callable[[UpdateNotification | JsonRpcMessage], None]  # a notification
+RequestHandler = Callable[[RequestId | None, str, dict[str, Any]], None]  # (request id, method, params)
 
 
 class AcpConnection:
@@ -70,34 +85,42 @@ class AcpConnection:
         """How the channel ended (waits for it)."""
         return await asyncio.shield(self._closed)
 
-    async def request(self, method: str, params: dict[str, Any], within: float | None = None) -> dict[str, Any]:
-        """Send a request and wait for its result; ``AcpError`` for an error reply, ``AcpClosed`` when the CLI
-        ends first, ``TimeoutError`` after ``within`` s."""
+    async def request(self, method: str, params: BaseModel, result: type[ResultT], within: float | None = None
+                      ) -> ResultT:
+        """Send a request and wait for its result, as ``result``; ``AcpError`` for an error reply (or a result
+        that does not fit), ``AcpClosed`` when the CLI ends first, ``TimeoutError`` after ``within`` s."""
         if self._closed.done():
             raise self._closed.result()
         request_id = next(self._ids)
         reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = (method, reply)
         try:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            await self._send(JsonRpcMessage(jsonrpc="2.0", id=request_id, method=method, params=wire(params)))
             async with asyncio.timeout(within):
-                return await reply
+                answer = await reply
         finally:
             self._waiting.pop(request_id, None)
+        try:
+            return result.model_validate(answer)
+        except ValidationError as exc:
+            raise AcpError(method, JsonRpcError(message=f"the Gemini CLI's reply does not fit ACP ({first_error(exc)}):"
+                                                        f" {str(answer)[:SHOWN_CHARS]}")) from None
 
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
-        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+    async def notify(self, method: str, params: BaseModel) -> None:
+        await self._send(JsonRpcMessage(jsonrpc="2.0", method=method, params=wire(params)))
 
-    async def respond(self, request_id: Any, result: dict[str, Any]) -> None:
+    async def respond(self, request_id: RequestId | None, result: BaseModel) -> None:
         """The client's reply to one of the agent's requests (nothing when the CLI is gone)."""
         with contextlib.suppress(AcpClosed):
-            await self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+            await self._send(JsonRpcMessage(jsonrpc="2.0", id=request_id, result=wire(result)))
 
-    async def _send(self, message: dict[str, Any]) -> None:
+    async def _send(self, message: JsonRpcMessage) -> None:
         if self._closed.done():
             raise self._closed.result()
         try:
-            await self.process.send(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            # json.dumps, not pydantic's JSON: a prompt may hold a lone surrogate, which only escaping can send
+            await self.process.send(json.dumps(message.model_dump(exclude_unset=True), separators=(",", ":")).encode()
+                                    + b"\n")
         except (BrokenPipeError, ConnectionResetError) as exc:
             closed = await self.closed()
             raise closed from exc
@@ -126,31 +149,26 @@ class AcpConnection:
         if not text.strip():
             return None
         try:
-            message = json.loads(text)
+            message = parse_message(text)
         except ValueError:
-            message = None
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return AcpClosed("The Gemini CLI printed something that is not ACP (JSON-RPC) on its protocol channel, "
                              f"so it was stopped: {text.strip()[:SHOWN_CHARS]!r}. A login prompt here means the "
                              "mounted Google login (GEMINI_OAUTH_CREDS_FILE) is not valid.",
                              ErrorCode.CLI_PROTOCOL_ERROR)
-        method, params = message.get("method"), message.get("params")
-        params = params if isinstance(params, dict) else {}
-        if isinstance(method, str) and "id" in message:
-            self._on_request(message["id"], method, params)
-        elif isinstance(method, str):
-            self._on_notification(method, params)
+        if isinstance(message, UpdateNotification) or (message.method is not None and not message.is_request):
+            self._on_notification(message)
+        elif message.method is not None:
+            self._on_request(message.id, message.method, message.params_object())
         else:
-            reply_id = message.get("id")
+            reply_id = message.id
             waiting = self._waiting.get(reply_id) if isinstance(reply_id, int) else None
             if waiting is not None and not waiting[1].done():
                 name, reply = waiting
-                error = message.get("error")
-                if isinstance(error, dict):
+                error = message.error_object()
+                if error is not None:
                     reply.set_exception(AcpError(name, error))
                 else:
-                    result = message.get("result")
-                    reply.set_result(result if isinstance(result, dict) else {})
+                    reply.set_result(message.result_object())
         return None
 
     async def _how_it_ended(self) -> AcpClosed:

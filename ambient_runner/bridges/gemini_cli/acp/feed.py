@@ -1,7 +1,8 @@
 """One ``session/prompt`` on the live CLI as a stream of what the CLI sends for it, in order:
 
-``("update", update)``, ``("permission", request id, params)``, ``("refused", tool call id, text)`` (put by the
-bridge when a person refused a call), and at the end ``("end", result)`` or ``("error", AcpError | AcpClosed)``.
+``("update", SessionUpdate)``, ``("permission", request id, RequestPermissionParams)``, ``("refused", tool call id,
+text)`` (put by the bridge when a person refused a call), and at the end ``("end", PromptResult)`` or ``("error",
+AcpError | AcpClosed)`` (the models of ``ag_ui_gemini_cli.acp_schema``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+from ag_ui_gemini_cli.acp_schema import ContentBlock, PromptParams, PromptResult
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection, AcpError
 from ambient_runner.bridges.gemini_cli.acp.live import LiveGemini
 
@@ -24,18 +26,19 @@ class PromptFeed:
         self._queue: asyncio.Queue[Item] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.answers: set[asyncio.Task[None]] = set()  # replies to permission requests, waiting for a person
-        self.texts: list[dict[str, Any]] = []  # the prompt's own text blocks
+        self.texts: list[ContentBlock] = []  # the prompt's own text blocks
         live.route(session_id, self.put)
 
     def put(self, item: Item) -> None:
         self._queue.put_nowait(item)
 
-    def start(self, connection: AcpConnection, prompt: list[dict[str, Any]]) -> None:
+    def start(self, connection: AcpConnection, prompt: list[ContentBlock]) -> None:
         self._task = asyncio.create_task(self._prompt(connection, prompt), name=f"acp-prompt-{self.session_id}")
 
-    async def _prompt(self, connection: AcpConnection, prompt: list[dict[str, Any]]) -> None:
+    async def _prompt(self, connection: AcpConnection, prompt: list[ContentBlock]) -> None:
         try:
-            result = await connection.request("session/prompt", {"sessionId": self.session_id, "prompt": prompt})
+            result = await connection.request("session/prompt", PromptParams(session_id=self.session_id,
+                                                                              prompt=prompt), PromptResult)
         except (AcpError, AcpClosed) as exc:
             self.put(("error", exc))
         else:

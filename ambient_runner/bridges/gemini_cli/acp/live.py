@@ -12,7 +12,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_gemini_cli.acp_schema import (
+    PROTOCOL_VERSION,
+    CancelledOutcome,
+    ClientCapabilities,
+    CommandsUpdate,
+    EmptyResult,
+    FileSystemCapability,
+    Implementation,
+    InitializeParams,
+    InitializeResult,
+    JsonRpcMessage,
+    LoadSessionParams,
+    LoadSessionResult,
+    NewSessionParams,
+    NewSessionResult,
+    RequestId,
+    RequestPermissionParams,
+    RequestPermissionResponse,
+    SessionNotification,
+    SetModelParams,
+    SetModeParams,
+    UpdateNotification,
+    first_error,
+)
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
 from ambient_runner.process.descendants import GroupTracker, group_exists, reap_in_background
 from ambient_runner.process.errors import ProcessStartError
@@ -20,13 +46,15 @@ from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
 
 log = logging.getLogger(__name__)
-PROTOCOL_VERSION = 1
 INITIALIZE_TIMEOUT = 90.0  # s (about 1.3 s measured; a loaded machine or a slow MCP server takes longer)
 SESSION_TIMEOUT = 120.0  # s for session/new and session/load (MCP servers start here)
 REPLAY_WAIT = 2.0  # s a load's replayed history may go on arriving after its reply
-CANCELLED = {"outcome": {"outcome": "cancelled"}}
+CANCELLED = RequestPermissionResponse(outcome=CancelledOutcome())
+CLIENT = InitializeParams(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(
+    fs=FileSystemCapability(read_text_file=False, write_text_file=False), terminal=False))
 
-Sink = Callable[[tuple[Any, ...]], None]  # ("update", update) | ("permission", request id, params)
+# ("update", SessionUpdate) | ("permission", request id, RequestPermissionParams)
+Sink = Callable[[tuple[Any, ...]], None]
 
 
 @dataclass(frozen=True)
@@ -57,7 +85,7 @@ class LiveGemini:
         self.tools: GroupTracker | None = None  # the shell tools' process groups (the CLI starts them)
         self.started_at: float | None = None
         self.initialize_seconds: float | None = None
-        self.agent_info: dict[str, Any] = {}
+        self.agent_info: Implementation | None = None
         self._watcher: asyncio.Task[None] | None = None
         self.restarts = 0  # started again after dying by itself
 
@@ -91,10 +119,7 @@ class LiveGemini:
         process.enlarge_stdout_pipe()
         connection = AcpConnection(process, self._on_notification, self._on_request)
         try:
-            reply = await connection.request("initialize", {
-                "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}},
-                within=INITIALIZE_TIMEOUT)
+            reply = await connection.request("initialize", CLIENT, InitializeResult, within=INITIALIZE_TIMEOUT)
         except TimeoutError:
             await connection.close()
             raise AcpClosed(f"The Gemini CLI did not answer ACP initialize within {INITIALIZE_TIMEOUT:.0f} s.",
@@ -106,7 +131,7 @@ class LiveGemini:
         self._watcher = asyncio.create_task(self._watch(connection), name=f"acp-watch-{process.pid}")
         self.started_at = started
         self.initialize_seconds = time.monotonic() - started
-        self.agent_info = dict(reply.get("agentInfo") or {})
+        self.agent_info = reply.agent_info
         log.info("gemini --acp (pid %s) initialized in %.2f s", process.pid, self.initialize_seconds)
         return connection
 
@@ -159,9 +184,9 @@ class LiveGemini:
     # ----- sessions ----------------------------------------------------------------------------------------
     async def new_session(self, cwd: Path) -> AcpSession:
         connection = await self.connection()
-        reply = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []},
-                                         within=SESSION_TIMEOUT)
-        session = _session(str(reply["sessionId"]), reply)
+        reply = await connection.request("session/new", NewSessionParams(cwd=str(cwd), mcp_servers=[]),
+                                         NewSessionResult, within=SESSION_TIMEOUT)
+        session = _session(reply.session_id, reply)
         self.sessions[session.id] = session
         return session
 
@@ -172,8 +197,9 @@ class LiveGemini:
         replayed = asyncio.Event()
         self._sinks[session_id] = lambda item: replayed.set() if _is_commands(item) else None
         try:
-            reply = await connection.request("session/load", {"sessionId": session_id, "cwd": str(cwd),
-                                                              "mcpServers": []}, within=SESSION_TIMEOUT)
+            reply = await connection.request("session/load", LoadSessionParams(session_id=session_id, cwd=str(cwd),
+                                                                               mcp_servers=[]),
+                                             LoadSessionResult, within=SESSION_TIMEOUT)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(replayed.wait(), timeout=REPLAY_WAIT)
         finally:
@@ -184,13 +210,14 @@ class LiveGemini:
 
     async def set_mode(self, session: AcpSession, mode: str) -> None:
         if session.mode != mode:
-            await (await self.connection()).request("session/set_mode", {"sessionId": session.id, "modeId": mode})
+            await (await self.connection()).request("session/set_mode",
+                                                    SetModeParams(session_id=session.id, mode_id=mode), EmptyResult)
             session.mode = mode
 
     async def set_model(self, session: AcpSession, model: str) -> None:
         if session.model != model:
             await (await self.connection()).request("session/set_model",
-                                                    {"sessionId": session.id, "modelId": model})
+                                                    SetModelParams(session_id=session.id, model_id=model), EmptyResult)
             session.model = model
 
     def route(self, session_id: str, sink: Sink) -> None:
@@ -201,30 +228,48 @@ class LiveGemini:
             del self._sinks[session_id]
 
     # ----- what the CLI sends ------------------------------------------------------------------------------
-    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        if method != "session/update":
+    def _on_notification(self, message: UpdateNotification | JsonRpcMessage) -> None:
+        """A ``session/update`` to the turn using its session; one that does not fit ACP (no session, an update
+        that is not an object) is logged and dropped, as are other notifications."""
+        if isinstance(message, UpdateNotification):
+            notification = message.params
+        elif message.method == "session/update":
+            try:
+                notification = SessionNotification.model_validate(message.params)
+            except ValidationError as exc:
+                log.warning("gemini --acp sent a session/update that does not fit ACP, dropped: %s",
+                            first_error(exc))
+                return
+        else:
             return
-        sink = self._sinks.get(str(params.get("sessionId")))
-        if sink is not None and isinstance(params.get("update"), dict):
-            sink(("update", params["update"]))
+        sink = self._sinks.get(notification.session_id)
+        if sink is not None:
+            sink(("update", notification.update))
 
-    def _on_request(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+    def _on_request(self, request_id: RequestId | None, method: str, params: dict[str, Any]) -> None:
+        """``session/request_permission`` to the turn using its session (one that does not fit ACP, or of a
+        session no turn uses, is answered ``cancelled``); any other request is answered ``{}``."""
         sink = self._sinks.get(str(params.get("sessionId")))
         if method == "session/request_permission" and sink is not None:
-            sink(("permission", request_id, params))
-            return
-        asyncio.create_task(self.respond(request_id, CANCELLED if method == "session/request_permission" else {}))
+            try:
+                sink(("permission", request_id, RequestPermissionParams.model_validate(params)))
+                return
+            except ValidationError as exc:
+                log.warning("gemini --acp sent a permission request that does not fit ACP, refused: %s",
+                            first_error(exc))
+        asyncio.create_task(self.respond(request_id, CANCELLED if method == "session/request_permission"
+                                         else EmptyResult()))
 
-    async def respond(self, request_id: Any, result: dict[str, Any]) -> None:
+    async def respond(self, request_id: RequestId | None, result: RequestPermissionResponse | EmptyResult) -> None:
         if self._connection is not None:
             await self._connection.respond(request_id, result)
 
 
-def _session(session_id: str, reply: dict[str, Any]) -> AcpSession:
-    modes = found if isinstance(found := reply.get("modes"), dict) else {}
-    models = found if isinstance(found := reply.get("models"), dict) else {}
-    return AcpSession(session_id, mode=modes.get("currentModeId"), model=models.get("currentModelId"))
+def _session(session_id: str, reply: LoadSessionResult) -> AcpSession:
+    return AcpSession(session_id, mode=reply.modes.current_mode_id if reply.modes else None,
+                      model=reply.models.current_model_id if reply.models else None)
 
 
 def _is_commands(item: tuple[Any, ...]) -> bool:
-    return item[0] == "update" and item[1].get("sessionUpdate") == "available_commands_update"
+    return item[0] == "update" and isinstance(item[1], CommandsUpdate)
+

@@ -18,12 +18,12 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 from ag_ui.core import BaseEvent, RunErrorEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
+from ag_ui_gemini_cli.acp_schema import CancelParams, ContentBlock, RequestId, RequestPermissionParams
 from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.bridges.gemini_cli.acp.approvals import (
     REFUSED_RESULT,
@@ -47,14 +47,14 @@ STOPPED = "The run was stopped."
 Fallback = Callable[[Turn], AsyncIterator[BaseEvent]]
 
 
-def prompt_blocks(turn: Turn) -> list[dict[str, Any]]:
+def prompt_blocks(turn: Turn) -> list[ContentBlock]:
     """The prompt's ACP content: the text, then the images as ``image`` blocks, or, when a document is among the
     attachments, every attachment as a ``resource_link`` (with both kinds the CLI drops the images)."""
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.prompt}]
+    blocks = [ContentBlock(type="text", text=turn.prompt)]
     if any(not a.mime_type.startswith("image/") for a in turn.attachments):
-        return blocks + [{"type": "resource_link", "uri": a.path.as_uri(), "name": a.path.name,
-                          "mimeType": a.mime_type} for a in turn.attachments]
-    return blocks + [{"type": "image", "mimeType": a.mime_type, "data": a.base64} for a in turn.attachments]
+        return blocks + [ContentBlock(type="resource_link", uri=a.path.as_uri(), name=a.path.name,
+                                      mime_type=a.mime_type) for a in turn.attachments]
+    return blocks + [ContentBlock(type="image", mime_type=a.mime_type, data=a.base64) for a in turn.attachments]
 
 
 class AcpTurns:
@@ -72,7 +72,7 @@ class AcpTurns:
         self._feeds: dict[str, PromptFeed] = {}  # thread -> its running prompt
         # thread -> the text of a prompt that was cancelled: the CLI drops it from the history, so it goes with the
         # next prompt (as the stream-json CLI does after an interrupt: the old and the new prompt in one message)
-        self._cancelled: dict[str, list[dict[str, Any]]] = {}
+        self._cancelled: dict[str, list[ContentBlock]] = {}
 
     @property
     def book(self) -> InterruptBook:
@@ -113,7 +113,7 @@ class AcpTurns:
             return
         feed = PromptFeed(self.live, session.id, stderr_mark=self.live.stderr_tail.count)
         blocks = prompt_blocks(turn)
-        feed.texts = [b for b in blocks if b["type"] == "text"]
+        feed.texts = [b for b in blocks if b.type == "text"]
         feed.start(connection, [*self._cancelled.pop(turn.thread_id, []), *blocks])
         self._feeds[turn.thread_id] = feed
         adapter = GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
@@ -167,13 +167,13 @@ class AcpTurns:
                 if kind == "update":
                     events = adapter.feed(item[1])
                 elif kind == "permission":
-                    events = adapter.permission(item[2].get("toolCall") or {})
+                    events = adapter.permission(item[2].tool_call)
                     paused = self._permission(turn.thread_id, feed, item[1], item[2])
                 elif kind == "refused":
                     events = adapter.refused(item[1], item[2])
                 elif kind == "end":
                     events = adapter.end(item[1])
-                    if item[1].get("stopReason") == "cancelled":
+                    if item[1].stop_reason == "cancelled":
                         self._cancelled[turn.thread_id] = feed.texts
                 elif isinstance(item[1], AcpClosed):
                     raise self._error(item[1], turn, feed.stderr_mark)
@@ -203,7 +203,8 @@ class AcpTurns:
             else:
                 await self._end_prompt(turn.thread_id, feed)
 
-    def _permission(self, thread_id: str, feed: PromptFeed, request_id: Any, params: dict[str, Any]) -> bool:
+    def _permission(self, thread_id: str, feed: PromptFeed, request_id: RequestId | None,
+                    params: RequestPermissionParams) -> bool:
         """A permission request: allowed at once unless the thread asks; else an interrupt (True: the run ends)."""
         if self.pauses.policy(thread_id) != "ask":
             asyncio.ensure_future(self.live.respond(request_id, auto_reply(params)))
@@ -214,8 +215,8 @@ class AcpTurns:
         task.add_done_callback(feed.answers.discard)
         return True
 
-    async def _answer(self, thread_id: str, feed: PromptFeed, pending: PendingInterrupt, request_id: Any,
-                      params: dict[str, Any]) -> None:
+    async def _answer(self, thread_id: str, feed: PromptFeed, pending: PendingInterrupt,
+                      request_id: RequestId | None, params: RequestPermissionParams) -> None:
         try:
             answer = await pending.answer
         except asyncio.CancelledError:  # the runner is stopping, or the turn was closed
@@ -237,7 +238,7 @@ class AcpTurns:
     async def _cancel(self, feed: PromptFeed) -> None:
         if self.live.alive:
             try:
-                await (await self.live.connection()).notify("session/cancel", {"sessionId": feed.session_id})
+                await (await self.live.connection()).notify("session/cancel", CancelParams(session_id=feed.session_id))
             except AcpClosed:
                 pass
         if self.live.tools is not None:
