@@ -8,75 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from harness import RunnerHarness, check_stream, parse_sse
+from harness import RunnerHarness, check_stream
+from post_stream import BOUND, Stream, body, deltas, saw
 from process_bridge import FakeCliBridge, script
-
-BOUND = 30.0  # s any condition below is waited for
 
 
 def text(delta: str, message_id: str = "m") -> dict:
     return {"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": delta}}
-
-
-def body(thread_id: str, run_id: str, prompt: str, **props: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"threadId": thread_id, "runId": run_id,
-                           "messages": [{"id": f"msg-{run_id}", "role": "user", "content": prompt}]}
-    if props:
-        out["forwardedProps"] = props
-    return out
-
-
-class Stream:
-    """One POST /run read in the background: its status, its (id, event) pairs as they come."""
-
-    def __init__(self, client: httpx.AsyncClient, payload: dict[str, Any]) -> None:
-        self.pairs: list[tuple[int | None, dict[str, Any]]] = []
-        self.status: int | None = None
-        self.error: dict[str, Any] | None = None
-        self._changed = asyncio.Event()
-        self.task = asyncio.create_task(self._read(client, payload))
-
-    async def _read(self, client: httpx.AsyncClient, payload: dict[str, Any]) -> None:
-        try:
-            async with client.stream("POST", "/run", json=payload) as response:
-                self.status = response.status_code
-                if response.status_code != 200:
-                    self.error = json.loads(await response.aread())
-                    return
-                async for pair in parse_sse(response.aiter_lines()):
-                    self.pairs.append(pair)
-                    self._changed.set()
-        finally:
-            self._changed.set()
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        return [event for _, event in self.pairs]
-
-    async def until(self, predicate: Any) -> None:
-        async with asyncio.timeout(BOUND):
-            while not predicate(self.events):
-                if self.task.done():
-                    self.task.result()
-                    assert predicate(self.events), f"the stream ended first: {[e['type'] for e in self.events]}"
-                    return
-                self._changed.clear()
-                await self._changed.wait()
-
-    async def done(self) -> list[dict[str, Any]]:
-        async with asyncio.timeout(BOUND):
-            await self.task
-        return self.events
-
-
-def deltas(events: list[dict[str, Any]]) -> str:
-    return "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
-
-
-def saw(kind: str, **fields: Any):
-    return lambda events: any(e["type"] == kind and all(e.get(k) == v for k, v in fields.items()) for e in events)
 
 
 def holding(gate: Path, *before: dict, after: str = "done") -> str:
@@ -163,9 +102,10 @@ async def test_interrupt_ends_the_live_run_and_releases_or_drops_the_queue(bridg
     async with RunnerHarness(bridge) as runner:
         live = Stream(runner.client, body("t", "run-a", script(text("working "), {"sleep": 60})))
         await live.until(saw("TEXT_MESSAGE_CONTENT"))
-        queued = [Stream(runner.client, body("t", f"run-q{n}", script(text(f"queued {n}")))) for n in (1, 2)]
-        for stream in queued:
-            await stream.until(saw("CUSTOM"))
+        queued = []
+        for n in (1, 2):  # one after the other: their order is the order they arrive in
+            queued.append(Stream(runner.client, body("t", f"run-q{n}", script(text(f"queued {n}")))))
+            await queued[-1].until(saw("CUSTOM"))
         answer = await runner.client.post("/interrupt", json={"threadId": "t", "dropQueued": drop})
         first = await live.done()
         results = [await stream.done() for stream in queued]
@@ -210,9 +150,10 @@ async def test_shutdown_ends_each_queued_stream_with_shutdown_and_starts_none(br
     async with runner:
         live = Stream(runner.client, body("t", "run-a", holding(gate)))
         await live.until(saw("TEXT_MESSAGE_CONTENT"))
-        queued = [Stream(runner.client, body("t", f"run-q{n}", script(text("never")))) for n in (1, 2)]
-        for stream in queued:
-            await stream.until(saw("CUSTOM"))
+        queued = []
+        for n in (1, 2):  # one after the other: their order is the order they arrive in
+            queued.append(Stream(runner.client, body("t", f"run-q{n}", script(text("never")))))
+            await queued[-1].until(saw("CUSTOM"))
         shutdown = asyncio.create_task(runner.app.state.runs.shutdown())
         results = [await stream.done() for stream in queued]
         first = await live.done()

@@ -1,0 +1,145 @@
+"""A message posted while a real CLI's run streams (issue 34), on the scripted models: Codex and Claude take it into
+the live run (during a tool, and during the final text), Gemini runs it next (queued). Both POST streams are runs of
+their own, each with one terminal event, no event in two streams, and the live run's snapshot holds the message
+once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import check_stream
+from post_stream import Stream, body, deltas
+from runners import scripted_runner, wait_for
+
+pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
+
+STEER = "NOTOOL steer-marker-42"  # the scripted model answers it in words ("Hello from the scripted model ...")
+HELLO = "Hello from the scripted model"
+
+
+def gated_command(gate: Path) -> str:
+    """The scripted shell call: a tool that runs until the test creates ``gate``."""
+    return f"while [ ! -e {gate} ]; do sleep 0.05; done; echo hello > out.txt"
+
+
+def users_in_snapshot(events: list[dict[str, Any]]) -> list[str]:
+    snapshot = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"][-1]["messages"]
+    return [m["id"] for m in snapshot if m["role"] == "user"]
+
+
+def check_both(live: list[dict[str, Any]], second: list[dict[str, Any]], thread_ids: set[str]) -> None:
+    check_stream(live, thread_ids=thread_ids)
+    check_stream(second, thread_ids=thread_ids)
+    assert not {json.dumps(e, sort_keys=True) for e in live} & {json.dumps(e, sort_keys=True) for e in second}, \
+        "an event in two streams"
+
+
+def model_saw(server: Any, text: str) -> bool:
+    return any(text in json.dumps(b) for b in server.bodies())
+
+
+@pytest.mark.parametrize("runner_type", ["codex-sdk", "claude"])
+async def test_a_message_during_a_tool_is_steered_into_the_live_run(runner_type: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = tmp_path / "gate"
+    async with scripted_runner(runner_type, tmp_path, monkeypatch) as r:
+        r.server.shell_command = gated_command(gate)
+        client = r.harness.client
+        assert client is not None
+        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
+        await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
+        steering = Stream(client, body("t", "run-s", STEER))
+        second = await steering.done()
+        gate.touch()
+        first = await live.done()
+    check_both(first, second, set())
+    assert [e["type"] for e in second] == ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"], second
+    assert second[1]["value"] == {"messageId": "msg-run-s", "mode": "steered", "intoRunId": "run-a"}
+    assert first[-1]["type"] == "RUN_FINISHED" and first[-1]["runId"] == "run-a"
+    assert model_saw(r.server, "steer-marker-42"), "the model never received the steered message"
+    assert users_in_snapshot(first) == ["msg-run-a", "msg-run-s"]
+    steered = [e for e in first if e["type"] == "CUSTOM" and e["name"] == "ambient:message_steered"]
+    assert [e["value"]["messageId"] for e in steered] == ["msg-run-s"]
+
+
+@pytest.mark.parametrize("runner_type", ["codex-sdk", "claude"])
+async def test_a_message_during_the_final_text_is_steered_into_the_live_run(runner_type: str, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner(runner_type, tmp_path, monkeypatch) as r:
+        r.server.slow_delay = 0.2
+        client = r.harness.client
+        assert client is not None
+        live = Stream(client, body("t", "run-a", "NOTOOL SLOW tell a story"))
+        await wait_for(lambda: "slow chunk" in deltas(r.logged("t")), what="the final text")
+        second = await Stream(client, body("t", "run-s", STEER)).done()
+        first = await live.done()
+    check_both(first, second, set())
+    assert second[1]["value"]["mode"] == "steered", second
+    assert [e["type"] for e in first].count("RUN_FINISHED") == 1 and first[-1]["type"] == "RUN_FINISHED"
+    assert model_saw(r.server, "steer-marker-42")
+    assert HELLO in deltas(first), "the model's answer to the steered message streams in the live run"
+    assert users_in_snapshot(first) == ["msg-run-a", "msg-run-s"]
+
+
+async def test_gemini_queues_a_message_and_runs_it_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = tmp_path / "gate"
+    async with scripted_runner("gemini-cli", tmp_path, monkeypatch) as r:
+        r.server.shell_command = gated_command(gate)
+        client = r.harness.client
+        assert client is not None
+        caps = (await client.get("/capabilities")).json()["custom"]["whenBusy"]
+        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
+        await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
+        queued = Stream(client, body("t", "run-q", STEER))
+        await queued.until(lambda events: len(events) >= 2)
+        gate.touch()
+        first, second = await live.done(), await queued.done()
+    assert caps["modes"] == ["queue", "reject"]
+    check_both(first, second, set())
+    assert second[1]["value"] == {"messageId": "msg-run-q", "mode": "queued", "position": 1}
+    assert second[0]["runId"] == second[-1]["runId"] == "run-q"
+    assert HELLO not in deltas(first) and HELLO in deltas(second)
+    assert users_in_snapshot(second) == ["msg-run-a", "msg-run-q"]
+
+
+@pytest.mark.parametrize("runner_type", ["codex-sdk"])
+async def test_three_queued_messages_run_in_order_and_shutdown_ends_a_queue(runner_type: str, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = tmp_path / "gate"
+    async with scripted_runner(runner_type, tmp_path, monkeypatch) as r:
+        r.server.shell_command = gated_command(gate)
+        client = r.harness.client
+        assert client is not None
+        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
+        await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
+        queued = []
+        for n in (1, 2, 3):
+            queued.append(Stream(client, body("t", f"run-q{n}", f"NOTOOL number {n}", whenBusy="queue")))
+            await queued[-1].until(lambda events: len(events) >= 2)
+        gate.touch()
+        results = [await s.done() for s in [live, *queued]]
+        # Shutdown with a queue: the live run and each queued stream end SHUTDOWN; nothing queued is started.
+        gate.unlink()
+        live = Stream(client, body("t", "run-b", "Create out.txt with hello"))
+        await wait_for(lambda: sum(e["type"] == "TOOL_CALL_START" for e in r.logged("t")) == 2, what="the tool")
+        waiting = Stream(client, body("t", "run-w", "NOTOOL never", whenBusy="queue"))
+        await waiting.until(lambda events: len(events) >= 2)
+        requests = r.model_requests()
+        await asyncio.wait_for(r.harness.app.state.runs.shutdown(), 60)
+        ended, never = await live.done(), await waiting.done()
+    for n, events in enumerate(results[1:], start=1):
+        check_stream(events)
+        assert events[1]["value"]["position"] == n and HELLO in deltas(events)
+    assert [e["runId"] for events in results for e in events if e["type"] == "RUN_STARTED"] == [
+        "run-a", "run-q1", "run-q2", "run-q3"]
+    bodies = [json.dumps(b) for b in r.server.bodies()]
+    firsts = [next(i for i, b in enumerate(bodies) if f"number {n}" in b) for n in (1, 2, 3)]
+    assert firsts == sorted(firsts), "the model got the queued messages in their order"
+    check_stream(never)
+    assert never[-1]["type"] == "RUN_ERROR" and never[-1]["code"] == "SHUTDOWN"
+    assert ended[-1]["code"] == "SHUTDOWN"
+    assert not model_saw(r.server, "NOTOOL never") and r.model_requests() == requests
