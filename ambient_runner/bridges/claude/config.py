@@ -153,6 +153,7 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
         max_buffer_size=settings.runner_max_line_bytes,
         mcp_servers=mcp_servers or {},
         effort=effort,  # type: ignore[arg-type] - validated by the runner options
+        extra_args={"replay-user-messages": None},  # when the CLI takes a steered message in (session.py)
     )
 
 
