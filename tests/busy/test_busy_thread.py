@@ -174,8 +174,13 @@ class SteeringBridge(FakeCliBridge):
         super().__init__(workdir)
         self.takes = takes
         self.steered: list[tuple[str, str]] = []
+        self.entered: list[str] = []
+        self.hold: asyncio.Event | None = None  # set: a steer waits for it (a slow delivery)
 
     async def steer(self, thread_id: str, text: str) -> bool:
+        self.entered.append(text)
+        if self.hold is not None:
+            await self.hold.wait()
         if not self.takes or thread_id not in self.processes:
             return False
         self.steered.append((thread_id, text))
@@ -223,3 +228,28 @@ async def test_a_steer_the_turn_no_longer_takes_falls_back_to_the_queue(tmp_path
     check_own_run(second, "run-b")
     assert second[1]["value"] == {"messageId": "msg-run-b", "mode": "queued", "position": 1}
     assert deltas(second) == "next"
+
+
+async def test_a_second_message_while_a_steer_is_delivered_comes_after_it(tmp_path):
+    bridge = SteeringBridge(tmp_path)
+    bridge.hold = asyncio.Event()
+    gate = tmp_path / "gate"
+    async with RunnerHarness(bridge) as runner:
+        live = Stream(runner.client, body("t", "run-a", holding(gate)))
+        await live.until(saw("TEXT_MESSAGE_CONTENT"))
+        one = Stream(runner.client, body("t", "run-1", "first"))
+        async with asyncio.timeout(BOUND):
+            while bridge.entered != ["first"]:
+                await asyncio.sleep(0.01)
+        two = Stream(runner.client, body("t", "run-2", "second"))
+        lock = runner.app.state.runs.thread("t").steering
+        async with asyncio.timeout(BOUND):
+            while not lock._waiters:  # noqa: SLF001 - the second message waits for the first's delivery
+                await asyncio.sleep(0.01)
+        bridge.hold.set()
+        first, second = await one.done(), await two.done()
+        gate.touch()
+        await live.done()
+    assert bridge.entered == ["first", "second"]
+    assert [m for _, m in bridge.steered] == ["first", "second"]
+    assert first[1]["value"]["mode"] == second[1]["value"]["mode"] == "steered"

@@ -14,6 +14,7 @@ import pytest
 from harness import check_stream
 from post_stream import Stream, body, deltas
 from runners import scripted_runner, wait_for
+from ts_client import run_with_official_client
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -143,3 +144,74 @@ async def test_three_queued_messages_run_in_order_and_shutdown_ends_a_queue(runn
     assert never[-1]["type"] == "RUN_ERROR" and never[-1]["code"] == "SHUTDOWN"
     assert ended[-1]["code"] == "SHUTDOWN"
     assert not model_saw(r.server, "NOTOOL never") and r.model_requests() == requests
+
+
+async def test_the_official_client_reads_a_steering_and_a_queued_post(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = tmp_path / "gate"
+    async with scripted_runner("codex-sdk", tmp_path, monkeypatch) as r:
+        r.server.shell_command = gated_command(gate)
+        client = r.harness.client
+        assert client is not None
+        url = f"{r.harness.base_url}/run"
+        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
+        await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
+        steered = await run_with_official_client(url, "t", [{"id": "u-s", "role": "user", "content": STEER}],
+                                                 run_id="run-s")
+        queued = asyncio.create_task(run_with_official_client(
+            url, "t", [{"id": "u-q", "role": "user", "content": "NOTOOL and then"}], run_id="run-q",
+            forwarded_props={"whenBusy": "queue"}))
+        state = r.harness.app.state.runs.thread("t")
+        await wait_for(lambda: state.queue or queued.done(), what="the queued message")
+        gate.touch()
+        first, later = await live.done(), await queued
+    assert steered.ok, steered.error
+    assert steered.events == ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]
+    assert later.ok, later.error
+    assert later.events[:2] == ["RUN_STARTED", "CUSTOM"] and later.events[-1] == "RUN_FINISHED"
+    assert later.messages[-1]["content"] == "Hello from the scripted model. No tools were needed."
+    check_stream(first)
+
+
+async def test_reject_a_full_queue_and_interrupts_with_and_without_drop_queued(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = tmp_path / "gate"
+    async with scripted_runner("gemini-cli", tmp_path, monkeypatch, runner_max_queued=2) as r:
+        r.server.shell_command = gated_command(gate)
+        client = r.harness.client
+        assert client is not None
+
+        def tool_calls() -> int:
+            return sum(e["type"] == "TOOL_CALL_START" for e in r.logged("t"))
+
+        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
+        await wait_for(lambda: tool_calls() == 1, what="the tool call")
+        rejected = await client.post("/run", json=body("t", "run-r", "NOTOOL no", whenBusy="reject"))
+        queued = []
+        for n in (1, 2):
+            queued.append(Stream(client, body("t", f"run-q{n}", f"NOTOOL queued {n}")))
+            await queued[-1].until(lambda events: len(events) >= 2)
+        full = await client.post("/run", json=body("t", "run-full", "NOTOOL too many"))
+        released = await client.post("/interrupt", json={"threadId": "t"})
+        first, *after = [await s.done() for s in [live, *queued]]
+
+        second = Stream(client, body("t", "run-b", "Create out.txt with hello"))
+        await wait_for(lambda: tool_calls() == 2, what="the second tool call")
+        doomed = Stream(client, body("t", "run-d", "NOTOOL dropped"))
+        await doomed.until(lambda events: len(events) >= 2)
+        dropped = await client.post("/interrupt", json={"threadId": "t", "dropQueued": True})
+        interrupted, never = await second.done(), await doomed.done()
+    assert rejected.status_code == 409 and rejected.json()["code"] == "THREAD_BUSY"
+    assert full.status_code == 429 and full.json()["code"] == "QUEUE_FULL"
+    assert released.status_code == 200 and "droppedQueued" not in released.json()
+    assert first[-1]["outcome"] == {"type": "cancelled"}
+    for n, events in enumerate(after, start=1):
+        check_stream(events)
+        assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["runId"] == f"run-q{n}"
+        assert HELLO in deltas(events)
+    assert dropped.json()["droppedQueued"] == ["run-d"]
+    assert interrupted[-1]["outcome"] == {"type": "cancelled"}
+    check_stream(never)
+    assert [e["type"] for e in never] == ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]
+    assert never[-1]["outcome"] == {"type": "cancelled"}
+    assert not model_saw(r.server, "NOTOOL dropped") and not model_saw(r.server, "too many")
