@@ -54,6 +54,13 @@ class StreamItem:
     event: dict[str, Any]
 
 
+@dataclass
+class Side:
+    """An event of another stream of the thread (a line typed meanwhile), shown beside the run on screen."""
+
+    item: StreamItem
+
+
 class RunnerClient:
     """HTTP transport: ``POST /run``, ``GET /events/{thread}``, ``POST /interrupt``, with one-line errors."""
 
@@ -136,7 +143,7 @@ class StreamReader(threading.Thread):
     def __init__(self, client: RunnerClient, thread_id: str, body: dict[str, Any] | None, after: int) -> None:
         super().__init__(daemon=True, name="runner-stream")
         self.client, self.thread_id, self.body, self.after = client, thread_id, body, after
-        self.items: queue.Queue[StreamItem | ClientError | str | None] = queue.Queue()
+        self.items: queue.Queue[StreamItem | Side | ClientError | str | None] = queue.Queue()
         self.terminal: dict[str, Any] | None = None
 
     def run(self) -> None:
@@ -148,6 +155,9 @@ class StreamReader(threading.Thread):
         except Exception as exc:  # a bug must not hang the main thread
             self.items.put(ClientError(f"unexpected {type(exc).__name__}: {exc}"))
 
+    def put(self, item: StreamItem) -> None:
+        self.items.put(item)
+
     def _read(self) -> None:
         cursor, attempts, body = self.after, 0, self.body
         while True:
@@ -158,7 +168,7 @@ class StreamReader(threading.Thread):
                     for item in items:
                         cursor = item.seq if item.seq is not None else cursor
                         attempts = 0
-                        self.items.put(item)
+                        self.put(item)
                         if item.event.get("type") in TERMINAL_TYPES:
                             return
                 return  # the runner closed the stream
@@ -230,6 +240,11 @@ def consume(reader: StreamReader, client: RunnerClient, json_out: bool, renderer
         if isinstance(item, str):
             (renderer.message(item) if renderer else err.print(item, style="yellow"))
             continue
+        if isinstance(item, Side):  # a typed line's own events: with --json they are shown as they come
+            if json_out:
+                sys.stdout.write(item.item.data + "\n")
+                sys.stdout.flush()
+            continue
         if json_out:
             sys.stdout.write(item.data + "\n")
             sys.stdout.flush()
@@ -280,33 +295,56 @@ def run_command(
     if resume_from is None and not (prompt and prompt.strip()):
         err.print("error: give a prompt, e.g. ambient-runner run \"fix the failing test\"", style="bold red")
         raise typer.Exit(EXIT_USAGE)
+    from ambient_runner.client.typing_ahead import LineSender, interactive
+
     thread_id = thread or f"cli-{uuid.uuid4()}"
     client = RunnerClient(url or local_url(), token)
     body = run_body(thread_id, prompt or "", model, ask) if resume_from is None else None
+    # A line typed while a run streams is sent to the thread at once (steered into the turn, or queued).
+    sender = LineSender(client, thread_id, model, ask, sys.stdin) if interactive(sys.stdin) else None
     if not json_out:
-        err.print(f"thread {thread_id}", style="dim")
+        err.print(f"thread {thread_id}" + (" (type a line to send it while the agent works)" if sender else ""),
+                  style="dim")
+    next_run: StreamReader | None = None
     try:
+        if sender is not None:
+            sender.start()
         while True:
             renderer = None if json_out else EventRenderer(Console(highlight=False))
-            reader = StreamReader(client, thread_id, body, resume_from or 0)
+            reader = next_run or StreamReader(client, thread_id, body, resume_from or 0)
+            if sender is not None:
+                sender.current = reader
             try:
                 with CtrlC() as ctrl_c:
-                    reader.start()
+                    if next_run is None:
+                        reader.start()
                     code = consume(reader, client, json_out, renderer, err, ctrl_c)
             finally:
                 if renderer:
                     renderer.close()
+            next_run = None
             waiting = interrupts_of(reader.terminal) if code == EXIT_OK else []
             if not waiting:
-                break
+                next_run = sender.next_run() if sender is not None and code != EXIT_CANCELLED else None
+                if next_run is None:
+                    break
+                continue
             if not (approve_all or sys.stdin.isatty()):
                 err.print("the run waits for answers; run again with --approve-all, or answer from a terminal",
                           style="yellow")
                 code = EXIT_WAITING
                 break
-            entries = resume_entries(waiting, approve_all=approve_all, ask=lambda text: input(text), out=err)
+            if sender is not None:
+                sender.paused.set()  # the terminal's next line is the answer
+            try:
+                entries = resume_entries(waiting, approve_all=approve_all, ask=lambda text: input(text), out=err)
+            finally:
+                if sender is not None:
+                    sender.paused.clear()
             body, resume_from = resume_body(thread_id, entries, model, ask), None
     finally:
+        if sender is not None:
+            sender.stopped.set()
         client.close()
     raise typer.Exit(code)
 
