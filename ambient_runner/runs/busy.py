@@ -58,14 +58,14 @@ def modes(can_steer: bool) -> list[WhenBusy]:
 
 
 def when_busy(forwarded_props: Mapping[str, Any] | None, can_steer: bool) -> WhenBusy:
-    """The run's ``whenBusy``; absent means the runner's default."""
+    """The run's ``whenBusy``; absent means the runner's default, ``steer`` where the runner cannot is ``queue``."""
     raw = (forwarded_props or {}).get("whenBusy")
-    allowed = modes(can_steer)
     if raw is None:
-        return allowed[0]
-    if raw not in [m.value for m in allowed]:
-        raise WhenBusyError(f"whenBusy must be one of {', '.join(m.value for m in allowed)} for this runner, "
-                            f"got {str(raw)[:40]!r}")
+        return modes(can_steer)[0]
+    if raw not in [m.value for m in WhenBusy]:
+        raise WhenBusyError(f"whenBusy must be one of {', '.join(m.value for m in WhenBusy)}, got {str(raw)[:40]!r}")
+    if raw == WhenBusy.STEER and not can_steer:  # this runner's CLI takes no input mid-turn: the message waits
+        return WhenBusy.QUEUE
     return WhenBusy(raw)
 
 

@@ -65,12 +65,14 @@ async def test_three_queued_messages_keep_their_order(bridge, tmp_path):
         await live.until(saw("TEXT_MESSAGE_CONTENT"))
         queued = []
         for n in (1, 2, 3):
-            stream = Stream(runner.client, body("t", f"run-q{n}", script(text(f"queued {n}"))))
+            props = {"whenBusy": "steer"} if n == 3 else {}  # this runner cannot steer: queued as well
+            stream = Stream(runner.client, body("t", f"run-q{n}", script(text(f"queued {n}")), **props))
             await stream.until(saw("CUSTOM"))
             queued.append(stream)
         gate.touch()
         results = [await stream.done() for stream in [live, *queued]]
     assert [r[1]["value"]["position"] for r in results[1:]] == [1, 2, 3]
+    assert {r[1]["value"]["mode"] for r in results[1:]} == {"queued"}
     for n, events in enumerate(results[1:], start=1):
         check_own_run(events, f"run-q{n}")
         assert deltas(events) == f"queued {n}"
