@@ -154,7 +154,7 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
                          bridge.steering)
         busy = runs.thread(run_input.thread_id)
         if busy is not None and busy.busy and not answers:  # an answer to a pause is never steered nor queued
-            if mode is WhenBusy.REJECT:
+            if mode is WhenBusy.REJECT or run_input.run_id in busy.run_ids:  # a retried POST is not a new message
                 raise ApiError(409, "THREAD_BUSY", f"thread {run_input.thread_id!r} already has a run in progress; "
                                "interrupt it, wait for it to finish, or send with whenBusy steer or queue",
                                threadId=run_input.thread_id)

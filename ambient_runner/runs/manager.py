@@ -129,6 +129,11 @@ class ThreadState:
         """A new message would not start now: a run streams, is about to, or messages wait before it."""
         return self.active is not None or self.starting or bool(self.queue)
 
+    @property
+    def run_ids(self) -> set[str]:
+        """The runs of the thread that stream or wait."""
+        return {run.run_id for run in (self.active,) if run is not None} | {m.run_input.run_id for m in self.queue}
+
     def notify(self) -> None:
         self.changed.set()
         self.changed = asyncio.Event()

@@ -89,6 +89,8 @@ async def test_reject_answers_409_and_a_full_queue_429(bridge, tmp_path):
         queued = Stream(runner.client, body("t", "run-b", script(text("b"))))
         await queued.until(saw("CUSTOM"))
         full = await runner.client.post("/run", json=body("t", "run-c", script(text("c"))))
+        retried = await runner.client.post("/run", json=body("t", "run-b", script(text("b"))))
+        still_running = await runner.client.post("/run", json=body("t", "run-a", script(text("a"))))
         gate.touch()
         await live.done()
         await queued.done()
@@ -96,6 +98,7 @@ async def test_reject_answers_409_and_a_full_queue_429(bridge, tmp_path):
     assert bad.status_code == 422 and bad.json()["code"] == "INVALID_OPTION"
     assert bad.json()["details"]["option"] == "whenBusy"
     assert full.status_code == 429 and full.json()["code"] == "QUEUE_FULL"
+    assert retried.status_code == still_running.status_code == 409  # a retried POST is no new message
     assert [t.run_id for t in bridge.turns] == ["run-a", "run-b"]
 
 
