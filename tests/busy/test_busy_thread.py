@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from harness import RunnerHarness, check_stream
 from post_stream import BOUND, Stream, body, deltas, saw
-from process_bridge import FakeCliBridge, script
+from process_bridge import FakeCliBridge, SteeringBridge, script
 
 
 def text(delta: str, message_id: str = "m") -> dict:
@@ -168,28 +168,6 @@ async def test_shutdown_ends_each_queued_stream_with_shutdown_and_starts_none(br
         assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "SHUTDOWN"
     assert first[-1]["code"] == "SHUTDOWN"
     assert [t.run_id for t in bridge.turns] == ["run-a"]
-
-
-class SteeringBridge(FakeCliBridge):
-    """The fake CLI with mid-turn input: a steered message is recorded (the test then lets the turn end)."""
-
-    steering = True
-
-    def __init__(self, workdir: Path, *, takes: bool = True) -> None:
-        super().__init__(workdir)
-        self.takes = takes
-        self.steered: list[tuple[str, str]] = []
-        self.entered: list[str] = []
-        self.hold: asyncio.Event | None = None  # set: a steer waits for it (a slow delivery)
-
-    async def steer(self, thread_id: str, text: str) -> bool:
-        self.entered.append(text)
-        if self.hold is not None:
-            await self.hold.wait()
-        if not self.takes or thread_id not in self.processes:
-            return False
-        self.steered.append((thread_id, text))
-        return True
 
 
 async def test_a_steered_message_goes_into_the_live_run_and_its_post_is_a_short_run(tmp_path):

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 from harness import RunnerHarness, check_stream
-from process_bridge import FakeCliBridge, script
+from process_bridge import FakeCliBridge, SteeringBridge, script
 from typer.testing import CliRunner
 
 from ambient_runner.client.main import app
@@ -260,3 +260,39 @@ async def test_a_line_typed_while_the_run_streams_is_sent_and_its_queued_run_sho
     assert [e["runId"] for e in events if e["type"] == "RUN_FINISHED"] == runs  # each run's end, in order
     assert "".join(e.get("delta", "") for e in events) == "working first donesecond run"
     assert [e["runId"] for e in replay if e["type"] == "RUN_FINISHED"] == runs
+
+
+async def test_a_line_typed_into_a_steering_runner_is_steered_and_said_so(tmp_path: Path) -> None:
+    bridge = SteeringBridge(tmp_path)
+    gate = tmp_path / "gate"
+    async with RunnerHarness(bridge) as runner:
+        terminal, stdin = os.openpty()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "ambient_runner.client.main", "run",
+                script(text("working "), {"wait_file": str(gate)}, text("done")),
+                "--url", runner.base_url, "--thread", "t-steer", cwd=REPO, stdin=stdin,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        finally:
+            os.close(stdin)
+        assert proc.stdout is not None
+        seen = b""
+        async with asyncio.timeout(30):
+            while b"working" not in seen:
+                chunk = await proc.stdout.read(4096)
+                assert chunk, seen
+                seen += chunk
+        os.write(terminal, b"also check the tests\n")
+        async with asyncio.timeout(30):
+            while not bridge.steered:
+                await asyncio.sleep(0.02)
+        gate.touch()
+        async with asyncio.timeout(60):
+            rest, err = await proc.communicate()
+        os.close(terminal)
+    output = (seen + rest).decode()
+    assert proc.returncode == 0, (output, err)
+    assert bridge.steered == [("t-steer", "also check the tests")]
+    assert "↪ sent into the running turn" in output
+    assert output.count("✓ done") == 1  # the steering POST's own short run is no second run on screen
