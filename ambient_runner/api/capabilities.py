@@ -26,6 +26,7 @@ from ambient_runner.api.errors import ready_bridge
 from ambient_runner.api.routing import Settings, router
 from ambient_runner.bridges.contract import Capabilities
 from ambient_runner.platform.state_dir import synced_by_platform
+from ambient_runner.runs.busy import modes as busy_modes
 from ambient_runner.settings import RunnerSettings
 
 routes = router()
@@ -74,6 +75,9 @@ def agent_capabilities(native: Capabilities, settings: RunnerSettings, endpoints
             "attachments": {"mimeTypes": mime_types, "maxBytes": settings.runner_max_attachment_bytes,
                             "sources": ["data", "url:file"] + (["url:http"] if settings.runner_fetch_urls else [])},
             "endpoints": endpoints,
+            # A message posted while the thread's run streams (forwardedProps.whenBusy): its default first.
+            "whenBusy": {"modes": [m.value for m in busy_modes(native.steering)],
+                         "maxQueued": settings.runner_max_queued},
             "approvals": {"policies": ["auto", "ask"] if native.approvals else ["auto"],
                           "defaultPolicy": settings.runner_approval_policy,
                           "interruptTimeoutSeconds": settings.runner_interrupt_timeout,
@@ -116,4 +120,6 @@ async def capabilities(request: Request, settings: Settings) -> dict[str, Any]:
     paths = request.app.openapi()["paths"]
     tracer = request.app.state.tracer
     tracing = [d.name for d in tracer.destinations] if tracer is not None else None
-    return capabilities_body(bridge.capabilities(), settings, paths, tracing)
+    native = bridge.capabilities()
+    native = native.model_copy(update={"steering": native.steering or bridge.steering})
+    return capabilities_body(native, settings, paths, tracing)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Sequence
 from typing import Annotated, Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import BaseEvent, RunAgentInput
 from fastapi import Header, Query, Request
 from fastapi import Path as PathParameter
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,12 +19,20 @@ from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Attachment, Bridge, OptionError, RunOptions
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.attachments import AttachmentError, AttachmentRules, collect, discard_written
+from ambient_runner.runs.busy import QueuedMessage, WhenBusy, WhenBusyError, accepted, steered, when_busy
 from ambient_runner.runs.event_log import ThreadEventLog
-from ambient_runner.runs.manager import ActiveRun, DrainingError, PreviousRunStuckError, RunManager, ThreadBusyError
+from ambient_runner.runs.manager import (
+    ActiveRun,
+    DrainingError,
+    PreviousRunStuckError,
+    QueueFullError,
+    RunManager,
+    ThreadBusyError,
+)
 from ambient_runner.runs.prompt import ContextTooLargeError, NoPromptError, new_user_text, with_context
 from ambient_runner.runs.resume import Answers, ResumeError, read_answers
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.stream.encoding import sse_frame
+from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
 from ambient_runner.workspace.paths import Workspace
 
 routes = router()
@@ -35,11 +44,44 @@ STREAM: dict[int | str, dict[str, Any]] = {
     200: {"content": {SSE: {}}, "description": "AG-UI events, one `data:` line each, with an `id:`"}}
 
 
-async def stream_frames(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int) -> AsyncIterator[bytes]:
-    """SSE frames of ``event_log`` after ``after``; batches are sent as one write."""
+async def stream_frames(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int,
+                        one_run: bool = False) -> AsyncIterator[bytes]:
+    """SSE frames of ``event_log`` after ``after`` (to the end of that run only, with ``one_run``); batches are sent
+    as one write."""
     metrics.sse_clients.inc()
     try:
-        async for batch in event_log.follow(after):
+        async for batch in event_log.follow(after, one_run=one_run):
+            yield "".join(sse_frame(seq, data) for seq, data in batch).encode()
+    finally:
+        metrics.sse_clients.dec()
+
+
+def own_frames(events: Sequence[BaseEvent], redactor: Redactor) -> bytes:
+    """Events of a POST's own run that are in no thread log (so they carry no ``id:``)."""
+    return "".join(f"data: {event_json(event, redactor)}\n\n" for event in events).encode()
+
+
+async def steered_frames(metrics: RunnerMetrics, events: list[BaseEvent], redactor: Redactor) -> AsyncIterator[bytes]:
+    metrics.sse_clients.inc()
+    try:
+        yield own_frames(events, redactor)
+    finally:
+        metrics.sse_clients.dec()
+
+
+async def queued_frames(metrics: RunnerMetrics, event_log: ThreadEventLog, message: QueuedMessage,
+                        redactor: Redactor) -> AsyncIterator[bytes]:
+    """A queued message's run: its head at once, keep-alives while it waits, then its own events from the thread's
+    log (after the head, which the log holds too) or the terminal event that ended it unstarted. The message is the
+    runner's: a client going away does not cancel it."""
+    metrics.sse_clients.inc()
+    try:
+        yield own_frames(message.head, redactor)
+        outcome = await asyncio.shield(message.outcome)
+        if not isinstance(outcome, int):
+            yield own_frames([outcome], redactor)
+            return
+        async for batch in event_log.follow(outcome + len(message.head) - 1, one_run=True):
             yield "".join(sse_frame(seq, data) for seq, data in batch).encode()
     finally:
         metrics.sse_clients.dec()
@@ -49,8 +91,9 @@ def event_source(frames: AsyncIterator[bytes]) -> EventSourceResponse:
     return EventSourceResponse(frames, ping=PING_SECONDS, headers={"X-Accel-Buffering": "no"})
 
 
-def sse_response(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int) -> EventSourceResponse:
-    return event_source(stream_frames(metrics, event_log, after))
+def sse_response(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int,
+                 one_run: bool = False) -> EventSourceResponse:
+    return event_source(stream_frames(metrics, event_log, after, one_run))
 
 
 def attachment_rules(settings: RunnerSettings, bridge: Bridge) -> AttachmentRules:
@@ -106,14 +149,54 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
         raise ApiError(422, "INVALID_ATTACHMENT", str(exc), part=exc.part) from None
     if not prompt.strip() and attachments:  # a message of images alone: the CLIs want some text beside them
         prompt = "See the attached files."
+    caller = Caller.from_headers(request.headers)
     try:
-        run = await admit(runs, run_input, prompt, options, attachments, answers, Caller.from_headers(request.headers))
+        mode = when_busy(run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else None,
+                         bridge.steering)
+        busy = runs.thread(run_input.thread_id)
+        if busy is not None and busy.busy and not answers:  # an answer to a pause is never steered nor queued
+            if mode is WhenBusy.REJECT or run_input.run_id in busy.run_ids:  # a retried POST is not a new message
+                raise ApiError(409, "THREAD_BUSY", f"thread {run_input.thread_id!r} already has a run in progress; "
+                               "interrupt it, wait for it to finish, or send with whenBusy steer or queue",
+                               threadId=run_input.thread_id)
+            return await busy_thread(runs, metrics, run_input, prompt, options, attachments, caller, mode)
+        run = await admit(runs, run_input, prompt, options, attachments, answers, caller)
+    except WhenBusyError as exc:
+        discard_written(attachments)
+        raise ApiError(422, "INVALID_OPTION", str(exc), option="whenBusy") from None
     except BaseException:
         discard_written(attachments)  # not started: nobody else removes them
         raise
     state = runs.thread(run.thread_id)
     assert state is not None
-    return sse_response(metrics, state.log, run.first_seq - 1)
+    return sse_response(metrics, state.log, run.first_seq - 1, one_run=True)
+
+
+async def busy_thread(runs: RunManager, metrics: RunnerMetrics, run_input: RunAgentInput, prompt: str,
+                      options: RunOptions, attachments: list[Attachment], caller: Caller,
+                      mode: WhenBusy) -> EventSourceResponse:
+    """A new message for a thread whose run streams: into its live turn (steer), else behind it (queue). One
+    message at a time per thread, so two sent together keep their order."""
+    state = runs.thread(run_input.thread_id)
+    assert state is not None
+    async with state.steering:
+        if mode is WhenBusy.STEER and not attachments:  # a CLI's mid-turn input takes text only
+            into = await runs.steer(run_input, prompt)
+            if into is not None:
+                return event_source(steered_frames(metrics, steered(run_input, into.run_id), runs.redactor))
+        if not state.busy:  # the live run ended meanwhile: this message is the thread's next run
+            run = await admit(runs, run_input, prompt, options, attachments, None, caller)
+            return sse_response(metrics, state.log, run.first_seq - 1, one_run=True)
+        message = QueuedMessage(run_input, prompt, options, attachments, caller,
+                                head=accepted(run_input, "queued", position=len(state.queue) + 1))
+        try:
+            runs.enqueue(message)
+        except QueueFullError as exc:
+            raise ApiError(429, "QUEUE_FULL", str(exc), threadId=run_input.thread_id,
+                           maxQueued=runs.settings.runner_max_queued) from None
+        except DrainingError as exc:
+            raise ApiError(503, "DRAINING", str(exc)) from None
+    return event_source(queued_frames(metrics, state.log, message, runs.redactor))
 
 
 def interrupt_answers(runs: RunManager, run_input: RunAgentInput) -> Answers:
@@ -154,30 +237,39 @@ routes.add_api_route("/", start_run, methods=["POST"], summary="Alias of POST /r
 class InterruptBody(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
     thread_id: str | None = Field(None, alias="threadId", description="the thread; every active run when absent")
+    drop_queued: bool = Field(False, alias="dropQueued", description="the queued messages end unstarted too (else "
+                                                                     "they run next, in order)")
 
 
 @routes.post("/interrupt", summary="Interrupt a run")
 @body_rules(limit=64 * 1024)
 async def interrupt(runs: Runs, body: InterruptBody | None = None) -> dict[str, Any]:
-    """Interrupt the run of ``threadId`` (or every active run when no thread is named)."""
+    """Interrupt the run of ``threadId`` (or every active run when no thread is named). The thread's queued
+    messages then run in order, unless ``dropQueued``."""
     thread_id = body.thread_id if body is not None else None
+    drop = body is not None and body.drop_queued
     if thread_id is not None:
         check_id("threadId", thread_id)
         state = runs.thread(thread_id)
         targets = [state.active] if state is not None and state.active is not None else []
         paused = [thread_id] if runs.interrupts.pending(thread_id) else []
-        if not targets and not paused:
+        queued = bool(state is not None and state.queue)
+        if not targets and not paused and not (drop and queued):
             raise ApiError(404, "NO_ACTIVE_RUN", f"thread {thread_id!r} has no run in progress")
     else:
         targets = runs.active_runs()
         paused = runs.interrupts.paused_threads()
-        if not targets and not paused:
+        queued = any(state.queue for state in runs.threads.values())
+        if not targets and not paused and not (drop and queued):
             raise ApiError(404, "NO_ACTIVE_RUN", "no run is in progress")
+    dropped = [m.run_input.run_id for m in runs.drop_queued(thread_id)] if drop else []
     refused = [p.id for thread in paused for p in runs.interrupts.refuse_all(
         thread, STOPPED_WHILE_PAUSED, stop_turn=True)]
     for run in targets:
         await runs.interrupt(run)
     answer: dict[str, Any] = {"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]}
+    if drop:
+        answer["droppedQueued"] = dropped
     if refused:
         answer["refusedInterrupts"] = refused  # the paused turn stops; the thread's next run shows how it ended
     return answer

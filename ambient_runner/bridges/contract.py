@@ -127,6 +127,7 @@ class Capabilities(_CamelModel):
     state_deltas: bool = False
     approvals: bool = False  # tool approvals and questions as AG-UI interrupts
     client_tools: bool = False  # the run's frontend tools (RunAgentInput.tools) are offered to the agent
+    steering: bool = False  # a message for a busy thread can go into its live turn (whenBusy: steer)
     subagents: bool = False  # the agent delegates to sub-agents, streamed as SUBAGENT_* segments
     input_mime_types: list[str] = Field(default_factory=list)  # the image / document parts it takes
     default_model: str | None = None
@@ -191,6 +192,7 @@ class Bridge(ABC):
     credential_files: ClassVar[tuple[str, ...]] = ()
     # The MIME types of the image / document parts its CLI takes (anything else in a message is a 422).
     attachment_types: ClassVar[frozenset[str]] = frozenset()
+    steering: ClassVar[bool] = False  # ``steer`` puts a user message into a live turn
     model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
 
     _host: BridgeHost | None = None
@@ -261,6 +263,11 @@ class Bridge(ABC):
 
     @abstractmethod
     async def interrupt(self, thread_id: str) -> None: ...
+
+    async def steer(self, thread_id: str, text: str) -> bool:
+        """Give ``text`` (a user message) to the thread's live CLI turn; False when no turn takes it now (the turn
+        ended in between: the core queues the message instead). Only for a runner whose ``steering`` is True."""
+        return False
 
     def secret_values(self) -> Iterable[str]:
         """Configured credential values; the core removes them from every event."""

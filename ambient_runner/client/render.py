@@ -133,6 +133,14 @@ class EventRenderer:
         self._line(line)
         self.working()
 
+    def _on_custom(self, event: dict[str, Any]) -> None:
+        value = found if isinstance(found := event.get("value"), dict) else {}
+        if event.get("name") == "ambient:message_accepted" and value.get("mode") == "queued":
+            self.message(f"queued (#{value.get('position', '?')}): runs when the thread's current run ends", "dim")
+            self.working("waiting")
+        elif event.get("name") == "ambient:message_accepted" and value.get("mode") == "steered":
+            self.message("sent into the thread's running turn", "dim")
+
     def _on_step_started(self, event: dict[str, Any]) -> None:
         self.working(str(event.get("stepName", "working")))
 

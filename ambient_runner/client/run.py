@@ -16,169 +16,32 @@ for answers nobody here can give (no terminal, no --approve-all), 130 cancelled.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import typer
-from httpx_sse import EventSource
 from rich.console import Console
 
 from ambient_runner.client.answers import interrupts_of, resume_entries
+from ambient_runner.client.connection import (
+    ClientError,
+    RunnerClient,
+    Side,
+    StreamReader,
+    resume_body,
+    run_body,
+)
 from ambient_runner.client.local import DEFAULT_PORT, LOCAL_HOST
 from ambient_runner.client.render import TERMINAL_TYPES, EventRenderer
+from ambient_runner.client.typing_ahead import LineSender, interactive
 
 EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 4, 130
 EXIT_WAITING = 5  # the run waits for a person and nobody here can answer
-RECONNECT_ATTEMPTS = 5
-
-
-class ClientError(Exception):
-    """A problem talking to the runner, said in one line."""
-
-
-@dataclass
-class StreamItem:
-    seq: int | None
-    data: str
-    event: dict[str, Any]
-
-
-class RunnerClient:
-    """HTTP transport: ``POST /run``, ``GET /events/{thread}``, ``POST /interrupt``, with one-line errors."""
-
-    def __init__(self, base_url: str, token: str | None = None, connect_timeout: float = 10.0) -> None:
-        self.base_url = base_url.rstrip("/")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        # no read timeout: a run may be quiet for long (the runner sends SSE pings meanwhile)
-        self.http = httpx.Client(base_url=self.base_url, headers=headers,
-                                 timeout=httpx.Timeout(connect_timeout, read=None), trust_env=False)
-
-    def close(self) -> None:
-        self.http.close()
-
-    @contextmanager
-    def _sse(self, method: str, path: str, **kwargs: Any) -> Iterator[Iterator[StreamItem]]:
-        headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **kwargs.pop("headers", {})}
-        try:
-            with self.http.stream(method, path, headers=headers, **kwargs) as response:
-                if response.status_code != 200:
-                    response.read()
-                    raise ClientError(describe_http_error(response))
-                yield _items(EventSource(response))
-        except httpx.ConnectError as exc:
-            raise ClientError(f"cannot connect to {self.base_url}: {_reason(exc)}. Is the runner running "
-                              "(or `kubectl port-forward` to it open)?") from None
-        except httpx.TimeoutException:
-            raise ClientError(f"{self.base_url} did not answer in time") from None
-
-    def start_run(self, body: dict[str, Any]) -> Any:
-        return self._sse("POST", "/run", json=body)
-
-    def follow(self, thread_id: str, after: int) -> Any:
-        return self._sse("GET", f"/events/{thread_id}", params={"after": after})
-
-    def interrupt(self, thread_id: str) -> str:
-        try:
-            response = self.http.post("/interrupt", json={"threadId": thread_id}, timeout=10.0)
-        except httpx.HTTPError as exc:
-            return f"could not send the interrupt: {_reason(exc)}"
-        if response.status_code == 200:
-            return "interrupt sent; waiting for the run to stop (Ctrl-C again to quit now)"
-        return f"interrupt not accepted: {describe_http_error(response)}"
-
-
-def _items(source: EventSource) -> Iterator[StreamItem]:
-    for sse in source.iter_sse():
-        if not sse.data:
-            continue
-        seq = int(sse.id) if sse.id and sse.id.isdigit() else None
-        yield StreamItem(seq, sse.data, json.loads(sse.data))
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return "connection refused" if "refused" in text.lower() else text
-
-
-def describe_http_error(response: httpx.Response) -> str:
-    """``HTTP 409 THREAD_BUSY: thread 't' already has a run in progress ...`` from the runner's JSON error."""
-    code, message = "", ""
-    try:
-        error = response.json()
-        code, message = str(error.get("code", "")), str(error.get("error", ""))
-        problems = (error.get("details") or {}).get("problems") or []
-        if problems:
-            message += " (" + "; ".join(f"{'.'.join(p.get('loc', []))}: {p.get('msg', '')}" for p in problems[:3]) + ")"
-    except (ValueError, AttributeError):
-        message = response.text[:200].strip()
-    hint = {401: " Pass the runner's AGUI_TOKEN with --token (or the AGUI_TOKEN variable)."}.get(
-        response.status_code, "")
-    return f"HTTP {response.status_code} {code}: {message or response.reason_phrase}.{hint}".replace("..", ".")
-
-
-class StreamReader(threading.Thread):
-    """Reads the stream in the background into a queue, so Ctrl-C in the main thread never cuts a read short.
-
-    Queue items: ``StreamItem``, then ``None`` at the end, or a ``ClientError``.
-    """
-
-    def __init__(self, client: RunnerClient, thread_id: str, body: dict[str, Any] | None, after: int) -> None:
-        super().__init__(daemon=True, name="runner-stream")
-        self.client, self.thread_id, self.body, self.after = client, thread_id, body, after
-        self.items: queue.Queue[StreamItem | ClientError | str | None] = queue.Queue()
-        self.terminal: dict[str, Any] | None = None
-
-    def run(self) -> None:
-        try:
-            self._read()
-            self.items.put(None)
-        except ClientError as exc:
-            self.items.put(exc)
-        except Exception as exc:  # a bug must not hang the main thread
-            self.items.put(ClientError(f"unexpected {type(exc).__name__}: {exc}"))
-
-    def _read(self) -> None:
-        cursor, attempts, body = self.after, 0, self.body
-        while True:
-            stream = self.client.start_run(body) if body is not None else self.client.follow(self.thread_id, cursor)
-            try:
-                with stream as items:
-                    body = None  # a reconnect follows the thread instead of posting again
-                    for item in items:
-                        cursor = item.seq if item.seq is not None else cursor
-                        attempts = 0
-                        self.items.put(item)
-                        if item.event.get("type") in TERMINAL_TYPES:
-                            return
-                return  # the runner closed the stream
-            except (httpx.TransportError, httpx.RemoteProtocolError) as exc:
-                if body is not None or attempts >= RECONNECT_ATTEMPTS:
-                    raise ClientError(f"lost the connection to {self.client.base_url}: {_reason(exc)}") from None
-                attempts += 1
-                self.items.put(f"connection lost ({_reason(exc)}); resuming after event {cursor}")
-                time.sleep(min(0.5 * attempts, 3.0))
-
-
-def run_body(thread_id: str, prompt: str, model: str | None, ask: bool = False) -> dict[str, Any]:
-    props = {**({"model": model} if model else {}), **({"approvalPolicy": "ask"} if ask else {})}
-    return {"threadId": thread_id, "runId": f"cli-{uuid.uuid4()}",
-            "messages": [{"id": f"msg-{uuid.uuid4()}", "role": "user", "content": prompt}],
-            "state": {}, "tools": [], "context": [], "forwardedProps": props}
-
-
-def resume_body(thread_id: str, entries: list[dict[str, Any]], model: str | None, ask: bool) -> dict[str, Any]:
-    return {**run_body(thread_id, "", model, ask), "messages": [], "resume": entries}
 
 
 class CtrlC:
@@ -229,6 +92,11 @@ def consume(reader: StreamReader, client: RunnerClient, json_out: bool, renderer
             return EXIT_UNREACHABLE
         if isinstance(item, str):
             (renderer.message(item) if renderer else err.print(item, style="yellow"))
+            continue
+        if isinstance(item, Side):  # a typed line's own events: with --json they are shown as they come
+            if json_out:
+                sys.stdout.write(item.item.data + "\n")
+                sys.stdout.flush()
             continue
         if json_out:
             sys.stdout.write(item.data + "\n")
@@ -283,30 +151,51 @@ def run_command(
     thread_id = thread or f"cli-{uuid.uuid4()}"
     client = RunnerClient(url or local_url(), token)
     body = run_body(thread_id, prompt or "", model, ask) if resume_from is None else None
+    # A line typed while a run streams is sent to the thread at once (steered into the turn, or queued).
+    sender = LineSender(client, thread_id, model, ask, sys.stdin) if interactive(sys.stdin) else None
     if not json_out:
-        err.print(f"thread {thread_id}", style="dim")
+        err.print(f"thread {thread_id}" + (" (type a line to send it while the agent works)" if sender else ""),
+                  style="dim")
+    next_run: StreamReader | None = None
     try:
+        if sender is not None:
+            sender.start()
         while True:
             renderer = None if json_out else EventRenderer(Console(highlight=False))
-            reader = StreamReader(client, thread_id, body, resume_from or 0)
+            reader = next_run or StreamReader(client, thread_id, body, resume_from or 0)
+            if sender is not None:
+                sender.current = reader
             try:
                 with CtrlC() as ctrl_c:
-                    reader.start()
+                    if next_run is None:
+                        reader.start()
                     code = consume(reader, client, json_out, renderer, err, ctrl_c)
             finally:
                 if renderer:
                     renderer.close()
+            next_run = None
             waiting = interrupts_of(reader.terminal) if code == EXIT_OK else []
             if not waiting:
-                break
+                next_run = sender.next_run() if sender is not None and code != EXIT_CANCELLED else None
+                if next_run is None:
+                    break
+                continue
             if not (approve_all or sys.stdin.isatty()):
                 err.print("the run waits for answers; run again with --approve-all, or answer from a terminal",
                           style="yellow")
                 code = EXIT_WAITING
                 break
-            entries = resume_entries(waiting, approve_all=approve_all, ask=lambda text: input(text), out=err)
+            if sender is not None:
+                sender.paused.set()  # the terminal's next line is the answer
+            try:
+                entries = resume_entries(waiting, approve_all=approve_all, ask=lambda text: input(text), out=err)
+            finally:
+                if sender is not None:
+                    sender.paused.clear()
             body, resume_from = resume_body(thread_id, entries, model, ask), None
     finally:
+        if sender is not None:
+            sender.stopped.set()
         client.close()
     raise typer.Exit(code)
 

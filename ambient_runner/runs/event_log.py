@@ -83,16 +83,22 @@ class ThreadEventLog:
     def is_terminal(self, seq: int) -> bool:
         return seq in self._terminal_seqs
 
-    async def follow(self, after: int) -> AsyncIterator[list[tuple[int, str]]]:
+    async def follow(self, after: int, *, one_run: bool = False) -> AsyncIterator[list[tuple[int, str]]]:
         """Batches of events after ``after``: the backlog, then the live run until its terminal event.
 
-        Ends at once when no run is live and the backlog is delivered.
+        Ends at once when no run is live and the backlog is delivered. ``one_run``: ends after the first terminal
+        event (a run's own stream: never the events of the thread's next run, which may follow at once).
         """
         cursor = after
         while True:
             changed = self._changed
             batch = self.read_after(cursor)
             if batch:
+                if one_run:
+                    end = next((i for i, (seq, _) in enumerate(batch) if seq in self._terminal_seqs), None)
+                    if end is not None:
+                        yield batch[:end + 1]
+                        return
                 cursor = batch[-1][0]
                 yield batch
                 continue

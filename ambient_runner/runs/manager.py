@@ -19,11 +19,20 @@ import contextlib
 import dataclasses
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    EventType,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+)
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.caller import Caller
@@ -33,6 +42,7 @@ from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.attachments import discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
+from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, STEERED_INTO, QueuedMessage
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.question_card import Card, build_card
@@ -72,6 +82,10 @@ class PreviousRunStuckError(RuntimeError):
     """The thread's previous run sent its terminal event but did not finish settling in time."""
 
 
+class QueueFullError(RuntimeError):
+    """The thread already has ``RUNNER_MAX_QUEUED`` messages waiting."""
+
+
 class RunObserver(Protocol):
     """Sees each run: its start (and may add events right after ``RUN_STARTED``), every event it emits, its
     settling (after the after-run hooks). Must never raise or block."""
@@ -96,6 +110,7 @@ class ActiveRun:
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
     started_at: float = field(default_factory=time.monotonic)
     outcome: RunOutcome | None = None  # the guard's, once the terminal event is written
+    guard: StreamGuard | None = None
 
 
 @dataclass
@@ -106,6 +121,25 @@ class ThreadState:
     settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
     conversation: Conversation = field(default_factory=Conversation)  # for the MESSAGES_SNAPSHOT of each run
     card: Card | None = None  # the question card of the paused run, closed by the thread's next run
+    queue: deque[QueuedMessage] = field(default_factory=deque)  # messages waiting for the live run to end
+    starting: bool = False  # a start is waiting for the previous run to settle
+    pump: asyncio.Task[None] | None = None  # starts the queued messages, one after the other
+    changed: asyncio.Event = field(default_factory=asyncio.Event)  # set (and renewed) when the above change
+    steering: asyncio.Lock = field(default_factory=asyncio.Lock)  # one busy message at a time, in arrival order
+
+    @property
+    def busy(self) -> bool:
+        """A new message would not start now: a run streams, is about to, or messages wait before it."""
+        return self.active is not None or self.starting or bool(self.queue)
+
+    @property
+    def run_ids(self) -> set[str]:
+        """The runs of the thread that stream or wait."""
+        return {run.run_id for run in (self.active,) if run is not None} | {m.run_input.run_id for m in self.queue}
+
+    def notify(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
 
 
 AfterRunHook = Callable[[ActiveRun, RunOutcome | None], Awaitable[None]]
@@ -156,8 +190,11 @@ class RunManager:
     # ----- starting --------------------------------------------------------------------------------------
     async def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions,
                     attachments: Sequence[Attachment] = (), answers: Answers | None = None,
-                    caller: Caller | None = None) -> ActiveRun:
+                    caller: Caller | None = None, head: Sequence[BaseEvent] = ()) -> ActiveRun:
         """Start a run; ``RUN_STARTED`` is in the log when this returns.
+
+        ``head``: a queued message's first events (its ``RUN_STARTED`` and accepted event, already sent on its own
+        stream), written instead of a new ``RUN_STARTED``.
 
         ``answers`` (read by ``runs.resume``) answer the thread's open interrupts, which lets its paused CLI turn go
         on; a run with a new message and no answers refuses them all first. Answers to interrupts a previous runner
@@ -170,6 +207,7 @@ class RunManager:
         self._check_admissible(state)
         previous = state.settling
         if previous is not None and not previous.settled.is_set():
+            state.starting = True
             bound = self.settings.runner_settle_timeout
             try:
                 async with asyncio.timeout(bound):
@@ -179,6 +217,9 @@ class RunManager:
                     f"the previous run of thread {run_input.thread_id!r} ({previous.run_id}) ended but its clean-up "
                     f"(the agent's exit, the state sync) did not finish within {bound:g} s (RUNNER_SETTLE_TIMEOUT); "
                     "try again shortly") from None
+            finally:
+                state.starting = False
+                state.notify()
             self._check_admissible(state)  # another run may have been admitted, or shutdown begun, meanwhile
         guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
@@ -190,8 +231,10 @@ class RunManager:
         turn.lost_interrupts = list(answers.lost) if answers else []
         state.log.begin_run()
         state.conversation.add_input(run_input, skip=answers.tool_message_ids if answers else frozenset())
-        first_seq = self._emit(state.log, guard.started())
-        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn)
+        first_seq = self._emit(state.log, head[0] if head else guard.started())
+        for event in head[1:]:
+            self._emit(state.log, event)
+        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, guard=guard)
         if resumed:  # a client joining here learns the paused tool call before its result
             self._emit(state.log, state.conversation.snapshot(waiting=True))
         card, state.card = state.card, None
@@ -204,6 +247,7 @@ class RunManager:
             for event in observer.run_started(run):
                 self._emit(state.log, event)
         state.active = run
+        state.notify()
         self.metrics.run_started()
         run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
         return run
@@ -227,6 +271,83 @@ class RunManager:
         if state.active is not None:
             raise ThreadBusyError(f"thread {state.log.thread_id!r} already has a run in progress "
                                   f"({state.active.run_id}); interrupt it or wait for it to finish")
+
+    # ----- a message for a busy thread ---------------------------------------------------------------------
+    def enqueue(self, message: QueuedMessage) -> int:
+        """Queue ``message`` behind the thread's live run (and the messages already waiting); its position (1 =
+        next). Raises ``QueueFullError`` at ``RUNNER_MAX_QUEUED``, ``DrainingError`` during shutdown."""
+        if self.draining:
+            raise DrainingError("the runner is shutting down and takes no new runs")
+        state = self._thread_state(message.run_input.thread_id)
+        limit = self.settings.runner_max_queued
+        if len(state.queue) >= limit:
+            raise QueueFullError(f"thread {state.log.thread_id!r} already has {limit} messages waiting "
+                                 "(RUNNER_MAX_QUEUED); wait for its runs to end")
+        state.queue.append(message)
+        if state.pump is None or state.pump.done():
+            state.pump = asyncio.create_task(self._run_queue(state), name=f"queue-{state.log.thread_id}")
+        return len(state.queue)
+
+    async def steer(self, run_input: RunAgentInput, text: str) -> ActiveRun | None:
+        """Give ``text`` to the thread's live turn; the run it went into, or None when no turn took it (the run
+        ended meanwhile, or the CLI could not take it): the caller queues it then. Call under ``state.steering``."""
+        state = self.threads.get(run_input.thread_id)
+        run = state.active if state is not None else None
+        if state is None or run is None or state.queue or run.guard is None or self.bridge is None:
+            return None
+        if run.cancel_requested or run.shutdown_requested:
+            return None
+        try:
+            taken = await self.bridge.steer(run.thread_id, text)
+        except Exception:  # a bridge that fails to steer: the message is queued instead
+            log.exception("steering a message into run %s failed", run.run_id)
+            taken = False
+        if not taken or state.active is not run or run.guard.terminated:
+            return None
+        state.conversation.add_input(run_input)
+        ids = [m.id for m in run_input.messages if m.role == "user"]
+        self._emit_run_event(state, run, CustomEvent(name=STEERED_INTO, value={
+            "messageId": ids[-1] if ids else "", "runId": run_input.run_id}), run.guard)
+        return run
+
+    async def _run_queue(self, state: ThreadState) -> None:
+        """Start the thread's queued messages in order, each once the run before it has ended."""
+        while state.queue and not self.draining:
+            if state.active is not None or state.starting:
+                await state.changed.wait()
+                continue
+            message = state.queue.popleft()
+            try:
+                run = await self.start(message.run_input, message.prompt, message.options, message.attachments,
+                                       caller=message.caller, head=message.head)
+            except PreviousRunStuckError as exc:
+                message.end_unstarted(message.error(str(exc), "PREVIOUS_RUN_STUCK"))
+                discard_written(message.attachments)
+            except (DrainingError, ThreadBusyError):
+                if self.draining:
+                    message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, "SHUTDOWN"))
+                    discard_written(message.attachments)
+                else:  # a run was started meanwhile: this message waits for it
+                    state.queue.appendleft(message)
+            except Exception as exc:  # noqa: BLE001 - the message's stream must still end
+                log.exception("starting queued run %s failed", message.run_input.run_id)
+                message.end_unstarted(message.error(f"The runner failed to start this run: {exc}", "RUNNER_ERROR"))
+                discard_written(message.attachments)
+            else:
+                message.outcome.set_result(run.first_seq)
+
+    def drop_queued(self, thread_id: str | None = None) -> list[QueuedMessage]:
+        """Take the queued messages of ``thread_id`` (of every thread when None) out unstarted; each one's stream ends
+        ``RUN_FINISHED`` outcome ``cancelled``."""
+        states = [self.threads[thread_id]] if thread_id in self.threads else [] if thread_id else self.threads.values()
+        dropped: list[QueuedMessage] = []
+        for state in list(states):
+            while state.queue:
+                message = state.queue.popleft()
+                message.end_unstarted(message.dropped())
+                discard_written(message.attachments)
+                dropped.append(message)
+        return dropped
 
     def attach(self, bridge: Bridge) -> None:
         """Lend ``bridge`` the task registry and the between-run channel."""
@@ -255,8 +376,9 @@ class RunManager:
             state.conversation.feed(event)
         for observer in self.observers:
             observer.run_event(run, event)
-        self._emit(state.log, event, terminal=guard.terminated)
-        if guard.terminated:
+        ends = guard.terminated and event.type in TERMINAL_TYPES  # guard.finish's closing events come before it
+        self._emit(state.log, event, terminal=ends)
+        if ends:
             self._release(state, run, guard.outcome)
 
     @staticmethod
@@ -265,6 +387,7 @@ class RunManager:
         run.outcome = run.outcome or outcome
         if state.active is run:
             state.active, state.settling = None, run
+            state.notify()
 
     # ----- driving ---------------------------------------------------------------------------------------
     async def _drive(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
@@ -414,6 +537,12 @@ class RunManager:
     async def shutdown(self) -> None:
         """Take no new runs; end active runs with a terminal event; bounded by RUNNER_SHUTDOWN_GRACE."""
         self.draining = True
+        for state in self.threads.values():  # nothing queued is started: each says why
+            while state.queue:
+                message = state.queue.popleft()
+                message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, "SHUTDOWN"))
+                discard_written(message.attachments)
+            state.notify()
         self.between_runs.close()
         self.interrupts.close()  # a paused turn stops waiting; the file keeps the pause for the next runner
         if self.host is not None:

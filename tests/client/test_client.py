@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 from harness import RunnerHarness, check_stream
-from process_bridge import FakeCliBridge, script
+from process_bridge import FakeCliBridge, SteeringBridge, script
 from typer.testing import CliRunner
 
 from ambient_runner.client.main import app
@@ -160,14 +160,15 @@ async def test_wrong_token_is_a_one_line_401(bridge: FakeCliBridge) -> None:
     assert "ok" in right.stdout
 
 
-async def test_busy_thread_is_a_one_line_409(bridge: FakeCliBridge) -> None:
+async def test_a_message_for_a_busy_thread_is_queued_and_its_run_shown(bridge: FakeCliBridge) -> None:
     async with RunnerHarness(bridge) as runner:
         first = asyncio.create_task(runner.run("t-busy", script(text("a"), {"sleep": 1.5}, text("b"))))
         await events_logged(runner, "t-busy", 1)
-        result = await cli("run", "again", "--url", runner.base_url, "--thread", "t-busy")
+        result = await cli("run", script(text("after it")), "--url", runner.base_url, "--thread", "t-busy")
         await first
-    assert result.exit_code == 3
-    assert "error: HTTP 409 THREAD_BUSY: thread 't-busy' already has a run in progress" in result.stderr
+    assert result.exit_code == 0, result.output
+    assert "queued (#1): runs when the thread's current run ends" in result.stdout
+    assert "after it" in result.stdout and "✓ done" in result.stdout
 
 
 async def test_invalid_request_is_a_one_line_422(bridge: FakeCliBridge) -> None:
@@ -217,3 +218,81 @@ async def test_ctrl_c_interrupts_the_run_and_exits_130(bridge: FakeCliBridge) ->
     assert "interrupt sent" in output
     assert "⏹ cancelled" in output
     assert replay[-1]["type"] == "RUN_FINISHED" and replay[-1]["outcome"] == {"type": "cancelled"}
+
+
+async def test_a_line_typed_while_the_run_streams_is_sent_and_its_queued_run_shown_next(
+        bridge: FakeCliBridge, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    async with RunnerHarness(bridge) as runner:
+        terminal, stdin = os.openpty()  # the client reads typed lines only from a terminal
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "ambient_runner.client.main", "run",
+                script(text("working "), {"wait_file": str(gate)}, text("first done")), "--json",
+                "--url", runner.base_url, "--thread", "t-typed", cwd=REPO, stdin=stdin,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        finally:
+            os.close(stdin)
+        assert proc.stdout is not None
+        seen = b""
+        async with asyncio.timeout(30):
+            while b"working" not in seen:
+                chunk = await proc.stdout.read(4096)
+                assert chunk, seen
+                seen += chunk
+        os.write(terminal, (script(text("second run")) + "\n").encode())
+        async with asyncio.timeout(30):
+            while not runner.app.state.runs.thread("t-typed").queue:
+                await asyncio.sleep(0.02)
+        gate.touch()
+        async with asyncio.timeout(60):
+            rest, err = await proc.communicate()
+        os.close(terminal)
+        replay = [event for _, event in await runner.events("t-typed")]
+    assert proc.returncode == 0, (seen + rest, err)
+    events = json_lines((seen + rest).decode())
+    accepted = [e for e in events if e["type"] == "CUSTOM" and e["name"] == "ambient:message_accepted"]
+    assert [a["value"]["mode"] for a in accepted] == ["queued"]
+    assert "queued (#1)" in err.decode()
+    runs = [e["runId"] for e in events if e["type"] == "RUN_STARTED"]
+    assert len(runs) == 2 and runs[1].startswith("cli-")
+    assert [e["runId"] for e in events if e["type"] == "RUN_FINISHED"] == runs  # each run's end, in order
+    assert "".join(e.get("delta", "") for e in events) == "working first donesecond run"
+    assert [e["runId"] for e in replay if e["type"] == "RUN_FINISHED"] == runs
+
+
+async def test_a_line_typed_into_a_steering_runner_is_steered_and_said_so(tmp_path: Path) -> None:
+    bridge = SteeringBridge(tmp_path)
+    gate = tmp_path / "gate"
+    async with RunnerHarness(bridge) as runner:
+        terminal, stdin = os.openpty()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "ambient_runner.client.main", "run",
+                script(text("working "), {"wait_file": str(gate)}, text("done")),
+                "--url", runner.base_url, "--thread", "t-steer", cwd=REPO, stdin=stdin,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        finally:
+            os.close(stdin)
+        assert proc.stdout is not None
+        seen = b""
+        async with asyncio.timeout(30):
+            while b"working" not in seen:
+                chunk = await proc.stdout.read(4096)
+                assert chunk, seen
+                seen += chunk
+        os.write(terminal, b"also check the tests\n")
+        async with asyncio.timeout(30):
+            while not bridge.steered:
+                await asyncio.sleep(0.02)
+        gate.touch()
+        async with asyncio.timeout(60):
+            rest, err = await proc.communicate()
+        os.close(terminal)
+    output = (seen + rest).decode()
+    assert proc.returncode == 0, (output, err)
+    assert bridge.steered == [("t-steer", "also check the tests")]
+    assert "↪ sent into the running turn" in output
+    assert output.count("✓ done") == 1  # the steering POST's own short run is no second run on screen

@@ -100,7 +100,7 @@ async def test_a_stuck_clean_up_gives_503_previous_run_stuck_and_then_recovers()
     assert bridge.overlaps == 0
 
 
-async def test_a_post_while_the_run_streams_still_gets_409():
+async def test_a_post_while_the_run_streams_with_when_busy_reject_gets_409():
     bridge = SlowToCloseBridge(close_delay=0.1)
     gate = asyncio.Event()
     original = bridge.run_turn
@@ -117,7 +117,7 @@ async def test_a_post_while_the_run_streams_still_gets_409():
             _, started = await anext(lines)
             assert started["type"] == "RUN_STARTED"
             try:
-                busy = await runner.client.post("/run", json=runner.run_body("t1", "overlap"))
+                busy = await runner.client.post("/run", json=runner.run_body("t1", "overlap", {"whenBusy": "reject"}))
             finally:
                 gate.set()
             assert busy.status_code == 409

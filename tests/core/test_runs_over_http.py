@@ -74,11 +74,12 @@ async def test_nonzero_exit_without_output(bridge):
     assert "code 3" in events[-1]["message"] and "bad flag --frob" in events[-1]["message"]
 
 
-async def test_second_concurrent_run_on_a_thread_gets_409(bridge):
+async def test_second_concurrent_run_on_a_thread_that_rejects_when_busy_gets_409(bridge):
     async with RunnerHarness(bridge) as runner:
         first = asyncio.create_task(runner.run("t1", script(text("a"), {"sleep": 1.5}, text("b"))))
         await asyncio.sleep(0.5)
-        response = await runner.client.post("/run", json=runner.run_body("t1", script(text("x"))))
+        busy = runner.run_body("t1", script(text("x")), {"whenBusy": "reject"})
+        response = await runner.client.post("/run", json=busy)
         assert response.status_code == 409
         assert response.json()["code"] == "THREAD_BUSY"
         other = await runner.run("t2", script(text("other thread is fine")))

@@ -70,6 +70,10 @@ def main() -> None:
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
             with open(step["grandchild"], "w") as pid_file:
                 pid_file.write(str(child.pid))
+        elif "wait_file" in step:  # until the test creates the file (bounded: 60 s)
+            deadline = time.monotonic() + 60
+            while not os.path.exists(step["wait_file"]) and time.monotonic() < deadline:
+                time.sleep(0.02)
         elif "stall" in step:
             while True:
                 time.sleep(3600)

@@ -1,7 +1,7 @@
 """Back-to-back runs on one thread with each real runner: the next run is posted the moment the previous stream
 has delivered its terminal event, and is never refused (the previous run's clean-up, the CLI's exit, reaping, the
 session map and the state sync, is waited for, not answered with 409). A POST while a run is still streaming is a
-real overlap and still gets ``409 THREAD_BUSY``."""
+real overlap: with ``whenBusy: "reject"`` it still gets ``409 THREAD_BUSY``."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ async def test_a_post_during_a_streaming_run_is_409(runner_type: str, tmp_path: 
         first = asyncio.create_task(r.harness.run("t-overlap", "SLOW tell a story"))
         await wait_for(lambda: r.seen("t-overlap", "TEXT_MESSAGE_CONTENT"), what="streamed text")
         assert r.harness.client is not None
-        busy = await r.harness.client.post("/run", json=r.harness.run_body("t-overlap", PLAIN_PROMPT))
+        busy = await r.harness.client.post("/run", json=r.harness.run_body("t-overlap", PLAIN_PROMPT,
+                                                                           {"whenBusy": "reject"}))
         assert busy.status_code == 409, busy.text
         assert busy.json()["code"] == "THREAD_BUSY"
         events = await asyncio.wait_for(first, 120)

@@ -3,6 +3,7 @@ as the fake CLI's script and passes the AG-UI events it prints on to the core.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sys
@@ -76,6 +77,28 @@ class FakeCliBridge(Bridge):
         proc = self.processes.get(thread_id)
         if proc is not None:
             proc.signal_group(signal.SIGINT)
+
+
+class SteeringBridge(FakeCliBridge):
+    """The fake CLI with mid-turn input: a steered message is recorded (the test then lets the turn end)."""
+
+    steering = True
+
+    def __init__(self, workdir: Path, *, takes: bool = True) -> None:
+        super().__init__(workdir)
+        self.takes = takes
+        self.steered: list[tuple[str, str]] = []
+        self.entered: list[str] = []
+        self.hold: asyncio.Event | None = None  # set: a steer waits for it (a slow delivery)
+
+    async def steer(self, thread_id: str, text: str) -> bool:
+        self.entered.append(text)
+        if self.hold is not None:
+            await self.hold.wait()
+        if not self.takes or thread_id not in self.processes:
+            return False
+        self.steered.append((thread_id, text))
+        return True
 
 
 def script(*steps: dict) -> str:

@@ -67,6 +67,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
     framework: ClassVar[str] = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
+    steering: ClassVar[bool] = True  # a user message written while a turn runs
     options = OPTIONS
     scripted_model = AnthropicScriptedServer
 
@@ -237,6 +238,10 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
             return await pending.answer
         except asyncio.CancelledError:  # the book was closed: the runner is stopping
             return None
+
+    async def steer(self, thread_id: str, text: str) -> bool:
+        session = self._clients.get(thread_id)
+        return session is not None and await session.steer(text)
 
     async def interrupt(self, thread_id: str) -> None:
         session = self._clients.get(thread_id)

@@ -155,6 +155,7 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
         max_buffer_size=settings.runner_max_line_bytes,
         mcp_servers=mcp_servers or {},
         effort=_effort_level(effort),
+        extra_args={"replay-user-messages": None},  # when the CLI takes a steered message in (session.py)
     )
 
 

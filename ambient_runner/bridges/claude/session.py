@@ -41,6 +41,13 @@ DEFAULT_PERMISSION_MODE = "default"  # with can_use_tool: every request reaches 
 
 
 @dataclass(frozen=True)
+class _GoesOn:
+    """A CLI turn's result after which the CLI starts another turn for a steered message (same AG-UI turn)."""
+
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class _End:
     """The CLI's output ended (process exit or read error)."""
 
@@ -49,6 +56,33 @@ class _End:
 
 def _is_result(item: Any) -> bool:
     return isinstance(item, ResultMessage) or (isinstance(item, dict) and item.get("type") == "result")
+
+
+def _is_replay(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "user" and item.get("isReplay") is True
+
+
+def _replay_text(item: dict[str, Any]) -> str:
+    content = (item.get("message") or {}).get("content")
+    return content if isinstance(content, str) else ""
+
+
+def _ended_early(result: Any) -> bool:
+    """A result that ends the turn whatever was steered into it (an error, an interrupt)."""
+    return not isinstance(result, dict) or bool(result.get("is_error")) or result.get("subtype") != "success"
+
+
+def _with_usage(result: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[str, Any]:
+    """The turn's last result, its token counts and cost including the earlier CLI turns it went on through."""
+    usage = dict(result.get("usage") or {})
+    cost = result.get("total_cost_usd")
+    for other in earlier:
+        for key, value in (other.get("usage") or {}).items():
+            if isinstance(value, int) and isinstance(usage.get(key, 0), int):
+                usage[key] = usage.get(key, 0) + value
+        if isinstance(cost, int | float) and isinstance(other.get("total_cost_usd"), int | float):
+            cost += other["total_cost_usd"]
+    return {**result, "usage": usage, "total_cost_usd": cost}
 
 
 def _starts_a_turn(item: Any) -> bool:
@@ -85,6 +119,7 @@ class ClaudeSession:
         self._effort: str | None = None
         self._permission_mode = DEFAULT_PERMISSION_MODE
         self._queue: asyncio.Queue[Any] | None = None
+        self._steers: list[str] = []  # steered into the running turn, not taken in by the CLI yet
         self._idle = asyncio.Event()
         self._idle.set()
         self._lock = asyncio.Lock()
@@ -132,6 +167,7 @@ class ClaudeSession:
         self._idle.clear()
         completed = False
         exited = False
+        earlier: list[dict[str, Any]] = []  # results of CLI turns this turn went on through (steered messages)
         # Claude Code runs Bash commands in their own process groups: if the CLI dies, they are ended too.
         tools = GroupTracker(self._pid).start() if self._pid else None
         self._tools = tools
@@ -146,18 +182,41 @@ class ClaudeSession:
                 if isinstance(item, _End):
                     completed = exited = True
                     raise await self._exit_error(item, transport, stderr_tail)
+                if isinstance(item, _GoesOn):
+                    earlier.append(item.result)
+                    continue
                 completed = _is_result(item)
+                if completed and earlier and isinstance(item, dict):
+                    item = _with_usage(item, earlier)
                 yield item
                 if completed:
                     return
         finally:
             if self._queue is queue:
                 self._queue = None
+                self._steers.clear()
             self._tools = None
             if tools is not None:
                 await asyncio.shield(tools.kill() if exited else tools.stop())
             if not completed:
                 await self._abandon()
+
+    async def steer(self, text: str) -> bool:
+        """Write ``text`` as a user message while the turn runs (the SDK's streaming input). The CLI takes it into
+        the running turn (with the next tool result) or, when the turn is ending, starts its next turn with it; its
+        replay of the message says which, and the running turn goes on until the CLI turn that took it ends."""
+        client = self._client
+        if client is None or self._queue is None or self._idle.is_set():
+            return False
+        self._steers.append(text)  # before the write: the CLI's replay of it may come at once
+        try:
+            await asyncio.wait_for(client.query(text), CONTROL_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - the CLI is gone: the message is queued instead
+            log.warning("claude steer failed for thread %s: %s", self.thread_id, exc)
+            with contextlib.suppress(ValueError):
+                self._steers.remove(text)
+            return False
+        return True
 
     async def stop_task(self, task_id: str) -> bool:
         """Ask the CLI to stop one of its background tasks (it then reports the task stopped)."""
@@ -261,6 +320,11 @@ class ClaudeSession:
             self._idle.set()
 
     def _route(self, item: Any) -> None:
+        if _is_replay(item):  # the CLI took a user message in (``--replay-user-messages``): never a turn's event
+            text = _replay_text(item)
+            if text in self._steers:
+                self._steers.remove(text)
+            return
         session_id = _init_session_id(item)
         if session_id and session_id != self.session_id:
             self._new_session_id = session_id
@@ -271,6 +335,11 @@ class ClaudeSession:
             self._on_session_id(new)  # persisted first: if that fails the session is not resumed later either
             self.session_id = new
         if self._queue is not None:
+            if _is_result(item) and self._steers and not _ended_early(item):
+                # A steered message the CLI has not taken in yet: it starts its next turn with it at once, which
+                # the running turn goes on through (this result is not the turn's end, and the CLI is not idle).
+                self._queue.put_nowait(_GoesOn(item))
+                return
             self._queue.put_nowait(item)
         else:
             if _starts_a_turn(item):  # the CLI answers a finished background task on its own: the next turn

@@ -91,6 +91,7 @@ class CodexBridge(CliBridge[CodexAuth]):
     framework: ClassVar[str] = "codex-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
+    steering: ClassVar[bool] = True  # turn/steer
     options = OPTIONS
     scripted_model = OpenAIResponsesServer
 
@@ -385,6 +386,13 @@ class CodexBridge(CliBridge[CodexAuth]):
         if turn.interrupted.is_set():  # asked while the app-server or the turn was starting
             await self.interrupt(turn.thread_id)
         return handle
+
+    async def steer(self, thread_id: str, text: str) -> bool:
+        """The message into the thread's running Codex turn (``turn/steer`` with that turn's id)."""
+        from ambient_runner.bridges.codex_sdk.session import steer_turn
+
+        handle = self._turns.get(thread_id)
+        return handle is not None and await steer_turn(handle, text)
 
     async def interrupt(self, thread_id: str) -> None:
         handle = self._turns.get(thread_id)

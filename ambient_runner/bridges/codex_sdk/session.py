@@ -200,6 +200,20 @@ async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, plan: bo
     return await sdk.start_turn(codex, thread.id, wire_input, wire)
 
 
+STEER_TIMEOUT = 10.0  # s for the app-server to answer turn/steer
+
+
+async def steer_turn(handle: AsyncTurnHandle, text: str) -> bool:
+    """``turn/steer``: ``text`` as more user input for the running turn, with the turn's id as the expected one
+    (Codex refuses it once that turn is no longer the thread's active turn: False, and the core queues it)."""
+    try:
+        await asyncio.wait_for(handle.steer(text), STEER_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001 - the turn ended (or is not active yet), or the app-server is gone
+        log.info("codex turn/steer into turn %s refused: %s", handle.id, exc)
+        return False
+    return True
+
+
 async def _start_with_tools(codex: AsyncCodex, tools: Sequence[dict[str, Any]], *, cwd: str,
                             model: str | None) -> AsyncThread:
     """``codex.thread_start`` with dynamic tools (an experimental field the SDK's high-level call does not take)."""
