@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
+from ambient_runner.bridges import turn_loop
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
@@ -134,7 +135,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             self._runner = TurnRunner(self.sessions)
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
             self._acp = AcpTurns(self.live, self.sessions, files, self.pauses, lambda: self.host.interrupts,
-                                 self.settings.workspace_path, self._model)
+                                 self.settings.workspace_path, self._model, self._one_process_turn)
 
     def _acp_command(self) -> CliCommand:
         cli = find_cli()
@@ -214,7 +215,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             workspace.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BridgeError(f"The workspace {workspace} cannot be used: {exc}", code="WORKSPACE_MISSING") from exc
-        events = self._acp.run(turn, self._one_process_turn) if self._acp and self.transport == "acp" else (
+        events = turn_loop.run_turn(turn, self._acp, self.pauses) if self._acp and self.transport == "acp" else (
             self._one_process_turn(turn))
         servers = list(self.mcp.servers)
         async for event in events:
