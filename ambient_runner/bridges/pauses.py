@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from ag_ui.core import (
     BaseEvent,
@@ -28,6 +28,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ag_ui_cli_common.adapter import CliAdapter
 from ambient_runner.bridges.contract import RunOptions, Turn
 from ambient_runner.runs.interrupts import Answer, InterruptBook, PendingInterrupt, refusal_note
 
@@ -49,18 +50,32 @@ class Paused:
     interrupt_id: str
 
 
+class TurnStream(Protocol):
+    """A CLI turn's items: an async iterator that can be closed (an async generator, a bridge's feed)."""
+
+    def __aiter__(self) -> Any: ...
+
+    def __anext__(self) -> Awaitable[Any]: ...
+
+    def aclose(self) -> Awaitable[Any]: ...
+
+
+StreamT = TypeVar("StreamT", bound=TurnStream)
+AdapterT = TypeVar("AdapterT", bound=CliAdapter[Any])
+
+
 @dataclass
-class LiveTurn:
+class LiveTurn(Generic[StreamT, AdapterT]):
     """A CLI turn as the turn loop streams it, and as it is parked while the CLI waits for a person."""
 
-    stream: AsyncIterator[Any]  # the turn's items (suspended where the CLI began to wait, when parked)
-    adapter: Any  # the turn's event adapter, with what it has opened and streamed
+    stream: StreamT  # the turn's items (suspended where the CLI began to wait, when parked)
+    adapter: AdapterT  # the turn's event adapter, with what it has opened and streamed
 
 
 class Pauses:
     def __init__(self, book: Callable[[], InterruptBook]) -> None:
         self._book = book  # the core's book (the bridge is lent it after construction)
-        self._parked: dict[str, LiveTurn] = {}
+        self._parked: dict[str, LiveTurn[Any, Any]] = {}
         self._policies: dict[str, str] = {}  # thread -> the approval policy its turns run under
         self._notes: dict[str, list[str]] = {}  # thread -> the person's words with refusals, for the next prompt
 
@@ -98,14 +113,14 @@ class Pauses:
         except asyncio.CancelledError:  # the book was closed: the runner is stopping
             return Answer(approved=False, stop_turn=True)
 
-    def park(self, thread_id: str, turn: LiveTurn) -> None:
+    def park(self, thread_id: str, turn: LiveTurn[Any, Any]) -> None:
         self._parked[thread_id] = turn
 
     def parked(self, thread_id: str) -> bool:
         """A turn of the thread waits for the next run (which then needs no new message)."""
         return thread_id in self._parked
 
-    def take(self, thread_id: str) -> LiveTurn | None:
+    def take(self, thread_id: str) -> LiveTurn[Any, Any] | None:
         return self._parked.pop(thread_id, None)
 
     def ending(self, thread_id: str, run_id: str, *, started: Callable[[str], bool],

@@ -18,12 +18,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
 
 from ag_ui.core import BaseEvent, RunErrorEvent
 
 from ambient_runner.bridges.contract import BridgeError, Turn
-from ambient_runner.bridges.pauses import TERMINAL_EVENTS, LiveTurn, Paused, Pauses, TurnEnd
+from ambient_runner.bridges.pauses import TERMINAL_EVENTS, AdapterT, LiveTurn, Paused, Pauses, StreamT, TurnEnd
 
 __all__ = ["LiveTurn", "Step", "TurnHooks", "run_turn", "stream_turn"]
 
@@ -38,46 +38,46 @@ class Step:
     done: bool = False
 
 
-class TurnHooks(ABC):
+class TurnHooks(ABC, Generic[StreamT, AdapterT]):
     """What a bridge tells the turn loop about its CLI."""
 
     @abstractmethod
-    async def start_turn(self, turn: Turn) -> LiveTurn | AsyncIterator[BaseEvent] | None:
+    async def start_turn(self, turn: Turn) -> LiveTurn[StreamT, AdapterT] | AsyncIterator[BaseEvent] | None:
         """Start the CLI's turn for ``turn``: its items and adapter; or the AG-UI events of a turn run some other
         way (a fallback transport); None when no turn is started (interrupted while the CLI was starting)."""
 
     @abstractmethod
-    def translate(self, turn: Turn, live: LiveTurn, item: Any) -> Step:
+    def translate(self, turn: Turn, live: LiveTurn[StreamT, AdapterT], item: Any) -> Step:
         """The AG-UI events of one item of the turn (never a ``Paused`` marker or None: the loop handles those)."""
 
     @abstractmethod
-    async def close_turn(self, turn: Turn, live: LiveTurn) -> None:
+    async def close_turn(self, turn: Turn, live: LiveTurn[StreamT, AdapterT]) -> None:
         """The turn's stream is done with and not parked: a turn still running (the core closed the run early) is
         cancelled, its stream closed."""
 
-    async def next_item(self, live: LiveTurn, waiting: bool) -> Any:
+    async def next_item(self, live: LiveTurn[StreamT, AdapterT], waiting: bool) -> Any:
         """The turn's next item (``StopAsyncIteration`` at its end); None when nothing came in time while
         ``waiting`` (a ``Paused`` marker came: the run ends once ``pause_ready`` says so)."""
         return await anext(live.stream)
 
-    def pause_ready(self, turn: Turn, live: LiveTurn, item: Any) -> bool:
+    def pause_ready(self, turn: Turn, live: LiveTurn[StreamT, AdapterT], item: Any) -> bool:
         """After a ``Paused`` marker, after each item: whether the run ends now (else it waits for the stream to
         show what the CLI asks about); ``item`` is None when nothing came in time."""
         return True
 
-    def on_park(self, turn: Turn, live: LiveTurn) -> None:
+    def on_park(self, turn: Turn, live: LiveTurn[StreamT, AdapterT]) -> None:
         """The turn is parked for the thread's next run."""
 
-    def stderr(self, turn: Turn, live: LiveTurn) -> str:
+    def stderr(self, turn: Turn, live: LiveTurn[StreamT, AdapterT]) -> str:
         """The CLI's stderr tail for a ``RUN_ERROR`` of the turn."""
         return turn.stderr_tail.text()
 
-    async def failed(self, turn: Turn, live: LiveTurn, exc: Exception) -> BridgeError | None:
+    async def failed(self, turn: Turn, live: LiveTurn[StreamT, AdapterT], exc: Exception) -> BridgeError | None:
         """The run's error for an exception of the CLI's transport mid-turn (None: raised as it is)."""
         return None
 
 
-async def run_turn(turn: Turn, hooks: TurnHooks, pauses: Pauses) -> AsyncIterator[BaseEvent]:
+async def run_turn(turn: Turn, hooks: TurnHooks[Any, Any], pauses: Pauses) -> AsyncIterator[BaseEvent]:
     """A run: the thread's paused turn taken back and streamed on, then the run's own turn started and streamed."""
     pauses.adopt_policy(turn.thread_id, turn.options)
     parked = pauses.take(turn.thread_id)
@@ -101,8 +101,8 @@ async def run_turn(turn: Turn, hooks: TurnHooks, pauses: Pauses) -> AsyncIterato
         yield event
 
 
-async def stream_turn(turn: Turn, live: LiveTurn, hooks: TurnHooks, pauses: Pauses, end: TurnEnd, *,
-                      last: bool) -> AsyncIterator[BaseEvent]:
+async def stream_turn(turn: Turn, live: LiveTurn[Any, Any], hooks: TurnHooks[Any, Any], pauses: Pauses,
+                      end: TurnEnd, *, last: bool) -> AsyncIterator[BaseEvent]:
     """The AG-UI events of one CLI turn, up to its end or a pause (then the turn is parked for the thread's next
     run). ``last``: the turn's end is the run's; else its terminal event is dropped."""
     adapter = live.adapter

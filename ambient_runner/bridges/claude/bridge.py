@@ -44,10 +44,14 @@ from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
     from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
 
     from ag_ui_claude import ClaudeEventAdapter
     from ambient_runner.bridges.claude.session import ClaudeSession
+
+    ClaudeTurn = LiveTurn[AsyncGenerator[Any, None], ClaudeEventAdapter]
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # claude-agent-sdk EffortLevel (--effort)
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
@@ -55,7 +59,7 @@ OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=T
                         effort_note="Claude Code --effort (thinking depth)")
 
 
-class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks):
+class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]", "ClaudeEventAdapter"]):
     runner_type = "claude"
     framework: ClassVar[str] = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
@@ -117,7 +121,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks):
         return self._mcp_status.status()
 
     # ----- turns (the loop around them: bridges.turn_loop) ---------------------------------------------------
-    async def start_turn(self, turn: Turn) -> LiveTurn:
+    async def start_turn(self, turn: Turn) -> ClaudeTurn:
         if not turn.prompt.strip():
             raise BridgeError("The run has no user message to send to Claude.", code="EMPTY_PROMPT")
         await self.sdk.ready()
@@ -133,13 +137,13 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks):
                                 process_key=tools_key(self._frontend_tools[turn.thread_id]))
         return LiveTurn(messages, ClaudeEventAdapter(turn.thread_id, turn.run_id))
 
-    def translate(self, turn: Turn, live: LiveTurn, item: Any) -> Step:
+    def translate(self, turn: Turn, live: ClaudeTurn, item: Any) -> Step:
         """One message of the CLI: a background task's news first, then its events (a frontend tool under the
         application's name, a refusal that stopped the turn with the person's words)."""
         from ag_ui_claude.tasks import task_report
 
         self._mcp_status.note(item)
-        adapter: ClaudeEventAdapter = live.adapter
+        adapter = live.adapter
         events = adapter.feed(item)  # first: it learns which tasks are foreground sub-agents
         out: list[BaseEvent] = []
         report = task_report(item)
@@ -157,7 +161,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks):
             out.append(event)
         return Step(out)
 
-    async def close_turn(self, turn: Turn, live: LiveTurn) -> None:
+    async def close_turn(self, turn: Turn, live: ClaudeTurn) -> None:
         await live.stream.aclose()  # the session's turn ends (interrupted when it still runs)
 
     async def _gate(self, thread_id: str, tool_name: str, tool_input: dict[str, Any], context: Any

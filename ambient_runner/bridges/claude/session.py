@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,7 +93,7 @@ class ClaudeSession:
     # ----- one turn --------------------------------------------------------------------------------------
     async def turn(self, prompt: str | list[dict[str, Any]], model: str | None, stderr_tail: StderrTail, *,
                    effort: str | None = None, permission_mode: str = DEFAULT_PERMISSION_MODE,
-                   interrupted: asyncio.Event | None = None, process_key: str = "") -> AsyncIterator[Any]:
+                   interrupted: asyncio.Event | None = None, process_key: str = "") -> AsyncGenerator[Any, None]:
         """Raw stream-json dicts of one turn, up to and including its ``result``.
 
         ``effort`` is fixed per CLI process (a change restarts it, resuming the session); ``permission_mode``

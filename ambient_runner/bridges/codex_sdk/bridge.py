@@ -76,6 +76,9 @@ OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, 
                         effort_note="Codex reasoning effort")
 
 
+CodexTurn = LiveTurn[PausableFeed, CodexEventAdapter]
+
+
 @dataclass
 class CodexThread:
     """What the bridge keeps of one AG-UI thread: its Codex thread, and its turn while one runs (or waits)."""
@@ -91,7 +94,7 @@ class CodexThread:
         self.handle = self.baseline = self.feed = self.tools = None
 
 
-class CodexBridge(CliBridge[CodexAuth], TurnHooks):
+class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapter]):
     runner_type: ClassVar[str] = "codex-sdk"
     framework: ClassVar[str] = "codex-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -210,7 +213,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks):
         return await list_mcp_status(self.mcp, app.codex, self._mcp_thread)
 
     # ----- turns (the loop around them: bridges.turn_loop) ---------------------------------------------------
-    async def start_turn(self, turn: Turn) -> LiveTurn | None:
+    async def start_turn(self, turn: Turn) -> CodexTurn | None:
         app = await self._prepare()
         if turn.interrupted.is_set():  # asked while the app-server was starting: no turn is started
             return None
@@ -223,24 +226,24 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks):
         return LiveTurn(record.feed, CodexEventAdapter(turn.thread_id, turn.run_id, model=model,
                                                        client_state=turn.input.state))
 
-    async def next_item(self, live: LiveTurn, waiting: bool) -> Any:
+    async def next_item(self, live: CodexTurn, waiting: bool) -> Any:
         # while a request is open, the run ends once the stream has shown its tool call, or after PAUSE_SETTLE
         return await live.stream.get(PAUSE_SETTLE if waiting else None)
 
-    def translate(self, turn: Turn, live: LiveTurn, item: Any) -> Step:
+    def translate(self, turn: Turn, live: CodexTurn, item: Any) -> Step:
         events = live.adapter.feed(item)
         return Step(events, done=live.adapter.terminal is not None)
 
-    def pause_ready(self, turn: Turn, live: LiveTurn, item: Any) -> bool:
+    def pause_ready(self, turn: Turn, live: CodexTurn, item: Any) -> bool:
         pending = self.host.interrupts.pending(turn.thread_id)
         bind_mcp_calls(pending, live.adapter)
         return item is None or all(live.adapter.has_started(p.request.tool_call_id) for p in pending)
 
-    def stderr(self, turn: Turn, live: LiveTurn) -> str:
+    def stderr(self, turn: Turn, live: CodexTurn) -> str:
         app = self._thread(turn.thread_id).app
         return self._stderr(turn, app) if app is not None else turn.stderr_tail.text()
 
-    async def failed(self, turn: Turn, live: LiveTurn, exc: Exception) -> BridgeError | None:
+    async def failed(self, turn: Turn, live: CodexTurn, exc: Exception) -> BridgeError | None:
         from openai_codex import CodexError
 
         record = self._thread(turn.thread_id)
@@ -259,7 +262,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks):
         return BridgeError(f"The Codex app-server stopped unexpectedly{how}; the next run starts a new one and "
                            "continues the thread.", code=code_for_exit(died), stderr_tail=stderr)
 
-    async def close_turn(self, turn: Turn, live: LiveTurn) -> None:
+    async def close_turn(self, turn: Turn, live: CodexTurn) -> None:
         record = self._thread(turn.thread_id)
         app = record.app
         if record.tools is not None:
@@ -362,10 +365,9 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks):
     def _thread(self, thread_id: str) -> CodexThread:
         return self._threads.setdefault(thread_id, CodexThread())
 
-    def _agui_thread(self, codex_thread_id: str | None) -> str | None:
+    def _agui_thread(self, codex_thread_id: str) -> str | None:
         """The AG-UI thread of a Codex thread (None: not one of ours)."""
-        return next((t for t, r in self._threads.items() if r.codex_thread_id == codex_thread_id and
-                     codex_thread_id is not None), None)
+        return next((t for t, r in self._threads.items() if r.codex_thread_id == codex_thread_id), None)
 
     def _running(self) -> set[str]:
         """The AG-UI threads with a Codex turn running."""

@@ -45,6 +45,7 @@ CANCEL_WAIT = 5.0  # s for the CLI to end a cancelled prompt before it is restar
 STOPPED = "The run was stopped."
 
 Fallback = Callable[[Turn], AsyncIterator[BaseEvent]]
+AcpTurn = LiveTurn[PromptFeed, GeminiAcpAdapter]
 
 
 def prompt_blocks(turn: Turn) -> list[dict[str, Any]]:
@@ -57,7 +58,7 @@ def prompt_blocks(turn: Turn) -> list[dict[str, Any]]:
     return blocks + [{"type": "image", "mimeType": a.mime_type, "data": a.base64} for a in turn.attachments]
 
 
-class AcpTurns(TurnHooks):
+class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
     """The turn hooks of ``gemini --acp`` (``fallback``: a turn through ``gemini -p --resume``)."""
 
     def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, pauses: Pauses,
@@ -82,7 +83,7 @@ class AcpTurns(TurnHooks):
         return self._book()
 
     # ----- a turn (the loop around it: bridges.turn_loop) ------------------------------------------------------
-    async def start_turn(self, turn: Turn) -> LiveTurn | AsyncIterator[BaseEvent] | None:
+    async def start_turn(self, turn: Turn) -> AcpTurn | AsyncIterator[BaseEvent] | None:
         """The turn's prompt sent in the thread's session; the turn through ``gemini -p --resume`` (``fallback``)
         when the session cannot be loaded now."""
         if turn.interrupted.is_set():
@@ -145,7 +146,7 @@ class AcpTurns(TurnHooks):
         return session
 
     # ----- the items of one prompt -----------------------------------------------------------------------------
-    def translate(self, turn: Turn, live: LiveTurn, item: Any) -> Step:
+    def translate(self, turn: Turn, live: AcpTurn, item: Any) -> Step:
         """One item of the prompt's feed: an update, a permission request (the run ends when it is put to a
         person), a refused call, the prompt's end or its error."""
         feed, adapter = live.stream, live.adapter
@@ -169,14 +170,14 @@ class AcpTurns(TurnHooks):
             self.sessions.set(turn.thread_id, feed.session_id)
         return Step(events, paused=paused, done=kind in ("end", "error"))
 
-    def stderr(self, turn: Turn, live: LiveTurn) -> str:
+    def stderr(self, turn: Turn, live: AcpTurn) -> str:
         self._take_stderr(turn, live.stream.stderr_mark)
         return turn.stderr_tail.text()
 
-    def on_park(self, turn: Turn, live: LiveTurn) -> None:
+    def on_park(self, turn: Turn, live: AcpTurn) -> None:
         self._feeds.pop(turn.thread_id, None)
 
-    async def close_turn(self, turn: Turn, live: LiveTurn) -> None:
+    async def close_turn(self, turn: Turn, live: AcpTurn) -> None:
         await self._end_prompt(turn.thread_id, live.stream)
 
     def _permission(self, thread_id: str, feed: PromptFeed, request_id: Any, params: dict[str, Any]) -> bool:
