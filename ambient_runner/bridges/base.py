@@ -21,6 +21,7 @@ a turn (``turn_loop.TurnHooks``, usually the bridge itself): ``run_turn`` is the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -106,8 +107,9 @@ class CliBridge(Bridge, Generic[AuthT]):
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         """A run: the credentials checked, then the one turn loop with this runner's hooks."""
         self.require_auth()
-        async for event in turn_loop.run_turn(turn, self.turn_hooks(), self.pauses):
-            yield event
+        async with contextlib.aclosing(turn_loop.run_turn(turn, self.turn_hooks(), self.pauses)) as events:
+            async for event in events:
+                yield event
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:

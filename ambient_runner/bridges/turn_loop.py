@@ -16,7 +16,8 @@ reaches the CLI stays with the request that asked (``Pauses.answer``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
@@ -39,10 +40,12 @@ class Step:
 
 
 class TurnHooks(ABC, Generic[StreamT, AdapterT]):
-    """What a bridge tells the turn loop about its CLI."""
+    """What a bridge tells the turn loop about its CLI. The abstract ones are what every CLI has; a hook with a
+    default is optional, and a new thing the loop does for some CLIs (e.g. steering a running turn) comes as one
+    more hook with a default."""
 
     @abstractmethod
-    async def start_turn(self, turn: Turn) -> LiveTurn[StreamT, AdapterT] | AsyncIterator[BaseEvent] | None:
+    async def start_turn(self, turn: Turn) -> LiveTurn[StreamT, AdapterT] | AsyncGenerator[BaseEvent, None] | None:
         """Start the CLI's turn for ``turn``: its items and adapter; or the AG-UI events of a turn run some other
         way (a fallback transport); None when no turn is started (interrupted while the CLI was starting)."""
 
@@ -77,15 +80,17 @@ class TurnHooks(ABC, Generic[StreamT, AdapterT]):
         return None
 
 
-async def run_turn(turn: Turn, hooks: TurnHooks[Any, Any], pauses: Pauses) -> AsyncIterator[BaseEvent]:
-    """A run: the thread's paused turn taken back and streamed on, then the run's own turn started and streamed."""
+async def run_turn(turn: Turn, hooks: TurnHooks[Any, Any], pauses: Pauses) -> AsyncGenerator[BaseEvent, None]:
+    """A run: the thread's paused turn taken back and streamed on, then the run's own turn started and streamed.
+    Closed early (the core stops reading), the turn it streams is closed or parked before ``aclose`` returns."""
     pauses.adopt_policy(turn.thread_id, turn.options)
     parked = pauses.take(turn.thread_id)
     if parked is not None:
         parked.adapter.run_id = turn.run_id  # its events are this run's
         end = TurnEnd()
-        async for event in stream_turn(turn, parked, hooks, pauses, end, last=not pauses.follows(turn)):
-            yield event
+        async with aclosing(stream_turn(turn, parked, hooks, pauses, end, last=not pauses.follows(turn))) as events:
+            async for event in events:
+                yield event
         following = pauses.following(turn, end)
         if following is None:
             return
@@ -94,15 +99,17 @@ async def run_turn(turn: Turn, hooks: TurnHooks[Any, Any], pauses: Pauses) -> As
     if started is None:
         return
     if not isinstance(started, LiveTurn):
-        async for event in started:
-            yield event
+        async with aclosing(started) as events:
+            async for event in events:
+                yield event
         return
-    async for event in stream_turn(turn, started, hooks, pauses, TurnEnd(), last=True):
-        yield event
+    async with aclosing(stream_turn(turn, started, hooks, pauses, TurnEnd(), last=True)) as events:
+        async for event in events:
+            yield event
 
 
 async def stream_turn(turn: Turn, live: LiveTurn[Any, Any], hooks: TurnHooks[Any, Any], pauses: Pauses,
-                      end: TurnEnd, *, last: bool) -> AsyncIterator[BaseEvent]:
+                      end: TurnEnd, *, last: bool) -> AsyncGenerator[BaseEvent, None]:
     """The AG-UI events of one CLI turn, up to its end or a pause (then the turn is parked for the thread's next
     run). ``last``: the turn's end is the run's; else its terminal event is dropped."""
     adapter = live.adapter

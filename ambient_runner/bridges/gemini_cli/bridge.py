@@ -8,8 +8,9 @@ for a turn whose session cannot be loaded into the live CLI yet.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -218,12 +219,13 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         events = turn_loop.run_turn(turn, self._acp, self.pauses) if self._acp and self.transport == "acp" else (
             self._one_process_turn(turn))
         servers = list(self.mcp.servers)
-        async for event in events:
-            if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
-                event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
-            yield event
+        async with contextlib.aclosing(events):  # closed early: the turn is closed before ``aclose`` returns
+            async for event in events:
+                if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
+                    event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
+                yield event
 
-    async def _one_process_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+    async def _one_process_turn(self, turn: Turn) -> AsyncGenerator[BaseEvent, None]:
         """A turn as its own ``gemini -p --output-format stream-json`` process (``--resume`` for a later one)."""
         assert self._runner is not None
         cli = find_cli()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 CANCEL_WAIT = 5.0  # s for the CLI to end a cancelled prompt before it is restarted
 STOPPED = "The run was stopped."
 
-Fallback = Callable[[Turn], AsyncIterator[BaseEvent]]
+Fallback = Callable[[Turn], AsyncGenerator[BaseEvent, None]]
 AcpTurn = LiveTurn[PromptFeed, GeminiAcpAdapter]
 
 
@@ -83,7 +83,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         return self._book()
 
     # ----- a turn (the loop around it: bridges.turn_loop) ------------------------------------------------------
-    async def start_turn(self, turn: Turn) -> AcpTurn | AsyncIterator[BaseEvent] | None:
+    async def start_turn(self, turn: Turn) -> AcpTurn | AsyncGenerator[BaseEvent, None] | None:
         """The turn's prompt sent in the thread's session; the turn through ``gemini -p --resume`` (``fallback``)
         when the session cannot be loaded now."""
         if turn.interrupted.is_set():
