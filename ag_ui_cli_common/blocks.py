@@ -26,7 +26,9 @@ Ids: a block is named by the CLI's own id (item id, line uuid, tool call id) whe
 all). A tool result's message id is ``<tool call id>-result``
 (``result_suffix`` says otherwise for an adapter whose clients already know another suffix).
 
-``close_all()`` closes text messages first, then reasoning, then tool calls, each in the order they opened.
+What is open is kept in ``OpenBlocks``, which the core's stream guard (``ambient_runner.stream.guard``) keeps its
+open blocks in too: one place, one close order (``CLOSE_ORDER``). ``close_all()`` closes text messages first, then
+reasoning, then tool calls, each in the order they opened.
 After ``finish`` / ``fail`` the tracker's ``terminal`` is set; it does not stop further calls (the adapter's
 ``feed`` does). ``timestamp`` goes on the events of that call only; ``marks`` (e.g. ``metadata``,
 ``subagent_run_id``) go on the events of the call, and an opening call's marks also on the events that later
@@ -36,7 +38,7 @@ close what it opened.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ag_ui.core import (
     BaseEvent,
@@ -61,6 +63,31 @@ from ag_ui_cli_common.errors import Failure
 
 Marks = dict[str, Any]
 _NO_MARKS: Marks = {}
+BlockKind = Literal["text", "reasoning", "tool"]
+# The one order a run's end closes what is open: what was said (text, then reasoning) is committed before the tool
+# calls after it end, so a client that puts a call on the message before it finds that message.
+CLOSE_ORDER: tuple[BlockKind, ...] = ("text", "reasoning", "tool")
+
+
+class OpenBlocks:
+    """The open blocks of one run by kind, each id with what its owner keeps of it, in the order they opened.
+
+    Used by the adapters' ``BlockTracker`` (translation) and the core's ``StreamGuard`` (the safety net), each
+    through the dict of a kind (``of``) and ``in_close_order`` when everything is closed."""
+
+    def __init__(self) -> None:
+        self._open: dict[BlockKind, dict[str, Any]] = {kind: {} for kind in CLOSE_ORDER}
+
+    def of(self, kind: BlockKind) -> dict[str, Any]:
+        """The open blocks of ``kind`` (id -> its owner's value), the dict itself: opened and closed through it."""
+        return self._open[kind]
+
+    def __bool__(self) -> bool:
+        return any(self._open.values())
+
+    def in_close_order(self) -> list[tuple[BlockKind, str]]:
+        """What is open, in the order it is closed: by ``CLOSE_ORDER``, then the order each opened."""
+        return [(kind, block_id) for kind in CLOSE_ORDER for block_id in list(self._open[kind])]
 
 
 @dataclass(slots=True)
@@ -76,9 +103,10 @@ class BlockTracker:
     def __init__(self, *, result_suffix: str = "-result") -> None:
         self.result_suffix = result_suffix
         self.terminal: BaseEvent | None = None
-        self._texts: dict[str, Marks] = {}  # open text message -> its marks (ordered)
-        self._reasoning: dict[str, Marks] = {}
-        self._tools: dict[str, _OpenTool] = {}  # tool calls still taking arguments
+        self.open = OpenBlocks()
+        self._texts: dict[str, Marks] = self.open.of("text")  # open text message -> its marks (ordered)
+        self._reasoning: dict[str, Marks] = self.open.of("reasoning")
+        self._tools: dict[str, _OpenTool] = self.open.of("tool")  # tool calls still taking arguments
         self._started: set[str] = set()  # every tool call started (here or, see note_started, elsewhere)
         self._names: dict[str, str] = {}  # tool call started here -> its name (ordered)
         self._answered: set[str] = set()  # tool calls with a result
@@ -230,15 +258,10 @@ class BlockTracker:
 
     def close_all(self) -> list[BaseEvent]:
         """Close everything still open: text messages, then reasoning, then tool calls."""
-        if not (self._texts or self._reasoning or self._tools):
-            return []
         events: list[BaseEvent] = []
-        for message_id in list(self._texts):
-            events += self._end_text(message_id)
-        for message_id in list(self._reasoning):
-            events += self.end_reasoning(message_id)
-        for call_id in list(self._tools):
-            events += self.end_tool(call_id)
+        for kind, block_id in self.open.in_close_order():
+            events += (self._end_text(block_id) if kind == "text" else self.end_reasoning(block_id)
+                       if kind == "reasoning" else self.end_tool(block_id))
         return events
 
     def finish(self, terminal: BaseEvent) -> list[BaseEvent]:

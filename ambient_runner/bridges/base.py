@@ -13,19 +13,25 @@ It owns, so a runner's ``bridge.py`` holds only what differs about its CLI:
 * the turns waiting for a person (``pauses``), ended at ``shutdown`` before the CLI is stopped.
 
 A runner implements ``resolve_auth``, ``model_upstream``, ``features`` (what ``/capabilities`` says it can do),
-``readiness``, ``run_turn`` and ``interrupt``, and the ``prepare`` / ``stop_cli`` hooks.
+``readiness`` and ``interrupt``, the ``prepare`` / ``stop_cli`` hooks, and how its CLI starts, streams and cancels
+a turn (``turn_loop.TurnHooks``, usually the bridge itself): ``run_turn`` is the one turn loop
+(``turn_loop.run_turn``) with those hooks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from ag_ui.core import BaseEvent
+
 from ag_ui_cli_common.errors import ErrorCode
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions
+from ambient_runner.bridges import turn_loop
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions, Turn
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import Pauses
 from ambient_runner.bridges.session_map import SessionMap
@@ -91,6 +97,20 @@ class CliBridge(Bridge, Generic[AuthT]):
 
     async def stop_cli(self) -> None:  # noqa: B027 - optional hook
         """End the CLI processes (after the turns waiting for a person have ended)."""
+
+    def turn_hooks(self) -> turn_loop.TurnHooks:
+        """How this runner's CLI starts, streams and cancels a turn: the bridge itself when it is ``TurnHooks``."""
+        if isinstance(self, turn_loop.TurnHooks):
+            return self
+        raise NotImplementedError(f"{type(self).__name__} names no turn hooks")
+
+    # ----- turns -----------------------------------------------------------------------------------------
+    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+        """A run: the credentials checked, then the one turn loop with this runner's hooks."""
+        self.require_auth()
+        async with contextlib.aclosing(turn_loop.run_turn(turn, self.turn_hooks(), self.pauses)) as events:
+            async for event in events:
+                yield event
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:

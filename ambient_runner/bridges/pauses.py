@@ -1,9 +1,10 @@
 """CLI turns that wait for a person, written once for every bridge.
 
 When a CLI asks for an approval or puts a question, its bridge opens an interrupt (``bridges.interrupts``) and a
-``Paused`` marker joins the turn's stream. The bridge then ends the run (``ending``: the waiting tool calls, then
-``RUN_FINISHED`` with the interrupts) and parks the turn: its stream and adapter, untouched, for the thread's next
-run, which takes it back (``take``) once the answer has reached the CLI and streams the rest of the same turn.
+``Paused`` marker joins the turn's stream. The turn loop (``turn_loop``) then ends the run (``ending``: the waiting
+tool calls, then ``RUN_FINISHED`` with the interrupts) and parks the turn: its stream and adapter, untouched, for the
+thread's next run, which takes it back (``take``) once the answer has reached the CLI and streams the rest of the
+same turn.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from ag_ui.core import (
     BaseEvent,
@@ -27,8 +28,9 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ag_ui_cli_common.adapter import CliAdapter
 from ambient_runner.bridges.contract import RunOptions, Turn
-from ambient_runner.bridges.interrupts import Answer, InterruptBook, refusal_note
+from ambient_runner.bridges.interrupts import Answer, InterruptBook, PendingInterrupt, refusal_note
 
 # A turn's end when it is not the run's end (a paused turn finishing before the run's new message): dropped.
 TERMINAL_EVENTS = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
@@ -56,28 +58,22 @@ class Paused:
     interrupt_id: str
 
 
-@dataclass
-class ParkedTurn:
-    stream: TurnStream  # the turn's messages, suspended where the CLI began to wait
-    adapter: Any  # the turn's event adapter, with what it has opened and streamed
+StreamT = TypeVar("StreamT", bound=TurnStream)
+AdapterT = TypeVar("AdapterT", bound=CliAdapter[Any])
 
 
 @dataclass
-class Following:
-    """What a run does once its thread's parked turn has gone on: ``turn``, the next CLI turn (the person's words
-    with refusals, then the run's new message), or None when nothing follows (the turn paused again, no message)."""
+class LiveTurn(Generic[StreamT, AdapterT]):
+    """A CLI turn as the turn loop streams it, and as it is parked while the CLI waits for a person."""
 
-    turn: Turn | None = None
-
-
-# A bridge's stream of one CLI turn: (the run's turn, the parked turn, how it ended, whether its end is the run's).
-StreamParked = Callable[[Turn, ParkedTurn, TurnEnd, bool], AsyncIterator[BaseEvent]]
+    stream: StreamT  # the turn's items (suspended where the CLI began to wait, when parked)
+    adapter: AdapterT  # the turn's event adapter, with what it has opened and streamed
 
 
 class Pauses:
     def __init__(self, book: Callable[[], InterruptBook]) -> None:
         self._book = book  # the core's book (the bridge is lent it after construction)
-        self._parked: dict[str, ParkedTurn] = {}
+        self._parked: dict[str, LiveTurn[Any, Any]] = {}
         self._policies: dict[str, str] = {}  # thread -> the approval policy its turns run under
         self._notes: dict[str, list[str]] = {}  # thread -> the person's words with refusals, for the next prompt
 
@@ -97,30 +93,32 @@ class Pauses:
         if note:
             self._notes.setdefault(thread_id, []).append(note)
 
-    async def go_on(self, turn: Turn, stream: StreamParked, following: Following) -> AsyncIterator[BaseEvent]:
-        """The run's start, written once for every bridge: the policy adopted, then, when the thread's last run
-        paused, that CLI turn streamed on (its end is the run's only when nothing follows it). ``following.turn``
-        is then what the bridge runs next: the run's turn, with the person's words first, or None."""
-        self.adopt_policy(turn.thread_id, turn.options)
-        following.turn = turn
-        parked = self.take(turn.thread_id)
-        if parked is None:
-            return
-        end = TurnEnd()
-        follows = bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
-        async for event in stream(turn, parked, end, not follows):
-            yield event
-        prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
-        following.turn = None if end.paused or not prompt else dataclasses.replace(turn, prompt=prompt)
+    def follows(self, turn: Turn) -> bool:
+        """Whether a CLI turn follows the thread's paused one in this run (the run's message, or a refusal's
+        words): the paused turn's end is then not the run's."""
+        return bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
 
-    def park(self, thread_id: str, stream: TurnStream, adapter: Any) -> None:
-        self._parked[thread_id] = ParkedTurn(stream, adapter)
+    def following(self, turn: Turn, end: TurnEnd) -> Turn | None:
+        """Once the paused turn has gone on: the next CLI turn, the person's words with refusals first, then the
+        run's new message; None when nothing follows (the turn paused again, or no message)."""
+        prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
+        return None if end.paused or not prompt else dataclasses.replace(turn, prompt=prompt)
+
+    async def answer(self, pending: PendingInterrupt) -> Answer:
+        """The person's answer to a CLI's request (the turn stops when the runner stops before one comes)."""
+        try:
+            return await pending.answer
+        except asyncio.CancelledError:  # the book was closed: the runner is stopping
+            return Answer(approved=False, stop_turn=True)
+
+    def park(self, thread_id: str, turn: LiveTurn[Any, Any]) -> None:
+        self._parked[thread_id] = turn
 
     def parked(self, thread_id: str) -> bool:
         """A turn of the thread waits for the next run (which then needs no new message)."""
         return thread_id in self._parked
 
-    def take(self, thread_id: str) -> ParkedTurn | None:
+    def take(self, thread_id: str) -> LiveTurn[Any, Any] | None:
         return self._parked.pop(thread_id, None)
 
     def ending(self, thread_id: str, run_id: str, *, started: Callable[[str], bool],
@@ -165,7 +163,6 @@ class PausableFeed:
         self._pauses: asyncio.Queue[Paused] = asyncio.Queue()
         self._next: asyncio.Future[Any] | None = None
         self._pause: asyncio.Future[Paused] | None = None
-        self.extra: dict[str, Any] = {}  # what the bridge keeps with the turn while it is parked
 
     def pause(self, interrupt_id: str) -> None:
         self._pauses.put_nowait(Paused(interrupt_id))

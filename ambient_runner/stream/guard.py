@@ -48,6 +48,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ag_ui_cli_common.blocks import OpenBlocks
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.stream.outcome import RunOutcome
 
@@ -94,10 +95,11 @@ class StreamGuard:
         self.run_id = run_id
         self._ids = ids
         self._remap: dict[str, str] = {}  # bridge id -> id on the wire, for this run
-        self._texts: dict[str, None] = {}  # open text messages (ordered)
-        self._tools: dict[str, list[str]] = {}  # open tool call -> buffered argument deltas
-        self._reasoning_messages: dict[str, None] = {}
-        self._reasoning_blocks: dict[str, None] = {}
+        self._open = OpenBlocks()  # the adapters' record of open blocks, and its one close order
+        self._texts: dict[str, None] = self._open.of("text")  # open text messages (ordered)
+        self._tools: dict[str, list[str]] = self._open.of("tool")  # open tool call -> buffered argument deltas
+        self._reasoning_blocks: dict[str, None] = self._open.of("reasoning")
+        self._reasoning_messages: dict[str, None] = {}  # the open messages of those blocks (same ids)
         self._steps: dict[str, None] = {}
         self._subagents: dict[str, None] = {}  # open sub-agent segments (ordered)
         self._subagents_ended: set[str] = set()  # an ended segment never opens again (AGUI601)
@@ -178,18 +180,22 @@ class StreamGuard:
         return self._attribution.get(wire_id, {})
 
     def close_messages(self) -> list[BaseEvent]:
-        """Close the open tool calls, text and reasoning (sub-agent segments and steps stay open)."""
+        """Close the open text, reasoning and tool calls, in the adapters' one order (``CLOSE_ORDER``; sub-agent
+        segments and steps stay open)."""
         out: list[BaseEvent] = []
-        for tool_id in list(self._tools):
-            out += self._end_tool(tool_id)
-        out += self._end_texts()
-        for message_id in list(self._reasoning_messages):
-            self._end_reasoning_message(message_id)
-            out.append(ReasoningMessageEndEvent(message_id=message_id, **self._marks(message_id)))
-        for message_id in list(self._reasoning_blocks):
-            out.append(ReasoningEndEvent(message_id=message_id, **self._marks(message_id)))
-        self._reasoning_blocks.clear()
+        for kind, wire in self._open.in_close_order():
+            out += (self._end_text(wire) if kind == "text" else self._end_reasoning(wire) if kind == "reasoning"
+                    else self._end_tool(wire))
         return out
+
+    def _end_reasoning(self, wire: str) -> list[BaseEvent]:
+        """End an open reasoning block (its message first, when open)."""
+        out: list[BaseEvent] = []
+        if wire in self._reasoning_messages:
+            self._end_reasoning_message(wire)
+            out.append(ReasoningMessageEndEvent(message_id=wire, **self._marks(wire)))
+        del self._reasoning_blocks[wire]
+        return [*out, ReasoningEndEvent(message_id=wire, **self._marks(wire))]
 
     def wire_id(self, bridge_id: str) -> str:
         """The id ``bridge_id`` (a message's, a tool call's) was sent with in this run."""
@@ -408,13 +414,7 @@ class StreamGuard:
         wire = self._wire_id(event.message_id)
         if wire not in self._reasoning_blocks:
             return []
-        out: list[BaseEvent] = []
-        if wire in self._reasoning_messages:
-            self._end_reasoning_message(wire)
-            out.append(ReasoningMessageEndEvent(message_id=wire, **self._marks(wire)))
-        del self._reasoning_blocks[wire]
-        out.append(_with_id(event, "message_id", wire))
-        return out
+        return [*self._end_reasoning(wire)[:-1], _with_id(event, "message_id", wire)]
 
     def _on_subagent_started(self, event: SubagentStartedEvent, stopping: Ending | None) -> list[BaseEvent]:
         if event.subagent_run_id in self._subagents or event.subagent_run_id in self._subagents_ended:

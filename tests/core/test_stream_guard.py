@@ -61,10 +61,11 @@ def test_open_blocks_are_closed_before_an_error():
         {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
         {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell", "parentMessageId": "m1"},
         {"type": "STEP_STARTED", "stepName": "edit"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"_raw": "{\\"command\\": \\"ec"}'},
-        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        # closed in the one order (ag_ui_cli_common.blocks.CLOSE_ORDER): text, reasoning, then tool calls
         {"type": "REASONING_MESSAGE_END", "messageId": "think"},
         {"type": "REASONING_END", "messageId": "think"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"_raw": "{\\"command\\": \\"ec"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
         {"type": "STEP_FINISHED", "stepName": "edit"},
         {"type": "RUN_ERROR", "message": "The CLI crashed.", "code": "CLI_EXITED"},
     ]
@@ -162,10 +163,10 @@ def test_an_open_sub_agent_ends_with_the_run_and_keeps_its_marks():
         {"type": "TEXT_MESSAGE_START", "messageId": "sub-text", "role": "assistant", **mark},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "sub-text", "delta": "looking", **mark},
         {"type": "TOOL_CALL_START", "toolCallId": "sub-call", "toolCallName": "Bash", **mark},
-        # written by the guard to close what the crash left open: still the sub-agent's
+        # written by the guard to close what the crash left open (text first): still the sub-agent's
+        {"type": "TEXT_MESSAGE_END", "messageId": "sub-text", **mark},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "sub-call", "delta": '{"command": "ls"}', **mark},
         {"type": "TOOL_CALL_END", "toolCallId": "sub-call", **mark},
-        {"type": "TEXT_MESSAGE_END", "messageId": "sub-text", **mark},
         {"type": "SUBAGENT_ERROR", "subagentRunId": "sa1", "message": "the run ended before the sub-agent finished",
          "code": "RUN_ENDED"},
         {"type": "RUN_ERROR", "message": "The CLI crashed.", "code": "CLI_EXITED"},

@@ -12,17 +12,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ag_ui.core import (
-    BaseEvent,
-    RunErrorEvent,
-    Tool,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from ag_ui.core import BaseEvent, Tool, ToolCallResultEvent, ToolCallStartEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.base import CliBridge
@@ -44,25 +37,30 @@ from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Paused, TurnEnd, TurnStream
+from ambient_runner.bridges.pauses import LiveTurn
 from ambient_runner.bridges.tasks import BackgroundTask, TaskNotStoppableError
+from ambient_runner.bridges.turn_loop import Step, TurnHooks
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
     from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
 
     from ag_ui_claude import ClaudeEventAdapter
     from ambient_runner.bridges.claude.session import ClaudeSession
+
+    ClaudeTurn = LiveTurn[AsyncGenerator[Any, None], ClaudeEventAdapter]
 
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")
 
 
-class ClaudeBridge(CliBridge[ClaudeAuth]):
+class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]", "ClaudeEventAdapter"]):
     runner_type = "claude"
     framework: ClassVar[str] = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
@@ -124,79 +122,49 @@ class ClaudeBridge(CliBridge[ClaudeAuth]):
     async def mcp_status(self) -> list[dict[str, Any]]:
         return self._mcp_status.status()
 
-    # ----- turns -----------------------------------------------------------------------------------------
-    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
-        """A turn of Claude Code; when the thread's last run paused on a person's answer, that turn goes on first
-        (its answer is given by now) and the run's new message, if any, follows it."""
-        self.require_auth()
+    # ----- turns (the loop around them: bridges.turn_loop) ---------------------------------------------------
+    async def start_turn(self, turn: Turn) -> ClaudeTurn:
+        if not turn.prompt.strip():
+            raise BridgeError("The run has no user message to send to Claude.", code=ErrorCode.EMPTY_PROMPT)
         await self.sdk.ready()
         from ag_ui_claude import ClaudeEventAdapter
         from ambient_runner.bridges.claude.session import DEFAULT_PERMISSION_MODE
 
-        self.pauses.adopt_policy(turn.thread_id, turn.options)
-        parked = self.pauses.take(turn.thread_id)
-        has_prompt = bool(turn.prompt.strip())
-        if parked is None and not has_prompt:
-            raise BridgeError("The run has no user message to send to Claude.", code=ErrorCode.EMPTY_PROMPT)
-        if parked is not None:
-            parked.adapter.run_id = turn.run_id
-            end = TurnEnd()
-            async for event in self._stream(turn, parked.stream, parked.adapter, end, last=not has_prompt):
-                yield event
-            if end.paused or not has_prompt:
-                return
         session = self._session(turn.thread_id)
-        adapter = ClaudeEventAdapter(turn.thread_id, turn.run_id)
         model = turn.options.model or self.default_model
         permission_mode = "plan" if turn.options.mode == "plan" else DEFAULT_PERMISSION_MODE
         self._frontend_tools[turn.thread_id] = list(turn.input.tools or ())
         messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
                                 permission_mode=permission_mode, interrupted=turn.interrupted,
                                 process_key=tools_key(self._frontend_tools[turn.thread_id]))
-        async for event in self._stream(turn, messages, adapter, TurnEnd(), last=True):
-            yield event
+        return LiveTurn(messages, ClaudeEventAdapter(turn.thread_id, turn.run_id))
 
-    async def _stream(self, turn: Turn, messages: TurnStream, adapter: ClaudeEventAdapter, end: TurnEnd,
-                      *, last: bool) -> AsyncIterator[BaseEvent]:
-        """The AG-UI events of one CLI turn, up to its result or a pause (then the turn is parked, its messages
-        kept for the thread's next run). ``last``: the turn's result is the run's; else its end is not the run's
-        end (a paused turn finishing before the run's new message)."""
+    def translate(self, turn: Turn, live: ClaudeTurn, item: Any) -> Step:
+        """One message of the CLI: a background task's news first, then its events (a frontend tool under the
+        application's name, a refusal that stopped the turn with the person's words)."""
         from ag_ui_claude.tasks import task_report
 
-        try:
-            async for item in messages:
-                if isinstance(item, Paused):
-                    end.paused = True  # before the terminal event: the run ends while the CLI waits
-                    for event in self.pauses.ending(turn.thread_id, turn.run_id, started=adapter.has_started,
-                                                    note_started=adapter.note_started):
-                        yield event
-                    return
-                self._mcp_status.note(item)
-                events = adapter.feed(item)  # first: it learns which tasks are foreground sub-agents
-                report = task_report(item)
-                if report is not None and not adapter.subagents.owns(report.task_id):  # a background task
-                    task_event = self.task_event(turn.thread_id, report)
-                    if task_event is not None:
-                        yield task_event
-                for event in events:
-                    if event.type in TERMINAL_EVENTS and not last:
-                        continue
-                    if isinstance(event, ToolCallStartEvent) and is_frontend(event.tool_call_name):
-                        event = event.model_copy(update={"tool_call_name": own_name(event.tool_call_name)})
-                    if isinstance(event, ToolCallResultEvent) and event.tool_call_id in self._stopped:
-                        # Claude Code words a refusal that stops the turn as the user's; say why it was refused
-                        why = self._stopped.pop(event.tool_call_id)
-                        event = event.model_copy(update={"content": f"{why}\n\n{event.content}"})
-                    if isinstance(event, RunErrorEvent):
-                        raise BridgeError.of_event(event, turn.stderr_tail.text())
-                    yield event
-            for event in adapter.finish():
-                yield event
-        finally:
-            if end.paused:
-                self.pauses.park(turn.thread_id, messages, adapter)
-            else:
-                await messages.aclose()
+        self._mcp_status.note(item)
+        adapter = live.adapter
+        events = adapter.feed(item)  # first: it learns which tasks are foreground sub-agents
+        out: list[BaseEvent] = []
+        report = task_report(item)
+        if report is not None and not adapter.subagents.owns(report.task_id):  # a background task
+            task_event = self.task_event(turn.thread_id, report)
+            if task_event is not None:
+                out.append(task_event)
+        for event in events:
+            if isinstance(event, ToolCallStartEvent) and is_frontend(event.tool_call_name):
+                event = event.model_copy(update={"tool_call_name": own_name(event.tool_call_name)})
+            if isinstance(event, ToolCallResultEvent) and event.tool_call_id in self._stopped:
+                # Claude Code words a refusal that stops the turn as the user's; say why it was refused
+                why = self._stopped.pop(event.tool_call_id)
+                event = event.model_copy(update={"content": f"{why}\n\n{event.content}"})
+            out.append(event)
+        return Step(out)
+
+    async def close_turn(self, turn: Turn, live: ClaudeTurn) -> None:
+        await live.stream.aclose()  # the session's turn ends (interrupted when it still runs)
 
     async def _gate(self, thread_id: str, tool_name: str, tool_input: dict[str, Any], context: Any
                     ) -> PermissionResultAllow | PermissionResultDeny:

@@ -16,11 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from ag_ui.core import BaseEvent, RunErrorEvent
 
 from ag_ui_cli_common import code_for_exit, how_it_ended
 from ag_ui_cli_common.errors import ErrorCode
@@ -50,17 +48,10 @@ from ambient_runner.bridges.contract import (
     Readiness,
     Turn,
 )
-from ambient_runner.bridges.interrupts import Answer
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import (
-    TERMINAL_EVENTS,
-    Following,
-    ParkedTurn,
-    PausableFeed,
-    Paused,
-    TurnEnd,
-)
+from ambient_runner.bridges.pauses import LiveTurn, PausableFeed
+from ambient_runner.bridges.turn_loop import Step, TurnHooks
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.mcp.status import configured
@@ -86,7 +77,25 @@ OPTIONS = RunnerOptions(runner="the Codex runner", default_model=DEFAULT_MODEL, 
                         effort_note="Codex reasoning effort")
 
 
-class CodexBridge(CliBridge[CodexAuth]):
+CodexTurn = LiveTurn[PausableFeed, CodexEventAdapter]
+
+
+@dataclass
+class CodexThread:
+    """What the bridge keeps of one AG-UI thread: its Codex thread, and its turn while one runs (or waits)."""
+
+    codex_thread_id: str | None = None  # the Codex thread (requests from the app-server name it)
+    app: AppServer | None = None  # the app-server the thread's turn runs in
+    handle: Any = None  # the running turn's AsyncTurnHandle
+    baseline: tuple[int, set[int]] | None = None  # (app-server group, its groups before the turn started)
+    feed: PausableFeed | None = None  # the turn's stream (``Paused`` markers join it)
+    tools: GroupTracker | None = None  # the process groups of the turn's commands
+
+    def end_turn(self) -> None:
+        self.handle = self.baseline = self.feed = self.tools = None
+
+
+class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapter]):
     runner_type: ClassVar[str] = "codex-sdk"
     framework: ClassVar[str] = "codex-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -105,12 +114,9 @@ class CodexBridge(CliBridge[CodexAuth]):
         self.sdk = LazyModules("codex-sdk", "ambient_runner.bridges.codex_sdk.session",
                                "ambient_runner.bridges.codex_sdk.mcp_status")
         self._prepare_lock = asyncio.Lock()
-        self._turns: dict[str, Any] = {}  # AG-UI thread id -> the running AsyncTurnHandle
-        self._baselines: dict[str, tuple[int, set[int]]] = {}  # thread -> (app-server group, groups before turn)
+        self._threads: dict[str, CodexThread] = {}  # AG-UI thread id -> its Codex thread and running turn
         self._mcp_ready: set[tuple[int, str]] = set()  # (app-server, Codex thread) whose MCP startup was awaited
         self._mcp_thread: str | None = None  # latest such thread: /mcp-status reports its connections
-        self._feeds: dict[str, PausableFeed] = {}  # AG-UI thread -> its running turn's stream
-        self._agui_threads: dict[str, str] = {}  # Codex thread id -> AG-UI thread id
         self._requests: set[asyncio.Task[None]] = set()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
@@ -217,102 +223,66 @@ class CodexBridge(CliBridge[CodexAuth]):
 
         return await list_mcp_status(self.mcp, app.codex, self._mcp_thread)
 
-    # ----- turns -----------------------------------------------------------------------------------------
-    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
-        """A Codex turn; when the thread's last run paused on a person's answer, that turn goes on first and what
-        follows it (the person's words with a refusal, the run's new message) is the next turn."""
-        self.require_auth()
-        following = Following()
-        async for event in self.pauses.go_on(turn, self._stream_parked, following):
-            yield event
-        if following.turn is None:
-            return
-        turn = following.turn
+    # ----- turns (the loop around them: bridges.turn_loop) ---------------------------------------------------
+    async def start_turn(self, turn: Turn) -> CodexTurn | None:
         app = await self._prepare()
         if turn.interrupted.is_set():  # asked while the app-server was starting: no turn is started
-            return
+            return None
         model = turn.options.model or self.default_model
         handle = await self._start_turn(app, turn, model)
-        adapter = CodexEventAdapter(turn.thread_id, turn.run_id, model=model, client_state=turn.input.state)
-        feed = PausableFeed(handle.stream())
+        record = self._thread(turn.thread_id)
+        record.feed = PausableFeed(handle.stream())
         # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
-        feed.extra["tools"] = GroupTracker(app.pgid).start() if app.pgid else None
-        self._feeds[turn.thread_id] = feed
-        async for event in self._stream(turn, feed, adapter, TurnEnd(), last=True):
-            yield event
+        record.tools = GroupTracker(app.pgid).start() if app.pgid else None
+        return LiveTurn(record.feed, CodexEventAdapter(turn.thread_id, turn.run_id, model=model,
+                                                       client_state=turn.input.state))
 
-    def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
-        assert isinstance(parked.stream, PausableFeed), "this bridge parks only its own feeds"
-        return self._stream(turn, parked.stream, parked.adapter, end, last=last)
+    async def next_item(self, live: CodexTurn, waiting: bool) -> Any:
+        # while a request is open, the run ends once the stream has shown its tool call, or after PAUSE_SETTLE
+        return await live.stream.get(PAUSE_SETTLE if waiting else None)
 
-    async def _stream(self, turn: Turn, feed: PausableFeed, adapter: CodexEventAdapter, end: TurnEnd, *,
-                      last: bool) -> AsyncIterator[BaseEvent]:
-        """The AG-UI events of one Codex turn, up to ``turn/completed`` or a pause (then the turn is parked for
-        the thread's next run). ``last``: the turn's end is the run's."""
+    def translate(self, turn: Turn, live: CodexTurn, item: Any) -> Step:
+        events = live.adapter.feed(item)
+        return Step(events, done=live.adapter.terminal is not None)
+
+    def pause_ready(self, turn: Turn, live: CodexTurn, item: Any) -> bool:
+        pending = self.host.interrupts.pending(turn.thread_id)
+        bind_mcp_calls(pending, live.adapter)
+        return item is None or all(live.adapter.has_started(p.request.tool_call_id) for p in pending)
+
+    def stderr(self, turn: Turn, live: CodexTurn) -> str:
+        app = self._thread(turn.thread_id).app
+        return self._stderr(turn, app) if app is not None else turn.stderr_tail.text()
+
+    async def failed(self, turn: Turn, live: CodexTurn, exc: Exception) -> BridgeError | None:
         from openai_codex import CodexError
 
-        app, tools = self._app, feed.extra.get("tools")
-        assert app is not None
-        waiting = False  # a request is open: the run ends once the stream has shown its tool call
-        try:
-            while True:
-                try:
-                    item = await feed.get(PAUSE_SETTLE if waiting else None)
-                except StopAsyncIteration:
-                    break
-                if isinstance(item, Paused):
-                    waiting = True
-                elif item is not None:
-                    for event in adapter.feed(item):
-                        if event.type in TERMINAL_EVENTS and not last:
-                            continue
-                        if isinstance(event, RunErrorEvent):
-                            raise BridgeError.of_event(event, self._stderr(turn, app))
-                        yield event
-                    if adapter.terminal is not None:
-                        break
-                if waiting:
-                    bind_mcp_calls(self.host.interrupts.pending(turn.thread_id), adapter)
-                if waiting and (item is None or self._calls_shown(turn.thread_id, adapter)):
-                    end.paused = True
-                    for event in self.pauses.ending(turn.thread_id, turn.run_id, started=adapter.has_started,
-                                                    note_started=adapter.note_started):
-                        yield event
-                    return
-            for event in adapter.finish():
-                yield event
-        except (CodexError, OSError) as exc:  # transport closed (or a broken pipe): the app-server died mid-turn
-            log.warning("codex app-server failed mid-turn: %s", exc)
-            died = await app.exit_code()
-            stderr = self._stderr(turn, app)
-            if not app.alive:  # end what it left behind (its group, a running command) now, not next turn
-                await app.close()
-                if tools is not None:
-                    await tools.kill()
-            how = f" ({how_it_ended(died)})" if died is not None else ""
-            raise BridgeError(f"The Codex app-server stopped unexpectedly{how}; the next run starts a new one and "
-                              "continues the thread.", code=code_for_exit(died), stderr_tail=stderr) from exc
-        finally:
-            if end.paused:
-                self.pauses.park(turn.thread_id, feed, adapter)
-            else:
-                await self._end_stream(turn.thread_id, feed, adapter, app)
+        record = self._thread(turn.thread_id)
+        app = record.app
+        if not isinstance(exc, CodexError | OSError) or app is None:
+            return None
+        # the transport closed (or a broken pipe): the app-server died mid-turn
+        log.warning("codex app-server failed mid-turn: %s", exc)
+        died = await app.exit_code()
+        stderr = self._stderr(turn, app)
+        if not app.alive:  # end what it left behind (its group, a running command) now, not next turn
+            await app.close()
+            if record.tools is not None:
+                await record.tools.kill()
+        how = f" ({how_it_ended(died)})" if died is not None else ""
+        return BridgeError(f"The Codex app-server stopped unexpectedly{how}; the next run starts a new one and "
+                           "continues the thread.", code=code_for_exit(died), stderr_tail=stderr)
 
-    async def _end_stream(self, thread_id: str, feed: PausableFeed, adapter: CodexEventAdapter,
-                          app: AppServer) -> None:
-        tools = feed.extra.get("tools")
-        if tools is not None:
-            await tools.stop()
-        if adapter.terminal is None and app.alive:  # closed early (timeout, escalation): stop the turn
-            with contextlib.suppress(Exception):  # and its running command
-                await asyncio.shield(self.interrupt(thread_id))
-        self._turns.pop(thread_id, None)
-        self._baselines.pop(thread_id, None)
-        self._feeds.pop(thread_id, None)
-        await feed.aclose()  # the SDK's stream closes its turn subscription
-
-    def _calls_shown(self, thread_id: str, adapter: CodexEventAdapter) -> bool:
-        return all(adapter.has_started(p.request.tool_call_id) for p in self.host.interrupts.pending(thread_id))
+    async def close_turn(self, turn: Turn, live: CodexTurn) -> None:
+        record = self._thread(turn.thread_id)
+        app = record.app
+        if record.tools is not None:
+            await record.tools.stop()
+        if live.adapter.terminal is None and app is not None and app.alive:  # closed early (timeout, escalation):
+            with contextlib.suppress(Exception):  # stop the turn and its running command
+                await asyncio.shield(self.interrupt(turn.thread_id))
+        record.end_turn()
+        await live.stream.aclose()  # the SDK's stream closes its turn subscription
 
     # ----- the app-server's requests -----------------------------------------------------------------------
     def _on_request(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
@@ -323,7 +293,7 @@ class CodexBridge(CliBridge[CodexAuth]):
 
     async def _answer(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
         app = self._app
-        thread_id = self._agui_threads.get(codex_thread_of(params))
+        thread_id = self._agui_thread(codex_thread_of(params))
         request = request_for(method, params, self.pauses.policy(thread_id or ""))
         if app is None:
             return
@@ -331,13 +301,10 @@ class CodexBridge(CliBridge[CodexAuth]):
             app.respond(request_id, auto_answer(method, params))
             return
         pending = self.host.interrupts.open(thread_id, request)
-        feed = self._feeds.get(thread_id)
+        feed = self._thread(thread_id).feed
         if feed is not None:
             feed.pause(pending.id)
-        try:
-            answer = await pending.answer
-        except asyncio.CancelledError:  # the runner is stopping
-            answer = Answer(approved=False, stop_turn=True)
+        answer = await self.pauses.answer(pending)
         app.respond(request_id, decision(answer, method, request.arguments.get("questions") or ()))
         self.pauses.note_refusal(thread_id, answer)
 
@@ -361,7 +328,8 @@ class CodexBridge(CliBridge[CodexAuth]):
             code = code_for_exit(died) if died is not None else ErrorCode.SESSION_ERROR
             raise BridgeError(f"Could not {what}: {why}", code=code, stderr_tail=stderr) from exc
         self.sessions.set(turn.thread_id, thread.id)
-        self._agui_threads[thread.id] = turn.thread_id
+        record = self._thread(turn.thread_id)
+        record.codex_thread_id, record.app = thread.id, app
         started = (id(app.codex), thread.id)
         if self.mcp and started not in self._mcp_ready:  # Codex starts MCP servers in the background
             await wait_for_mcp_startup(self.mcp, app.codex, thread.id)
@@ -373,16 +341,16 @@ class CodexBridge(CliBridge[CodexAuth]):
         if turn.options.mode == "plan":
             options["sandbox"] = Sandbox.read_only
         if app.pgid:  # what runs before the turn starts (MCP servers): never ended by an interrupt
-            self._baselines[turn.thread_id] = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
+            record.baseline = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
         try:
             ask = self.pauses.policy(turn.thread_id) == "ask"
             handle = await start_turn(thread, turn_input(turn), ask=ask, plan=turn.options.mode == "plan",
                                       **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
-            self._baselines.pop(turn.thread_id, None)
+            record.baseline = None
             raise BridgeError(f"Codex did not start the turn: {exc}", code=ErrorCode.AGENT_ERROR,
                               stderr_tail=self._stderr(turn, app)) from exc
-        self._turns[turn.thread_id] = handle
+        record.handle = handle
         if turn.interrupted.is_set():  # asked while the app-server or the turn was starting
             await self.interrupt(turn.thread_id)
         return handle
@@ -391,25 +359,39 @@ class CodexBridge(CliBridge[CodexAuth]):
         """The message into the thread's running Codex turn (``turn/steer`` with that turn's id)."""
         from ambient_runner.bridges.codex_sdk.session import steer_turn
 
-        handle = self._turns.get(thread_id)
+        record = self._threads.get(thread_id)
+        handle = record.handle if record is not None else None
         return handle is not None and await steer_turn(handle, text)
 
     async def interrupt(self, thread_id: str) -> None:
-        handle = self._turns.get(thread_id)
-        if handle is None:  # still starting: ``_start_turn`` sees ``turn.interrupted`` once the turn exists
-            return
+        record = self._threads.get(thread_id)
+        handle = record.handle if record is not None else None
+        if record is None or handle is None:  # still starting: ``_start_turn`` sees ``turn.interrupted`` once the
+            return  # turn exists
         # Taken before the interrupt: the turn can end (and drop its baseline) while Codex handles it.
-        baseline = self._baselines.get(thread_id) if set(self._turns) == {thread_id} else None
-        await interrupt_turn(thread_id, handle, lambda: self._turns.get(thread_id) is handle)
+        baseline = record.baseline if self._running() == {thread_id} else None
+        await interrupt_turn(thread_id, handle, lambda: record.handle is handle)
         if baseline is not None:
             await self._end_turn_commands(thread_id, baseline)
 
     async def _end_turn_commands(self, thread_id: str, baseline: tuple[int, set[int]]) -> None:
         """Codex's turn interrupt leaves a running command (its own process group) going. When this is the
         app-server's only active turn, every group that appeared since the turn started is this turn's: end it."""
-        if set(self._turns) - {thread_id}:
+        if self._running() - {thread_id}:
             return  # another thread's turn started meanwhile: its commands cannot be told apart, leave them
         await end_commands_since(thread_id, *baseline)
+
+    # ----- per-thread records ----------------------------------------------------------------------------
+    def _thread(self, thread_id: str) -> CodexThread:
+        return self._threads.setdefault(thread_id, CodexThread())
+
+    def _agui_thread(self, codex_thread_id: str) -> str | None:
+        """The AG-UI thread of a Codex thread (None: not one of ours)."""
+        return next((t for t, r in self._threads.items() if r.codex_thread_id == codex_thread_id), None)
+
+    def _running(self) -> set[str]:
+        """The AG-UI threads with a Codex turn running."""
+        return {t for t, r in self._threads.items() if r.handle is not None}
 
     @staticmethod
     def _stderr(turn: Turn, app: AppServer) -> str:

@@ -8,14 +8,16 @@ for a turn whose session cannot be loaded into the live CLI yet.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
 from ag_ui_cli_common.errors import ErrorCode
+from ambient_runner.bridges import turn_loop
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
@@ -135,7 +137,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             self._runner = TurnRunner(self.sessions)
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
             self._acp = AcpTurns(self.live, self.sessions, files, self.pauses, lambda: self.host.interrupts,
-                                 self.settings.workspace_path, self._model)
+                                 self.settings.workspace_path, self._model, self._one_process_turn)
 
     def _acp_command(self) -> CliCommand:
         cli = find_cli()
@@ -216,15 +218,16 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         except OSError as exc:
             raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
                               code=ErrorCode.WORKSPACE_MISSING) from exc
-        events = self._acp.run(turn, self._one_process_turn) if self._acp and self.transport == "acp" else (
+        events = turn_loop.run_turn(turn, self._acp, self.pauses) if self._acp and self.transport == "acp" else (
             self._one_process_turn(turn))
         servers = list(self.mcp.servers)
-        async for event in events:
-            if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
-                event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
-            yield event
+        async with contextlib.aclosing(events):  # closed early: the turn is closed before ``aclose`` returns
+            async for event in events:
+                if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
+                    event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
+                yield event
 
-    async def _one_process_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
+    async def _one_process_turn(self, turn: Turn) -> AsyncGenerator[BaseEvent, None]:
         """A turn as its own ``gemini -p --output-format stream-json`` process (``--resume`` for a later one)."""
         assert self._runner is not None
         cli = find_cli()

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
+from typing import Any
 
-from ag_ui.core import BaseEvent, RunErrorEvent
+from ag_ui.core import BaseEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
@@ -37,14 +38,16 @@ from ambient_runner.bridges.gemini_cli.acp.feed import PromptFeed
 from ambient_runner.bridges.gemini_cli.acp.live import AcpSession, LiveGemini
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
 from ambient_runner.bridges.interrupts import Answer, InterruptBook, PendingInterrupt
-from ambient_runner.bridges.pauses import TERMINAL_EVENTS, Following, ParkedTurn, Pauses, TurnEnd
+from ambient_runner.bridges.pauses import LiveTurn, Pauses
 from ambient_runner.bridges.session_map import SessionMap
+from ambient_runner.bridges.turn_loop import Step, TurnHooks
 
 log = logging.getLogger(__name__)
 CANCEL_WAIT = 5.0  # s for the CLI to end a cancelled prompt before it is restarted
 STOPPED = "The run was stopped."
 
-Fallback = Callable[[Turn], AsyncIterator[BaseEvent]]
+Fallback = Callable[[Turn], AsyncGenerator[BaseEvent, None]]
+AcpTurn = LiveTurn[PromptFeed, GeminiAcpAdapter]
 
 
 def prompt_blocks(turn: Turn) -> list[ContentBlock]:
@@ -57,10 +60,12 @@ def prompt_blocks(turn: Turn) -> list[ContentBlock]:
     return blocks + [ContentBlock(type="image", mime_type=a.mime_type, data=a.base64) for a in turn.attachments]
 
 
-class AcpTurns:
+class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
+    """The turn hooks of ``gemini --acp`` (``fallback``: a turn through ``gemini -p --resume``)."""
+
     def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, pauses: Pauses,
-                 book: Callable[[], InterruptBook], workspace: Path, default_model: Callable[[str | None], str]
-                 ) -> None:
+                 book: Callable[[], InterruptBook], workspace: Path, default_model: Callable[[str | None], str],
+                 fallback: Fallback) -> None:
         self.live = live
         self.sessions = sessions
         self.files = files
@@ -68,6 +73,7 @@ class AcpTurns:
         self._book = book  # the core's (lent to the bridge after construction)
         self.workspace = workspace
         self._model = default_model
+        self.fallback = fallback
         self._threads: dict[str, str] = {}  # thread -> its session in this runner (persisted once it answered)
         self._feeds: dict[str, PromptFeed] = {}  # thread -> its running prompt
         # thread -> the text of a prompt that was cancelled: the CLI drops it from the history, so it goes with the
@@ -78,26 +84,18 @@ class AcpTurns:
     def book(self) -> InterruptBook:
         return self._book()
 
-    # ----- a run ---------------------------------------------------------------------------------------------
-    async def run(self, turn: Turn, fallback: Fallback) -> AsyncIterator[BaseEvent]:
-        """A turn; when the thread's last run paused on a person's answer, that turn goes on first and the run's
-        new message (with the person's words from refusals) follows as the next prompt."""
-        following = Following()
-        async for event in self.pauses.go_on(turn, self._stream_parked, following):
-            yield event
-        if following.turn is None:
-            return
-        turn = following.turn
+    # ----- a turn (the loop around it: bridges.turn_loop) ------------------------------------------------------
+    async def start_turn(self, turn: Turn) -> AcpTurn | AsyncGenerator[BaseEvent, None] | None:
+        """The turn's prompt sent in the thread's session; the turn through ``gemini -p --resume`` (``fallback``)
+        when the session cannot be loaded now."""
         if turn.interrupted.is_set():
-            return
+            return None
         try:
             session = await self._session(turn)
         except AcpClosed as exc:
             raise self._error(exc, turn) from exc
         if session is None:  # the session cannot be loaded now: this turn through ``gemini -p --resume``
-            async for event in fallback(turn):
-                yield event
-            return
+            return self.fallback(turn)
         model = self._model(turn.options.model)
         try:
             await self.live.set_mode(session, session_mode(self.pauses.policy(turn.thread_id),
@@ -110,16 +108,14 @@ class AcpTurns:
             raise BridgeError(f"The Gemini CLI refused the session's settings: {exc}",
                               code=ErrorCode.SESSION_ERROR) from exc
         if turn.interrupted.is_set():
-            return
+            return None
         feed = PromptFeed(self.live, session.id, stderr_mark=self.live.stderr_tail.count)
         blocks = prompt_blocks(turn)
         feed.texts = [b for b in blocks if b.type == "text"]
         feed.start(connection, [*self._cancelled.pop(turn.thread_id, []), *blocks])
         self._feeds[turn.thread_id] = feed
-        adapter = GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
-                                   expects_usage=not turn.prompt.lstrip().startswith("/"))
-        async for event in self._stream(turn, feed, adapter, TurnEnd(), last=True):
-            yield event
+        return LiveTurn(feed, GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
+                                               expects_usage=not turn.prompt.lstrip().startswith("/")))
 
     async def _session(self, turn: Turn) -> AcpSession | None:
         """The thread's session in the live CLI (created, or loaded); None when it must not be loaded now."""
@@ -152,56 +148,40 @@ class AcpTurns:
         self._threads[thread] = session.id
         return session
 
-    # ----- the stream of one prompt ---------------------------------------------------------------------------
-    def _stream_parked(self, turn: Turn, parked: ParkedTurn, end: TurnEnd, last: bool) -> AsyncIterator[BaseEvent]:
-        assert isinstance(parked.stream, PromptFeed), "this bridge parks only its own feeds"
-        return self._stream(turn, parked.stream, parked.adapter, end, last=last)
+    # ----- the items of one prompt -----------------------------------------------------------------------------
+    def translate(self, turn: Turn, live: AcpTurn, item: Any) -> Step:
+        """One item of the prompt's feed: an update, a permission request (the run ends when it is put to a
+        person), a refused call, the prompt's end or its error."""
+        feed, adapter = live.stream, live.adapter
+        kind, paused = item[0], False
+        if kind == "update":
+            events = adapter.feed(item[1])
+        elif kind == "permission":
+            events = adapter.permission(item[2].tool_call)
+            paused = self._permission(turn.thread_id, feed, item[1], item[2])
+        elif kind == "refused":
+            events = adapter.refused(item[1], item[2])
+        elif kind == "end":
+            events = adapter.end(item[1])
+            if item[1].stop_reason == "cancelled":
+                self._cancelled[turn.thread_id] = feed.texts
+        elif isinstance(item[1], AcpClosed):
+            raise self._error(item[1], turn, feed.stderr_mark)
+        else:
+            events = adapter.fail(item[1].error)
+        if events and kind != "error":  # the model answered: the CLI keeps this turn in the session
+            self.sessions.set(turn.thread_id, feed.session_id)
+        return Step(events, paused=paused, done=kind in ("end", "error"))
 
-    async def _stream(self, turn: Turn, feed: PromptFeed, adapter: GeminiAcpAdapter, end: TurnEnd, *,
-                      last: bool) -> AsyncIterator[BaseEvent]:
-        """The AG-UI events of one prompt, up to its result or a pause (the turn is then parked for the thread's
-        next run). ``last``: the prompt's end is the run's."""
-        try:
-            async for item in feed:
-                kind, paused = item[0], False
-                if kind == "update":
-                    events = adapter.feed(item[1])
-                elif kind == "permission":
-                    events = adapter.permission(item[2].tool_call)
-                    paused = self._permission(turn.thread_id, feed, item[1], item[2])
-                elif kind == "refused":
-                    events = adapter.refused(item[1], item[2])
-                elif kind == "end":
-                    events = adapter.end(item[1])
-                    if item[1].stop_reason == "cancelled":
-                        self._cancelled[turn.thread_id] = feed.texts
-                elif isinstance(item[1], AcpClosed):
-                    raise self._error(item[1], turn, feed.stderr_mark)
-                else:
-                    events = adapter.fail(item[1].error)
-                if events and kind != "error":  # the model answered: the CLI keeps this turn in the session
-                    self.sessions.set(turn.thread_id, feed.session_id)
-                for event in events:
-                    if event.type in TERMINAL_EVENTS and not last:
-                        continue
-                    if isinstance(event, RunErrorEvent):
-                        self._take_stderr(turn, feed.stderr_mark)
-                        raise BridgeError.of_event(event, turn.stderr_tail.text())
-                    yield event
-                if paused:
-                    end.paused = True
-                    for event in self.pauses.ending(turn.thread_id, turn.run_id, started=adapter.has_started,
-                                                    note_started=adapter.note_started):
-                        yield event
-                    return
-                if kind in ("end", "error"):
-                    return
-        finally:
-            if end.paused:
-                self.pauses.park(turn.thread_id, feed, adapter)
-                self._feeds.pop(turn.thread_id, None)
-            else:
-                await self._end_prompt(turn.thread_id, feed)
+    def stderr(self, turn: Turn, live: AcpTurn) -> str:
+        self._take_stderr(turn, live.stream.stderr_mark)
+        return turn.stderr_tail.text()
+
+    def on_park(self, turn: Turn, live: AcpTurn) -> None:
+        self._feeds.pop(turn.thread_id, None)
+
+    async def close_turn(self, turn: Turn, live: AcpTurn) -> None:
+        await self._end_prompt(turn.thread_id, live.stream)
 
     def _permission(self, thread_id: str, feed: PromptFeed, request_id: RequestId | None,
                     params: RequestPermissionParams) -> bool:
@@ -217,10 +197,7 @@ class AcpTurns:
 
     async def _answer(self, thread_id: str, feed: PromptFeed, pending: PendingInterrupt,
                       request_id: RequestId | None, params: RequestPermissionParams) -> None:
-        try:
-            answer = await pending.answer
-        except asyncio.CancelledError:  # the runner is stopping, or the turn was closed
-            answer = Answer(approved=False, stop_turn=True)
+        answer = await self.pauses.answer(pending)  # a stop when the runner is stopping or the turn was closed
         if not answer.approved:  # the CLI says nothing more about a refused call: it is closed in the stream
             feed.put(("refused", pending.request.tool_call_id, answer.message or REFUSED_RESULT))
         await self.live.respond(request_id, reply(answer, params))
