@@ -28,7 +28,7 @@ def smoke() -> bool:
 
 
 def summary(values: list[float]) -> dict[str, Any]:
-    """Median, p1/p25/p75/p99, min/max and the count of ``values``."""
+    """Median, p1/p25/p75/p95/p99, min/max and the count of ``values``."""
     ordered = sorted(values)
     if not ordered:
         return {"n": 0}
@@ -38,7 +38,7 @@ def summary(values: list[float]) -> dict[str, Any]:
         return ordered[index]
 
     return {"n": len(ordered), "p50": statistics.median(ordered), "p1": pct(1), "p25": pct(25), "p75": pct(75),
-            "p99": pct(99), "min": ordered[0], "max": ordered[-1]}
+            "p95": pct(95), "p99": pct(99), "min": ordered[0], "max": ordered[-1]}
 
 
 def free_port() -> int:

@@ -65,6 +65,9 @@ def plot_all(r: dict[str, Any], plots: Path) -> dict[str, str]:
     ax.legend()
     save(fig, "adapters")
 
+    if "adapter_ratios" in r:
+        _plot_ratios(plt, r["adapter_ratios"], save)
+
     fig, ax = plt.subplots(figsize=(6, 4))
     kinds = list(r["startup"])
     xs = range(len(kinds))
@@ -102,6 +105,51 @@ def plot_all(r: dict[str, Any], plots: Path) -> dict[str, str]:
     return files
 
 
+def _plot_ratios(plt: Any, ratios: dict[str, Any], save: Any) -> None:
+    """Ours / the reference's, per adapter: wall clock (interleaved) and callgrind instructions."""
+    kinds = [k for k in ("gemini", "claude") if isinstance(ratios.get(k, {}).get("wall_ratio"), float)]
+    if not kinds:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = range(len(kinds))
+    for offset, key, label in ((-0.2, "wall_ratio", "wall clock"), (0.2, "instruction_ratio", "instructions")):
+        values = [ratios[k].get(key) if isinstance(ratios[k].get(key), float) else 0 for k in kinds]
+        ax.bar([x + offset for x in xs], values, width=0.4, label=label)
+    ax.set_xticks(list(xs), [f"{k} ({ratios[k]['stream_lines']:,} lines)" for k in kinds])
+    ax.axhline(2.0, color="red", ls="--", label="target 2x")
+    ax.set_ylabel("ours / reference (higher is faster)")
+    ax.set_title("Adapters + encoding against the reference runner's")
+    ax.legend()
+    save(fig, "adapter_ratios")
+
+
+def _ratio_rows(ratios: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    rows: list[tuple[str, str, str, bool | None]] = []
+    for kind, label in (("gemini", "Gemini stream-json"), ("claude", "Claude")):
+        entry = ratios.get(kind)
+        if not entry:
+            continue
+        wall, counted = entry["wall_ratio"], entry.get("instruction_ratio")
+        if not isinstance(wall, float):
+            rows.append((f"Adapter vs reference: {label}", str(wall), ">= 2x", None))
+            continue
+        rates, per_line = entry["lines_per_s"], entry.get("instructions_per_line", {})
+        value = (f"wall x{wall:.2f} (ours {rates['ours']['p50']:,.0f} / reference {rates['reference']['p50']:,.0f} "
+                 f"lines/s, {entry['stream_lines']:,}-line stream)")
+        if isinstance(counted, float):
+            value += (f"; instructions x{counted:.2f} ({per_line['ours']:,.0f} / {per_line['reference']:,.0f} "
+                      "per line)")
+        rows.append((f"Adapter vs reference: {label}", value, ">= 2x",
+                     wall >= 2 and (not isinstance(counted, float) or counted >= 2)))
+    if "acp" in ratios:
+        acp = ratios["acp"]
+        value = f"{acp['lines_per_s']['ours']['p50']:,.0f} lines/s"
+        if "instructions_per_line" in acp:
+            value += f" ({acp['instructions_per_line']['ours']:,.0f} instructions per line)"
+        rows.append(("Adapter Gemini ACP (no reference adapter)", value, "", None))
+    return rows
+
+
 def ms(s: dict[str, Any], scale: float = 1000.0, digits: int = 1) -> str:
     return f"{s['p50'] * scale:,.{digits}f} ({s['p25'] * scale:,.{digits}f}-{s['p75'] * scale:,.{digits}f})"
 
@@ -118,6 +166,7 @@ def table(r: dict[str, Any]) -> str:
         s = a["lines_per_s"]
         rows.append((f"Adapter {name}", f"{s['p50']:,.0f} lines/s (IQR {s['p25']:,.0f}-{s['p75']:,.0f})",
                      ">= 100,000 lines/s", s["p50"] >= 100_000))
+    rows += _ratio_rows(r.get("adapter_ratios", {}))
     for kind, s in r["startup"].items():
         rows.append((f"Start-up {kind}: /health 200", f"{ms(s['health_s'])} ms", "< 1,000 ms",
                      s["health_s"]["p50"] < 1.0))
@@ -125,8 +174,10 @@ def table(r: dict[str, Any]) -> str:
     if "model_proxy" in r:
         proxy = r["model_proxy"]
         added = proxy["ttfb_ms"]["proxy"]["p50"] - proxy["ttfb_ms"]["direct"]["p50"]
+        added95 = proxy["ttfb_ms"]["proxy"].get("p95", 0) - proxy["ttfb_ms"]["direct"].get("p95", 0)
         rows.append(("Model proxy: time to first byte", f"proxy {ms(proxy['ttfb_ms']['proxy'], 1, 2)} ms / direct "
-                     f"{ms(proxy['ttfb_ms']['direct'], 1, 2)} ms", f"added {added:+.2f} ms (< 1)", added < 1.0))
+                     f"{ms(proxy['ttfb_ms']['direct'], 1, 2)} ms", f"added {added:+.2f} ms p50 (< 1), "
+                     f"{added95:+.2f} ms p95", added < 1.0))
         streamed = proxy["stream_mb_s"]
         rows.append((f"Model proxy: stream of {proxy['stream_chunks']:,} chunks",
                      f"proxy {streamed['proxy']['p50']:.1f} MB/s / direct {streamed['direct']['p50']:.1f} MB/s",

@@ -23,9 +23,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--out", type=Path, default=None, help="where benchmarks.md goes (default docs/)")
+    parser.add_argument("--reference", default=None, help="the reference runner's folder (adapter ratios; default "
+                        "$AMBIENT_REFERENCE_RUNNER, else the ratios say 'reference not available')")
     args = parser.parse_args()
     isolate_or_die()  # before any thread or subprocess starts
 
+    import adapter_ratios  # noqa: PLC0415
     import adapters  # noqa: PLC0415
     import model_proxy  # noqa: PLC0415
     import relay  # noqa: PLC0415
@@ -43,6 +46,11 @@ def main() -> None:
 
     print("bench: adapters", flush=True)
     results["adapters"] = measured(adapters, runs=5 if args.quick else 15)
+    print("bench: adapters against the reference runner's (same streams; wall clock and callgrind)", flush=True)
+    results["adapter_ratios"] = (adapter_ratios.measure(**adapter_ratios.SMOKE, reference=args.reference)
+                                 if args.smoke else adapter_ratios.measure(
+                                     lines=20_000 if args.quick else 100_000, runs=3 if args.quick else 5,
+                                     callgrind_lines=1_000 if args.quick else 3_000, reference=args.reference))
     print("bench: relay overhead, throughput, memory", flush=True)
     results["relay"] = measured(relay, latency_runs=reps, throughput_runs=reps, memory_runs=1 if args.quick else 3)
     print("bench: model proxy cost (time to first byte, whole response, stream throughput)", flush=True)

@@ -4,6 +4,10 @@ One per pod, started with the bridge. The CLI gets ``base_url`` and ``placeholde
 Each request must be aimed at this proxy (``Host``), at a path of the provider's API (``ModelApi.paths``) and carry
 the placeholder; the proxy then replaces the CLI's auth headers with the real ones and forwards to the one
 configured upstream, streaming the response back unbuffered with its status, headers and body unchanged.
+The hop to the upstream is aiohttp (one session per proxy, its connections kept alive; it parses HTTP in C):
+httpx's pure-Python HTTP/1.1 stack and anyio's cancel scopes were most of what the proxy added to each model
+request's first byte (docs/benchmarks.md). The CLI's side stays uvicorn on h11: httptools was measured no faster
+here, and it hands the ASGI app only the path of an absolute-form request line, which the proxy must refuse.
 Anything else gets a 403 (a JSON error); an upstream that cannot be reached gives the CLI a 502 and is remembered,
 so the run's ``RUN_ERROR`` can name it (``unreachable_since``).
 """
@@ -16,16 +20,19 @@ import json
 import logging
 import secrets
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import uvicorn
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.model_proxy.apis import Upstream
 from ambient_runner.stream.encoding import redact_url
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +86,8 @@ class ModelProxy:
         self.max_response_bytes = max_response_bytes
         self._credentials = {**upstream.headers, **(extra_headers or {})}
         self._accepted = {self.placeholder, f"Bearer {self.placeholder}"}
-        self._client: httpx.AsyncClient | None = None
+        self._client: aiohttp.ClientSession | None = None
+        self._env_proxy: str | None = None
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self._port = 0
@@ -95,11 +103,17 @@ class ModelProxy:
         return [value.removeprefix("Bearer ") for value in self._credentials.values() if value]
 
     async def start(self) -> ModelProxy:
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(connect=15.0, read=900.0, write=60.0, pool=15.0),
-                                         limits=httpx.Limits(max_keepalive_connections=20, keepalive_expiry=60))
+        import aiohttp  # noqa: PLC0415 - only where a proxy runs (~8 MiB)
+
+        # HTTP(S)_PROXY / NO_PROXY apply to the upstream hop, as they did with httpx, read once here: aiohttp's
+        # trust_env reads them (and ~/.netrc) again on every request, which cost ~0.5 ms each
+        self._env_proxy = _env_proxy(self.upstream.base_url)
+        self._client = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=20, keepalive_timeout=60), auto_decompress=False,
+            timeout=aiohttp.ClientTimeout(total=None, connect=15.0, sock_read=900.0))
         # log_config and log_level None: a uvicorn.Config would otherwise reconfigure the process's uvicorn loggers
         config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_config=None, log_level=None,
-                                access_log=False, timeout_keep_alive=75)
+                                access_log=False, timeout_keep_alive=75, http="h11")
         self._server = _Server(config)
         self._task = asyncio.create_task(self._server.serve(), name="model-proxy")
         while not self._server.started:
@@ -121,7 +135,7 @@ class ModelProxy:
             if not self._task.done():
                 self._task.cancel()
         if self._client is not None:
-            await self._client.aclose()
+            await self._client.close()
         self._server = self._task = self._client = None
 
     def unreachable_since(self, since: float) -> str | None:
@@ -161,8 +175,8 @@ class ModelProxy:
             return "missing or wrong credential"
         return None
 
-    def _upstream_request(self, scope: dict[str, Any], body: bytes) -> httpx.Request:
-        assert self._client is not None
+    def _upstream_request(self, scope: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+        """The upstream URL (as the CLI wrote its path and query: ``encoded``, never re-quoted) and headers."""
         api = self.upstream.api
         path = scope["path"].removeprefix(api.local_prefix) if api.local_prefix else scope["path"]
         url = self.upstream.base_url.rstrip("/") + path
@@ -170,19 +184,25 @@ class ModelProxy:
         if query:
             url += "?" + query.decode("latin-1")
         drop = HOP_BY_HOP | set(api.client_auth_headers) | set(self._credentials)
-        headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in drop]
-        if not any(k.lower() == b"accept-encoding" for k, _ in headers):
-            headers.append((b"accept-encoding", b"identity"))  # not httpx's default gzip: the body passes through raw
-        headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self._credentials.items()]
-        return self._client.build_request(scope["method"], url, headers=headers, content=body)
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        headers = [(k, v) for k, v in headers if k.lower() not in drop]
+        if not any(k.lower() == "accept-encoding" for k, _ in headers):
+            headers.append(("accept-encoding", "identity"))  # not a client's default gzip: the body passes raw
+        headers += self._credentials.items()
+        return url, headers
 
     async def _forward(self, scope: dict[str, Any], body: bytes, receive: Any, send: Any) -> None:
+        import aiohttp  # noqa: PLC0415 - imported by start()
+        from yarl import URL  # noqa: PLC0415 - aiohttp's own URL type
+
         assert self._client is not None
         started = time.perf_counter()
         started_ns, first_byte_ns = time.time_ns(), None
+        url, headers = self._upstream_request(scope)
         try:
-            response = await self._client.send(self._upstream_request(scope, body), stream=True)
-        except httpx.HTTPError as exc:
+            response = await self._client.request(scope["method"], URL(url, encoded=True), headers=headers,
+                                                  data=body, allow_redirects=False, proxy=self._env_proxy)
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             reason = type(exc).__name__
             self.last_failure = UpstreamFailure(time.monotonic(), self.upstream.host, reason)
             log.warning("model proxy: upstream %s unreachable (%s)", self.upstream.host, reason)
@@ -195,11 +215,12 @@ class ModelProxy:
         self.last_failure = None  # it answers again: an earlier failure no longer explains a run's error
         gone = asyncio.create_task(_disconnected(receive))  # the CLI went away (an interrupt): stop reading upstream
         head, tail = bytearray(), bytearray()  # what traces read the token usage from
+        complete = False
         try:
-            headers = [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in HOP_BY_HOP]
-            await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+            headers_out = [(k, v) for k, v in response.raw_headers if k.decode("latin-1").lower() not in HOP_BY_HOP]
+            await send({"type": "http.response.start", "status": response.status, "headers": headers_out})
             sent = 0
-            async for chunk in response.aiter_raw():
+            async for chunk in response.content.iter_any():
                 if gone.done():
                     return
                 first_byte_ns = first_byte_ns or time.time_ns()
@@ -214,15 +235,19 @@ class ModelProxy:
                     raise RuntimeError(f"model response over {self.max_response_bytes} bytes")
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except httpx.HTTPError as exc:  # the upstream dropped the stream: end ours the same way
+            complete = True
+        except (aiohttp.ClientError, TimeoutError) as exc:  # the upstream dropped the stream: end ours the same way
             log.warning("model proxy: upstream stream from %s broke (%s)", self.upstream.host, type(exc).__name__)
             raise
         finally:
             gone.cancel()
-            await response.aclose()
-            self._observe(f"{response.status_code // 100}xx", started)
+            if complete:
+                response.release()  # the connection goes back to the pool
+            else:
+                response.close()  # never reused half-read
+            self._observe(f"{response.status // 100}xx", started)
             sample = bytes(head + b"\n" + tail[-SAMPLE_BYTES:])
-            self._tell(scope, response.status_code, started_ns, first_byte_ns, sample)
+            self._tell(scope, response.status, started_ns, first_byte_ns, sample)
 
     def _tell(self, scope: dict[str, Any], status: int | None, started_ns: int, first_byte_ns: int | None,
               sample: bytes = b"") -> None:
@@ -239,6 +264,16 @@ class ModelProxy:
     def _observe(self, status_class: str, started: float) -> None:
         if self.observer is not None:
             self.observer(status_class, time.perf_counter() - started)
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``; ``NO_PROXY`` respected)."""
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    if urllib.request.proxy_bypass(host.rsplit(":", 1)[0] if not host.endswith("]") else host):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(scheme.lower()) or proxies.get("all")
 
 
 class _ClientGone(Exception):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,12 +27,15 @@ RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
 # What each script prints (a JSON object): the keys that must be there.
 FIGURES: dict[str, set[str]] = {
     "adapters.py": {"ag_ui_gemini_cli", "ag_ui_codex_sdk", "ag_ui_claude"},
+    "adapter_ratios.py": {"reference", "gemini", "claude", "acp"},
     "relay.py": {"relay_ms", "relay_ms_per_run", "throughput", "throughput_wall", "memory_kib"},
     "model_proxy.py": {"ttfb_ms", "response_ms", "stream_mb_s", "stream_chunks"},
     "startup.py": set(RUNNERS),
     "tracing.py": {"throughput", "first_text_s", "spans_exported"},
     "turns.py": set(RUNNERS),
 }
+# The reference runner's folder (bench/adapter_ratios.py), when this machine has it: its part then runs too.
+REFERENCE = os.environ.get("AMBIENT_REFERENCE_RUNNER") or None
 DRIVER = "run.py"  # make bench: every benchmark, then the page
 NOT_BENCHMARKS = {"serve_flood.py", "flood_cli.py"}  # the fake CLI and the server the relay benchmarks start
 
@@ -74,6 +78,15 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
                 assert all(0 < t < 120 for t in figures[runner][side].values()), figures[runner]
     if script == "tracing.py":
         assert figures["spans_exported"] > 0
+    if script == "adapter_ratios.py":  # the reference's side runs whenever the reference is there
+        for kind in ("gemini", "claude"):
+            sides = set(figures[kind]["lines_per_s"])
+            if REFERENCE is None:
+                assert sides == {"ours"} and figures[kind]["wall_ratio"] == "reference not available"
+            else:
+                assert sides == {"ours", "reference"} and figures[kind]["wall_ratio"] > 0, figures[kind]
+                # the same stream gave both sides the same run: text, tool calls, results
+                assert figures[kind]["output"]["reference"]["events"] > 0
 
 
 def test_make_bench_writes_its_page(tmp_path: Path) -> None:
@@ -82,4 +95,4 @@ def test_make_bench_writes_its_page(tmp_path: Path) -> None:
     page = (tmp_path / "benchmarks.md").read_text()
     assert page.startswith("# Benchmarks") and "| measure |" in page  # the table of figures
     results = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
-    assert {"adapters", "relay", "model_proxy", "startup", "tracing", "turns"} <= set(results)
+    assert {"adapters", "adapter_ratios", "relay", "model_proxy", "startup", "tracing", "turns"} <= set(results)

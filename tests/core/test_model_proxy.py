@@ -185,3 +185,18 @@ async def test_an_answer_clears_an_earlier_failure(gemini) -> None:
         proxy.upstream = real
         assert (await client.post(STREAM_PATH, json=GEMINI_BODY, headers=headers)).status_code == 200
     assert proxy.unreachable_since(0) is None
+
+
+def test_the_upstream_hop_takes_the_environment_proxy_unless_no_proxy_names_the_host(monkeypatch) -> None:
+    from ambient_runner.model_proxy.server import _env_proxy
+
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert _env_proxy("https://generativelanguage.googleapis.com") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://corp-proxy:3128")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,.internal")
+    assert _env_proxy("https://generativelanguage.googleapis.com/v1beta") == "http://corp-proxy:3128"
+    assert _env_proxy("https://user:pw@gateway.example:8443/prefix") == "http://corp-proxy:3128"
+    assert _env_proxy("https://llm.internal/v1") is None
+    assert _env_proxy("http://127.0.0.1:8080") is None  # no HTTP_PROXY, and NO_PROXY names it
