@@ -132,14 +132,24 @@ def _ours(kind: str) -> Any:
         return len(events), _encode(events)
 
     def acp(lines: list[str]) -> tuple[int, int]:
+        """Each line typed as the runner types it (``acp_schema``), then the adapter."""
+        from ag_ui_gemini_cli.acp_schema import (  # noqa: PLC0415
+            PromptResult,
+            RequestPermissionParams,
+            UpdateNotification,
+            parse_message,
+        )
+
         adapter = GeminiAcpAdapter("thread", "run", model="gemini-2.5-flash")
         events = []
         for line in lines:
-            message = json.loads(line)
-            if "method" in message:
-                events += adapter.feed(message["params"]["update"])
-            else:
-                events += adapter.end(message["result"])
+            message = parse_message(line)
+            if isinstance(message, UpdateNotification):
+                events += adapter.feed(message.params.update)
+            elif message.method == "session/request_permission":
+                events += adapter.permission(RequestPermissionParams.model_validate(message.params_object()).tool_call)
+            elif "stopReason" in message.result_object():
+                events += adapter.end(PromptResult.model_validate(message.result))
         return len(events), _encode(events)
 
     return {"gemini": gemini, "claude": claude, "acp": acp}[kind]
