@@ -11,6 +11,10 @@ process starts the same scripted server), on the same prompt, spawn -> first tex
               --permission-mode bypassPermissions``, later turn ``--resume <session_id>``;
   codex-sdk:  ``codex exec --json --skip-git-repo-check PROMPT``, later turn ``codex exec ... resume <thread_id>``
               (the bridge drives ``codex app-server`` through the SDK; ``exec`` is the bare headless path).
+Persistent (``persistent``): the bare CLI kept across turns as the runner keeps it, driven directly (``bench/bare.py``:
+a minimal ACP client on ``gemini --acp``, the Codex app-server through its SDK, ``ClaudeSDKClient``), prompt sent ->
+first text and -> end of the turn; ``overhead_ms`` is runner minus persistent (p50 and p95 of each, and of the
+per-repetition differences): the runner's own cost per turn (HTTP, guard, event log, snapshot, model proxy, tracing).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bare import persistent
 from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
@@ -112,8 +117,14 @@ class BareCli:
         self.thread.start()
         self._call(self.bridge.startup())
 
-    def _call(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=120)
+    def _call(self, coroutine: Any, timeout: float = 120) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=timeout)
+
+    def persistent(self) -> Any:
+        """The bare persistent CLI (``bench/bare.py``), started, in this object's loop; ``call(coro)`` runs there."""
+        kept = persistent(self)
+        self._call(kept.start())
+        return kept
 
     def close(self) -> None:
         try:
@@ -152,9 +163,10 @@ class BareCli:
         return bare_turn(argv, env, cwd, None, lambda r: b'"agent_message"' in r, "thread_id")
 
 
-def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
-    """Runner and bare CLI turns interleaved (the order alternating per repetition), so both see the same machine:
-    on a shared VM the noise drifts over a minute by more than the gap being measured."""
+def side_by_side(runner_type: str, runs: int, later: int = 1) -> dict[str, Any]:
+    """Runner, bare headless CLI and bare persistent CLI turns interleaved (the order rotating per repetition), so
+    all see the same machine: on a shared VM the noise drifts over a minute by more than the gap being measured.
+    Each repetition is a new thread with one first turn and ``later`` later turns."""
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
         env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
@@ -163,16 +175,20 @@ def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
         with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner:
             wait_status(f"{runner.url}/ready")
             cli = BareCli(runner_type, Path(bare_root))
+            kept = None
             try:
+                kept = cli.persistent()
                 runner_turn(runner.url, "warm-up", PROMPT_1)
                 cli.turn(PROMPT_1, None)
+                cli._call(kept.turn(PROMPT_1, new=True))
                 sides: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
-                    "runner": ([], []), "bare": ([], [])}
+                    "runner": ([], []), "bare": ([], []), "persistent": ([], [])}
 
                 def through_runner() -> None:
                     thread = f"bench-{uuid.uuid4()}"
                     sides["runner"][0].append(runner_turn(runner.url, thread, PROMPT_1))
-                    sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2))
+                    for _ in range(later):
+                        sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2))
 
                 def by_hand() -> None:
                     a, b, session = cli.turn(PROMPT_1, None)
@@ -180,13 +196,43 @@ def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
                     c, d, _ = cli.turn(PROMPT_2, session)
                     sides["bare"][1].append((c, d))
 
+                def kept_by_hand() -> None:
+                    sides["persistent"][0].append(cli._call(kept.turn(PROMPT_1, new=True)))
+                    for _ in range(later):
+                        sides["persistent"][1].append(cli._call(kept.turn(PROMPT_2)))
+
+                steps = [through_runner, kept_by_hand, by_hand]
                 for rep in range(runs):
-                    for step in ((through_runner, by_hand) if rep % 2 == 0 else (by_hand, through_runner)):
+                    for step in steps[rep % 3:] + steps[:rep % 3]:
                         step()
                 memory = tree_rss_kib(runner.proc.pid)  # idle, after the turns: the runner and the CLI it keeps
             finally:
+                if kept is not None:
+                    cli._call(kept.close())
                 cli.close()
-    return {**{side: _pack(first, later) for side, (first, later) in sides.items()}, "memory_kib": memory}
+    out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items()}
+    out["overhead_ms"] = _overhead(sides["runner"], sides["persistent"])
+    return {**out, "memory_kib": memory}
+
+
+def _overhead(runner: tuple[list[tuple[float, float]], list[tuple[float, float]]],
+              bare: tuple[list[tuple[float, float]], list[tuple[float, float]]]) -> dict[str, Any]:
+    """Runner minus bare persistent CLI, in ms: the difference of the p50s and of the p95s, and the p50 of the
+    differences of turns paired in the order they ran (same repetition, same place in the thread)."""
+    out: dict[str, Any] = {}
+    for index, turn in ((0, "first"), (1, "later")):
+        for pos, what in ((0, "text"), (1, "done")):
+            ours = [t[pos] * 1000 for t in runner[index]]
+            theirs = [t[pos] * 1000 for t in bare[index]]
+            a, b = summary(ours), summary(theirs)
+            out[f"{turn}_{what}"] = {"p50": a["p50"] - b["p50"], "p95": _p95(ours) - _p95(theirs),
+                                     "paired_p50": summary([x - y for x, y in zip(ours, theirs, strict=False)])["p50"]}
+    return out
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def tree_rss_kib(pid: int) -> dict[str, int]:
@@ -201,16 +247,20 @@ def tree_rss_kib(pid: int) -> dict[str, int]:
 
 
 def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) -> dict[str, Any]:
-    return {"first_text_s": summary([a for a, _ in first]), "first_done_s": summary([b for _, b in first]),
-            "later_text_s": summary([a for a, _ in later]), "later_done_s": summary([b for _, b in later])}
+    def stats(values: list[float]) -> dict[str, Any]:
+        return summary(values) | {"p95": _p95(values)}
+
+    return {"first_text_s": stats([a for a, _ in first]), "first_done_s": stats([b for _, b in first]),
+            "later_text_s": stats([a for a, _ in later]), "later_done_s": stats([b for _, b in later])}
 
 
 # The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
 SMOKE = {"runs": 1}
 
 
-def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude")) -> dict[str, Any]:
-    return {t: side_by_side(t, runs) for t in runner_types}
+def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude"),
+            later: int = 1) -> dict[str, Any]:
+    return {t: side_by_side(t, runs, later) for t in runner_types}
 
 
 if __name__ == "__main__":
@@ -220,6 +270,7 @@ if __name__ == "__main__":
 
     isolate_or_die()
     kinds = tuple(a for a in sys.argv[1:] if not a.startswith("--")) or ("gemini-cli", "codex-sdk", "claude")
-    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(2, kinds)
-    print(json.dumps({t: {side: {k: round(v["p50"], 3) for k, v in d.items()} if side != "memory_kib" else d
+    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(4, kinds, later=5)
+    print(json.dumps({t: {side: {k: round(v["p50"], 4) for k, v in d.items()} if side not in ("memory_kib",
+                                                                                             "overhead_ms") else d
                           for side, d in r.items()} for t, r in out.items()}, indent=1))
