@@ -166,7 +166,7 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "turns": len(rows),
         "overhead_ms": {"early": early_over, "late": late_over,
-                        "ratio": late_over / early_over if early_over > 0 else float("nan")},
+                        "ratio": late_over / early_over if early_over > 0 else None},
         "runner_done_ms": {"early": p50(early, lambda r: r["done_s"] * 1000),
                            "late": p50(late, lambda r: r["done_s"] * 1000)},
         "bare_done_ms": {"early": p50(early, lambda r: r["bare_done_s"] * 1000),
