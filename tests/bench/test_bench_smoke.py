@@ -81,7 +81,8 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
         for runner in RUNNERS:
             thread = figures[runner]
             assert thread["turns"] == 3 and thread["runner_done_ms"]["late"] > 0 and thread["bare_done_ms"]["late"] > 0
-            assert thread["snapshot"]["last_bytes"] > 0 and thread["spool_bytes"] > 0 and thread["stored_bytes"] > 0
+            # (the spool is written through a buffer: a 3-turn thread may not have reached the disk yet)
+            assert thread["snapshot"]["last_bytes"] > 0 and thread["stored_bytes"] > thread["snapshot"]["last_bytes"]
     if script == "tracing.py":
         assert figures["spans_exported"] > 0
 
