@@ -146,7 +146,8 @@ class RunManager:
     def _thread_state(self, thread_id: str) -> ThreadState:
         state = self.threads.get(thread_id)
         if state is None:
-            state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory))
+            state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory,
+                                               self.settings.runner_event_spool_bytes))
             self.threads[thread_id] = state
         return state
 
