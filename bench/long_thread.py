@@ -15,6 +15,7 @@ this process).
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -107,6 +108,9 @@ def all_events(client: httpx.Client, url: str, thread_id: str) -> list[dict[str,
 
 
 def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
+    # The scripted model keeps only its newest requests (it would keep every one, each with the whole history:
+    # hundreds of MiB in the runner's process by turn 500, which is the test model's, not the runner's).
+    os.environ["SCRIPTED_MODEL_KEEP_REQUESTS"] = "20"
     with tempfile.TemporaryDirectory(prefix="bench-long-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-long-bare-") as bare_root:
         events_dir = Path(root, "events")
