@@ -1,10 +1,11 @@
 """The per-thread event log behind the SSE ids and ``GET /events/{threadId}``.
 
 Every event of a thread gets the next sequence number (1, 2, ...; across runs). The newest ``memory`` events
-are kept in memory; every event is also appended to a spool file, so a client that reconnects after a long
-absence still gets everything it missed, in order, exactly once, while memory stays bounded (the spool keeps
-one 8-byte offset per event). Followers wait on a change signal and read at their own pace: a slow client
-never slows the run, and a run never waits for a client.
+(at most ``MEMORY_CHARS`` characters of them: a long thread's snapshots are big) are kept in memory; every event
+is also appended to a spool file, so a client that reconnects after a long absence still gets everything it
+missed, in order, exactly once, while memory stays bounded (the spool keeps one 8-byte offset per event).
+Followers wait on a change signal and read at their own pace: a slow client never slows the run, and a run never
+waits for a client.
 
 The spool is bounded (``spool_limit`` bytes): every run ends with a snapshot of the whole thread, so a long thread's
 spool would grow with the square of its runs. When a run starts and the spool holds more than the limit, the spool
@@ -22,11 +23,15 @@ from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+MEMORY_CHARS = 4 * 1024 * 1024
+
 
 class ThreadEventLog:
     def __init__(self, thread_id: str, spool_dir: Path, memory: int, spool_limit: int | None = None) -> None:
         self.thread_id = thread_id
-        self._recent: deque[tuple[int, str]] = deque(maxlen=memory)
+        self._recent: deque[tuple[int, str]] = deque()
+        self._memory = memory
+        self._recent_chars = 0
         self._terminal_seqs: set[int] = set()
         self.last_seq = 0
         self.live = False  # a run is in progress and has not written its terminal event yet
@@ -63,6 +68,9 @@ class ThreadEventLog:
         self._spool.write(data.encode("utf-8", "surrogatepass") + b"\n")
         self._dirty = True
         self._recent.append((seq, data))
+        self._recent_chars += len(data)
+        while len(self._recent) > self._memory or (self._recent_chars > MEMORY_CHARS and len(self._recent) > 1):
+            self._recent_chars -= len(self._recent.popleft()[1])
         if terminal:
             self._terminal_seqs.add(seq)
             self.live = False

@@ -63,3 +63,15 @@ def test_under_the_limit_nothing_is_dropped(tmp_path: Path) -> None:
     assert [seq for seq, _ in events] == list(range(1, log.last_seq + 1))
     assert [json.loads(line)["run"] for _, line in events[:13]] == [1] * 13
     log.close()
+
+
+def test_memory_holds_a_bounded_number_of_characters_and_the_rest_is_read_back(tmp_path: Path) -> None:
+    from ambient_runner.runs import event_log  # noqa: PLC0415
+
+    log = ThreadEventLog("t", tmp_path, 2048)
+    big = "x" * (event_log.MEMORY_CHARS // 10)
+    for i in range(40):
+        log.append(json.dumps({"type": "MESSAGES_SNAPSHOT", "i": i, "messages": [big]}))
+    assert sum(len(line) for _, line in log._recent) <= event_log.MEMORY_CHARS
+    assert [json.loads(line)["i"] for _, line in replay(log, 0)] == list(range(40))
+    log.close()
