@@ -1,8 +1,9 @@
 """Turn latency per runner with its real CLI on the scripted model, next to the bare CLI run by hand.
 
-Runner: ``python main.py`` (RUNNER_TYPE=each, RUNNER_SCRIPTED_MODEL=true); POST /run -> first TEXT_MESSAGE_CONTENT
-and -> terminal event, for the first turn of a new thread and a second turn on the same thread; then the RSS of
-the runner and of the CLI processes it keeps (Gemini's live ``gemini --acp``, Codex's app-server, Claude's CLI).
+Runner: ``python main.py`` (RUNNER_TYPE=each, RUNNER_SCRIPTED_MODEL=true); POST /run (one kept-alive connection)
+-> first TEXT_MESSAGE_CONTENT and -> terminal event, for the first turn of a new thread and later turns on the same
+thread; then the RSS of the runner and of the CLI processes it keeps (Gemini's live ``gemini --acp``, Codex's
+app-server, Claude's CLI).
 Bare: the same CLI binary with the same home/config/env the bridge prepares (``bridge.startup()`` in this
 process starts the same scripted server), on the same prompt, spawn -> first text line and -> process exit:
   gemini-cli: ``gemini --prompt= --model M --output-format stream-json --approval-mode yolo`` (prompt on stdin),
@@ -43,10 +44,12 @@ PROMPT_2 = "NOTOOL and once more"
 
 
 # ----- through the runner ------------------------------------------------------------------------------------
-def runner_turn(url: str, thread_id: str, prompt: str) -> tuple[float, float]:
+def runner_turn(url: str, thread_id: str, prompt: str, client: httpx.Client | None = None) -> tuple[float, float]:
+    """``client``: a kept-alive connection (as a platform's backend keeps one), else a new one for this turn."""
     body = {"threadId": thread_id, "messages": [{"role": "user", "content": prompt}]}
     first = None
-    with httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+    with contextlib.nullcontext(client) if client is not None else \
+            httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
         started = time.monotonic()
         with client.stream("POST", f"{url}/run", json=body) as response:
             assert response.status_code == 200, response.read()
@@ -172,13 +175,14 @@ def side_by_side(runner_type: str, runs: int, later: int = 1) -> dict[str, Any]:
         env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
                "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
         Path(root, "workspace").mkdir()
-        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner:
+        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
+                httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
             wait_status(f"{runner.url}/ready")
             cli = BareCli(runner_type, Path(bare_root))
             kept = None
             try:
                 kept = cli.persistent()
-                runner_turn(runner.url, "warm-up", PROMPT_1)
+                runner_turn(runner.url, "warm-up", PROMPT_1, client)
                 cli.turn(PROMPT_1, None)
                 cli._call(kept.turn(PROMPT_1, new=True))
                 sides: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
@@ -186,9 +190,9 @@ def side_by_side(runner_type: str, runs: int, later: int = 1) -> dict[str, Any]:
 
                 def through_runner() -> None:
                     thread = f"bench-{uuid.uuid4()}"
-                    sides["runner"][0].append(runner_turn(runner.url, thread, PROMPT_1))
+                    sides["runner"][0].append(runner_turn(runner.url, thread, PROMPT_1, client))
                     for _ in range(later):
-                        sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2))
+                        sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2, client))
 
                 def by_hand() -> None:
                     a, b, session = cli.turn(PROMPT_1, None)
