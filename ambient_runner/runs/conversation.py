@@ -44,6 +44,7 @@ class Conversation:
         # Each joined message as the last snapshot validated it, with its JSON size, until it changes (``_touch``): a
         # snapshot validates and measures only what is new or changed, not the whole thread again (500 turns: ~20x).
         self._cache: dict[str, tuple[Any, int]] = {}
+        self._json: dict[str, str] = {}  # message id -> its wire JSON, while its ``_cache`` entry stands
         self._owners: dict[str, str] = {}  # toolCallId -> the id of the message that holds (or will hold) it
 
     # ----- input -------------------------------------------------------------------------------------------
@@ -102,6 +103,26 @@ class Conversation:
             if event.message_id not in self._by_id:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
                               "toolCallId": event.tool_call_id})
+
+    def snapshot_json(self, *, waiting: bool = False) -> str:
+        """``snapshot()``'s wire JSON (what ``event_json`` writes, before redaction), each unchanged message's part
+        written once and kept: a long thread's snapshot is a join, not an encoding of the whole thread each run."""
+        event = self.snapshot(waiting=waiting)
+        messages = event.messages
+        if not _EMPTY.endswith('"messages":[]}'):
+            return _wire(event)
+        parts = []
+        for message, model in zip(self._messages, messages, strict=False):
+            cached = self._cache.get(message["id"])
+            if cached is None or cached[0] is not model:  # not the kept model (a copy cut to fit): not kept
+                parts.append(model.model_dump_json(by_alias=True, exclude_none=True))
+                continue
+            part = self._json.get(message["id"])
+            if part is None:
+                part = self._json[message["id"]] = model.model_dump_json(by_alias=True, exclude_none=True)
+            parts.append(part)
+        parts += [m.model_dump_json(by_alias=True, exclude_none=True) for m in messages[len(self._messages):]]
+        return f"{_EMPTY[:-2]}{','.join(parts)}]}}"
 
     def snapshot(self, *, waiting: bool = False) -> MessagesSnapshotEvent:
         """The whole conversation; ``waiting``: with the sub-agents' calls that wait for their result (a pause).
@@ -165,8 +186,9 @@ class Conversation:
         return dict(call, function=dict(call["function"], arguments=arguments))
 
     def _touch(self, message_id: str) -> None:
-        """``message_id`` changed: the next snapshot validates it again."""
+        """``message_id`` changed: the next snapshot validates (and writes) it again."""
         self._cache.pop(message_id, None)
+        self._json.pop(message_id, None)
 
     def _append(self, message: dict[str, Any]) -> None:
         self._messages.append(message)
@@ -187,6 +209,13 @@ class Conversation:
     def _last_assistant_id(self) -> str | None:
         last = self._messages[-1] if self._messages else None
         return last["id"] if last is not None and last["role"] == "assistant" else None
+
+
+def _wire(event: MessagesSnapshotEvent) -> str:
+    return event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+_EMPTY = _wire(MessagesSnapshotEvent(type=EventType.MESSAGES_SNAPSHOT, messages=[]))
 
 
 def _validated(messages: list[dict[str, Any]]) -> list[Any]:

@@ -120,6 +120,7 @@ def test_a_snapshot_after_every_event_equals_one_built_from_scratch():
     )
 
     from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
+    from ambient_runner.stream.encoding import Redactor, event_json  # noqa: PLC0415
 
     run_input = RunAgentInput(thread_id="t", run_id="r", state={}, tools=[], context=[], forwarded_props={},
                               messages=[UserMessage(id="u1", role="user", content="hello")])
@@ -148,6 +149,8 @@ def test_a_snapshot_after_every_event_equals_one_built_from_scratch():
         for earlier in events[:count]:
             fresh.feed(earlier)
         assert kept.snapshot().model_dump(by_alias=True) == fresh.snapshot().model_dump(by_alias=True), count
+        # its wire JSON, each unchanged message's part kept from the run before: what the encoder writes
+        assert kept.snapshot_json() == event_json(fresh.snapshot(), Redactor()), count
     final = kept.snapshot().model_dump(by_alias=True, exclude_none=True)["messages"]
     assert final[1]["content"] == "Let me look."
     assert final[1]["toolCalls"][0]["function"]["arguments"] == '{"cmd": "ls"}'
