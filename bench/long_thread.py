@@ -112,8 +112,9 @@ def all_events(client: httpx.Client, url: str, thread_id: str) -> list[dict[str,
     out: list[dict[str, Any]] = []
     with client.stream("GET", f"{url}/events/{thread_id}", params={"after": 0}) as response:
         for line in response.iter_lines():
-            if line.startswith("data:"):
-                out.append(json.loads(line[5:]))
+            if line.startswith("data:"):  # a snapshot's messages are not needed (nor kept: they add up)
+                kind = event_type(line)
+                out.append({"type": kind} if kind == "MESSAGES_SNAPSHOT" else json.loads(line[5:]))
     return out
 
 
@@ -128,12 +129,16 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
                "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": str(events_dir)}
         Path(root, "workspace").mkdir()
         rows: list[dict[str, Any]] = []
-        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
-                httpx.Client(timeout=httpx.Timeout(10.0, read=300.0), trust_env=False) as client:
-            wait_status(f"{runner.url}/ready")
-            cli = BareCli(runner_type, Path(bare_root))
-            kept = None
-            try:
+        cli = BareCli(runner_type, Path(bare_root))
+        # The runner's model is the same scripted server as the bare CLI's, in this process, reached as a real
+        # model API (its URL and a key): a scripted server in the runner's process would parse every request (the
+        # whole history) there, which is the test model's cost, not the runner's.
+        env |= {"RUNNER_SCRIPTED_MODEL": "false", **_model_api(runner_type, cli.bridge.scripted_url)}
+        kept = None
+        try:
+            with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
+                    httpx.Client(timeout=httpx.Timeout(10.0, read=300.0), trust_env=False) as client:
+                wait_status(f"{runner.url}/ready")
                 kept = cli.persistent()
                 thread = "long-thread"
                 for turn in range(1, turns + 1):
@@ -148,14 +153,23 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
                             "spool_bytes": spool_bytes(events_dir)}
                     rows.append(row)
                 events = all_events(client, runner.url, thread)
-            finally:
-                if kept is not None:
-                    cli._call(kept.close())
-                cli.close()
+        finally:
+            if kept is not None:
+                cli._call(kept.close())
+            cli.close()
     build = snapshot_build_ms(events)
     for row, ms in zip(rows, build, strict=False):
         row["snapshot_build_ms"] = ms
     return _figures(rows)
+
+
+def _model_api(runner_type: str, url: str) -> dict[str, str]:
+    """The environment that gives the runner ``url`` as its model API, with a key (the scripted server takes any)."""
+    if runner_type == "gemini-cli":
+        return {"GEMINI_API_KEY": "bench-key-not-a-secret", "GOOGLE_GEMINI_BASE_URL": url}
+    if runner_type == "codex-sdk":
+        return {"OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
+    return {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": url}
 
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
