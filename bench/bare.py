@@ -209,3 +209,12 @@ def persistent(cli: Any) -> Any:
         return BareCodex(str(bridge.codex_bin), overrides, env, cwd, bridge.default_model)
     finally:
         bridge.model_proxy = proxy
+
+
+def model_api_env(runner_type: str, url: str) -> dict[str, str]:
+    """The environment that gives the runner ``url`` as its model API, with a key (the scripted server takes any)."""
+    if runner_type == "gemini-cli":
+        return {"GEMINI_API_KEY": "bench-key-not-a-secret", "GOOGLE_GEMINI_BASE_URL": url}
+    if runner_type == "codex-sdk":
+        return {"OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
+    return {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": url}

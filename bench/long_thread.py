@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bare import model_api_env
 from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
 from turns import BareCli
 
@@ -133,7 +134,7 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
         # The runner's model is the same scripted server as the bare CLI's, in this process, reached as a real
         # model API (its URL and a key): a scripted server in the runner's process would parse every request (the
         # whole history) there, which is the test model's cost, not the runner's.
-        env |= {"RUNNER_SCRIPTED_MODEL": "false", **_model_api(runner_type, cli.bridge.scripted_url)}
+        env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, cli.bridge.scripted_url)}
         kept = None
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
@@ -161,15 +162,6 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
     for row, ms in zip(rows, build, strict=False):
         row["snapshot_build_ms"] = ms
     return _figures(rows)
-
-
-def _model_api(runner_type: str, url: str) -> dict[str, str]:
-    """The environment that gives the runner ``url`` as its model API, with a key (the scripted server takes any)."""
-    if runner_type == "gemini-cli":
-        return {"GEMINI_API_KEY": "bench-key-not-a-secret", "GOOGLE_GEMINI_BASE_URL": url}
-    if runner_type == "codex-sdk":
-        return {"OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
-    return {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": url}
 
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:

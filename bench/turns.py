@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from bare import persistent
+from bare import model_api_env, persistent
 from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
@@ -166,21 +166,25 @@ class BareCli:
         return bare_turn(argv, env, cwd, None, lambda r: b'"agent_message"' in r, "thread_id")
 
 
-def side_by_side(runner_type: str, runs: int, later: int = 1) -> dict[str, Any]:
+def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = True) -> dict[str, Any]:
     """Runner, bare headless CLI and bare persistent CLI turns interleaved (the order rotating per repetition), so
     all see the same machine: on a shared VM the noise drifts over a minute by more than the gap being measured.
-    Each repetition is a new thread with one first turn and ``later`` later turns."""
+    Each repetition is a new thread with one first turn and ``later`` later turns. ``model_api``: the runner's
+    model is the bench's scripted server (the one the bare CLIs use), reached as a model API, not a scripted server
+    in the runner's own process (whose work there is the test model's, not the runner's)."""
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
         env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
                "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
         Path(root, "workspace").mkdir()
-        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
-                httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
-            wait_status(f"{runner.url}/ready")
-            cli = BareCli(runner_type, Path(bare_root))
-            kept = None
-            try:
+        cli = BareCli(runner_type, Path(bare_root))
+        if model_api:  # the bench's scripted server (the bare CLIs' too) as the runner's model API
+            env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, cli.bridge.scripted_url)}
+        kept = None
+        try:
+            with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
+                    httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+                wait_status(f"{runner.url}/ready")
                 kept = cli.persistent()
                 runner_turn(runner.url, "warm-up", PROMPT_1, client)
                 cli.turn(PROMPT_1, None)
@@ -210,10 +214,10 @@ def side_by_side(runner_type: str, runs: int, later: int = 1) -> dict[str, Any]:
                     for step in steps[rep % 3:] + steps[:rep % 3]:
                         step()
                 memory = tree_rss_kib(runner.proc.pid)  # idle, after the turns: the runner and the CLI it keeps
-            finally:
-                if kept is not None:
-                    cli._call(kept.close())
-                cli.close()
+        finally:
+            if kept is not None:
+                cli._call(kept.close())
+            cli.close()
     out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items()}
     out["overhead_ms"] = _overhead(sides["runner"], sides["persistent"])
     return {**out, "memory_kib": memory}
