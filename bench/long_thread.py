@@ -8,8 +8,8 @@ bytes of the thread's event spool on disk, and the bytes the platform's backend 
 its log (``RUN_*``, ``MESSAGES_SNAPSHOT``, ``STATE_SNAPSHOT``, ``STEP_*``, ``RAW``, ``CUSTOM``, ``META``,
 ``ACTIVITY_SNAPSHOT`` and ``AskUserQuestion`` starts: /work/shared/research/platform-backend-contract.md section 2),
 summed over the runs. Snapshot build time: the thread's events (``GET /events``) fed, run by run, into the runner's
-own ``Conversation``, timing ``snapshot()`` and its encoding at each run's end (the same code on the same events, in
-this process).
+own ``Conversation``, timing its wire JSON (``snapshot_json()``, redacted) at each run's end (the same code on the
+same events, in this process).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def snapshot_build_ms(events: list[dict[str, Any]]) -> list[float]:
     from ag_ui.core import EventType, RunAgentInput, UserMessage  # noqa: PLC0415
 
     from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
-    from ambient_runner.stream.encoding import Redactor, event_json  # noqa: PLC0415
+    from ambient_runner.stream.encoding import Redactor  # noqa: PLC0415
 
     conversation, redactor = Conversation(), Redactor()
     times: list[float] = []
@@ -90,9 +90,9 @@ def snapshot_build_ms(events: list[dict[str, Any]]) -> list[float]:
                                       forwarded_props={}, messages=[UserMessage(id=f"user-{turn}", role="user",
                                                                                 content=prompt(turn))])
             conversation.add_input(run_input)
-        elif kind == "MESSAGES_SNAPSHOT":
+        elif kind == "MESSAGES_SNAPSHOT":  # as the runner writes it (``RunManager._emit_snapshot``)
             started = time.perf_counter()
-            event_json(conversation.snapshot(), redactor)
+            redactor(conversation.snapshot_json())
             times.append((time.perf_counter() - started) * 1000)
         elif kind not in KEPT:
             event = _event(EventType(kind), data)

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-MEMORY_CHARS = 4 * 1024 * 1024
+MEMORY_CHARS = 1024 * 1024
 
 
 class ThreadEventLog:
