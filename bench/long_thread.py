@@ -30,7 +30,7 @@ from turns import BareCli
 KEPT = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "STEP_STARTED",
         "STEP_FINISHED", "RAW", "CUSTOM", "META", "ACTIVITY_SNAPSHOT"}
 TYPE = re.compile(r'\{"type":"([A-Z_]+)"')
-WINDOW = 10  # turns per window when comparing the start of the thread with its end
+WINDOW = 50  # NOTOOL turns per window when comparing the start of the thread with its end (the machine is noisy)
 TOOL_EVERY = 10
 
 

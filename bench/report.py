@@ -117,7 +117,7 @@ def _plot_long_thread(plt: Any, long: dict[str, Any], save: Any) -> None:
         axes[1][0].plot(turns, [row["snapshot_bytes"] / 1024 for row in rows], label=kind)
         axes[1][1].plot(turns, [row["spool_bytes"] / 2**20 for row in rows], label=f"{kind} spool")
         axes[1][1].plot(turns, [row["stored_bytes"] / 2**20 for row in rows], ls="--", label=f"{kind} platform log")
-    for ax, title, unit in ((axes[0][0], "runner minus bare CLI (rolling median of 11)", "ms"),
+    for ax, title, unit in ((axes[0][0], "runner minus bare CLI (rolling median of 11 turns)", "ms"),
                             (axes[0][1], "runner RSS", "MiB"), (axes[1][0], "MESSAGES_SNAPSHOT size", "KiB"),
                             (axes[1][1], "event spool / platform's compacted log", "MiB")):
         ax.set_title(title)
@@ -146,7 +146,7 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
         n, over = res["turns"], res["overhead_ms"]
         ratio = over["ratio"]
         shown = "n/a" if ratio is None else f"{ratio:.2f}"
-        rows.append((f"Long thread {kind}: runner's own cost per turn, last 10 / first 10 turns (of {n})",
+        rows.append((f"Long thread {kind}: runner's own cost per turn, last / first 50 NOTOOL turns (of {n})",
                      f"{shown} ({over['late']:.1f} / {over['early']:.1f} ms; runner "
                      f"{res['runner_done_ms']['late']:.0f} / {res['runner_done_ms']['early']:.0f} ms, bare "
                      f"{res['bare_done_ms']['late']:.0f} / {res['bare_done_ms']['early']:.0f} ms)", "<= 1.25",
