@@ -67,6 +67,13 @@ def runner_turn(client: httpx.Client, url: str, thread_id: str, turn: int) -> di
     return {"done_s": time.monotonic() - started, "snapshot_bytes": snapshot, "kept_bytes": kept}
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far (user + system, /proc/<pid>/stat), in s: its own work, whatever the load."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def spool_bytes(events_dir: Path) -> int:
     return sum(p.stat().st_size for p in events_dir.glob("*") if p.is_file())
 
@@ -151,7 +158,7 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
                         bare = cli._call(kept.turn(prompt(turn), new=turn == 1), timeout=600)
                         row = runner_turn(client, runner.url, thread, turn)
                     row |= {"turn": turn, "bare_done_s": bare[1], "rss_kib": rss_kib(runner.proc.pid)["VmRSS"],
-                            "spool_bytes": spool_bytes(events_dir)}
+                            "spool_bytes": spool_bytes(events_dir), "cpu_s": cpu_seconds(runner.proc.pid)}
                     rows.append(row)
                 events = all_events(client, runner.url, thread)
         finally:
@@ -183,8 +190,17 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         stored += r["kept_bytes"]
         r["stored_bytes"] = stored
+    span = min(WINDOW, max(len(rows) - 2, 1))  # turns 2.. and the last ones, tool turns included (1 in 10 each)
+
+    def cpu_ms(first: int, last: int) -> float:  # the runner's CPU per turn over rows[first..last]
+        return (rows[last]["cpu_s"] - rows[first - 1]["cpu_s"]) * 1000 / (last - first + 1)
+
+    early_cpu = cpu_ms(1, min(span, len(rows) - 1)) if len(rows) > 1 else 0.0
+    late_cpu = cpu_ms(max(len(rows) - span, 1), len(rows) - 1) if len(rows) > 1 else 0.0
     return {
         "turns": len(rows),
+        "cpu_ms_per_turn": {"early": early_cpu, "late": late_cpu,
+                            "ratio": late_cpu / early_cpu if early_cpu > 0 else None},
         "overhead_ms": {"early": early_over, "late": late_over,
                         "ratio": late_over / early_over if early_over > 0 else None},
         "runner_done_ms": {"early": p50(early, lambda r: r["done_s"] * 1000),

@@ -151,6 +151,12 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
                      f"{res['runner_done_ms']['late']:.0f} / {res['runner_done_ms']['early']:.0f} ms, bare "
                      f"{res['bare_done_ms']['late']:.0f} / {res['bare_done_ms']['early']:.0f} ms)", "<= 1.25",
                      None if ratio is None else ratio <= 1.25))
+        cpu = res.get("cpu_ms_per_turn")
+        if cpu:
+            cpu_ratio = "n/a" if cpu["ratio"] is None else f"{cpu['ratio']:.2f}"
+            rows.append((f"Long thread {kind}: runner process CPU per turn, last / first 50 turns (of {n})",
+                         f"{cpu_ratio} ({cpu['late']:.1f} / {cpu['early']:.1f} ms)", "<= 1.25",
+                         None if cpu["ratio"] is None else cpu["ratio"] <= 1.25))
         rss = res["rss_kib"]
         rows.append((f"Long thread {kind}: runner RSS growth after turn 50",
                      f"{rss['growth'] * 100:+.1f}% ({rss['after_50'] / 1024:.1f} -> max {rss['max'] / 1024:.1f} MiB)",
