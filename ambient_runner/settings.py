@@ -61,6 +61,8 @@ class RunnerSettings(BaseSettings):
     runner_shutdown_grace: float = Field(20.0, gt=0, description="s to drain runs on SIGTERM")
     runner_max_line_bytes: int = Field(8 * 1024 * 1024, ge=1024, description="longest CLI output line kept")
     runner_event_memory: int = Field(2048, ge=16, description="events per thread kept in memory for replay")
+    runner_event_spool_bytes: int = Field(
+        64 * 1024 * 1024, ge=0, description="a thread's replay spool starts again at a run's start once it is larger")
     runner_events_dir: Path | None = Field(None, description="where replayable events are spooled")
     runner_scripted_model: bool = Field(False, description="serve the built-in offline scripted model")
     runner_default_model: str | None = Field(None, description="model when a run names none")

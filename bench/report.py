@@ -102,6 +102,8 @@ def plot_all(r: dict[str, Any], plots: Path) -> dict[str, str]:
         ax.legend()
     fig.suptitle("Turn latency: runner vs bare CLI (scripted model)")
     save(fig, "turns")
+    if "long_thread" in r:
+        _plot_long_thread(plt, r["long_thread"], save)
     return files
 
 
@@ -147,6 +149,73 @@ def _ratio_rows(ratios: dict[str, Any]) -> list[tuple[str, str, str, bool | None
         if "instructions_per_line" in acp:
             value += f" ({acp['instructions_per_line']['ours']:,.0f} instructions per line)"
         rows.append(("Adapter Gemini ACP (no reference adapter)", value, "", None))
+    return rows
+
+
+def _plot_long_thread(plt: Any, long: dict[str, Any], save: Any) -> None:
+    """Per turn of each runner's long thread: runner minus bare CLI (a rolling median), RSS, snapshot/spool/stored."""
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    for kind, res in long.items():
+        rows = res["rows"]
+        turns = [row["turn"] for row in rows]
+        later = rows[1:]  # the first turn (a new thread) is apart
+        over = [(row["done_s"] - row["bare_done_s"]) * 1000 for row in later]
+        rolled = [sorted(over[max(0, i - 10):i + 1])[len(over[max(0, i - 10):i + 1]) // 2] for i in range(len(over))]
+        axes[0][0].plot(turns[1:], rolled, label=kind)
+        axes[0][1].plot(turns, [row["rss_kib"] / 1024 for row in rows], label=kind)
+        axes[1][0].plot(turns, [row["snapshot_bytes"] / 1024 for row in rows], label=kind)
+        axes[1][1].plot(turns, [row["spool_bytes"] / 2**20 for row in rows], label=f"{kind} spool")
+        axes[1][1].plot(turns, [row["stored_bytes"] / 2**20 for row in rows], ls="--", label=f"{kind} platform log")
+    for ax, title, unit in ((axes[0][0], "runner minus bare CLI from turn 2 (rolling median of 11)", "ms"),
+                            (axes[0][1], "runner RSS", "MiB"), (axes[1][0], "MESSAGES_SNAPSHOT size", "KiB"),
+                            (axes[1][1], "event spool / platform's compacted log", "MiB")):
+        ax.set_title(title)
+        ax.set_xlabel("turn")
+        ax.set_ylabel(unit)
+        ax.legend(fontsize=7)
+    fig.suptitle("One long thread (a tool call every tenth turn, scripted model)")
+    save(fig, "long_thread")
+
+
+def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """The runner against the bare persistent CLI (bench/turns.py) and the long thread (bench/long_thread.py)."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+    for kind, sides in r.get("turns", {}).items():
+        over = sides.get("overhead_ms")
+        if not over:
+            continue
+        for key, label in (("first_done", "first turn"), ("later_done", "later turn")):
+            run, bare = sides["runner"][f"{key}_s"], sides["persistent"][f"{key}_s"]
+            met = over[key]["p50"] <= 5 if key == "later_done" else None
+            rows.append((f"Turn {kind}: {label}, runner minus bare persistent CLI",
+                         f"p50 {over[key]['p50']:+.1f} ms, p95 {over[key]['p95']:+.1f} ms (runner "
+                         f"{run['p50'] * 1000:.1f} / {run['p95'] * 1000:.1f}, bare {bare['p50'] * 1000:.1f} / "
+                         f"{bare['p95'] * 1000:.1f} ms, n={run['n']})", "<= 5 ms p50" if met is not None else "", met))
+    for kind, res in r.get("long_thread", {}).items():
+        n, over = res["turns"], res["overhead_ms"]
+        ratio = over["ratio"]
+        shown = "n/a" if ratio is None else f"{ratio:.2f}"
+        rows.append((f"Long thread {kind}: runner's own cost per turn, last / first 50 NOTOOL turns (of {n})",
+                     f"{shown} ({over['late']:.1f} / {over['early']:.1f} ms; runner "
+                     f"{res['runner_done_ms']['late']:.0f} / {res['runner_done_ms']['early']:.0f} ms, bare "
+                     f"{res['bare_done_ms']['late']:.0f} / {res['bare_done_ms']['early']:.0f} ms)", "<= 1.25",
+                     None if ratio is None else ratio <= 1.25))
+        cpu = res.get("cpu_ms_per_turn")
+        if cpu:
+            cpu_ratio = "n/a" if cpu["ratio"] is None else f"{cpu['ratio']:.2f}"
+            rows.append((f"Long thread {kind}: runner process CPU per turn, last / first 50 turns (of {n})",
+                         f"{cpu_ratio} ({cpu['late']:.1f} / {cpu['early']:.1f} ms)", "<= 1.25",
+                         None if cpu["ratio"] is None else cpu["ratio"] <= 1.25))
+        rss = res["rss_kib"]
+        rows.append((f"Long thread {kind}: runner RSS growth after turn 50",
+                     f"{rss['growth'] * 100:+.1f}% ({rss['after_50'] / 1024:.1f} -> max {rss['max'] / 1024:.1f} MiB)",
+                     "<= 10%", rss["growth"] <= 0.10))
+        snap = res["snapshot"]
+        rows.append((f"Long thread {kind}: MESSAGES_SNAPSHOT at turn {n}",
+                     f"{snap['last_bytes'] / 1024:.0f} KiB, built in {snap['build_ms_late']:.2f} ms "
+                     f"(first turns {snap['build_ms_early']:.2f} ms)", "", None))
+        rows.append((f"Long thread {kind}: event spool / platform's compacted log after {n} turns",
+                     f"{res['spool_bytes'] / 2**20:.1f} MiB / {res['stored_bytes'] / 2**20:.1f} MiB", "", None))
     return rows
 
 
@@ -209,6 +278,7 @@ def table(r: dict[str, Any]) -> str:
             rows.append((f"Turn {kind}: {label}", f"runner {ms(run)} ms / bare {ms(bare)} ms",
                          "overhead < 30 ms", over < 30))
             rows[-1] = (*rows[-1][:2], f"overhead {over:+,.0f} ms (< 30)", over < 30)
+    rows += _overhead_rows(r)
     lines = ["| measure | median (IQR) | target | met |", "|---|---|---|---|"]
     for name, value, target, ok in rows:
         lines.append(f"| {name} | {value} | {target} | {'' if ok is None else ('yes' if ok else '**no**')} |")
@@ -232,8 +302,13 @@ def write(results: dict[str, Any], notes: str, docs: Path = DOCS) -> Path:
         notes, "",
         "Raw figures: [benchmarks/results.json](benchmarks/results.json).",
     ]
-    (plots / "results.json").write_text(json.dumps({k: v for k, v in results.items()} | {
-        "relay": {k: v for k, v in results["relay"].items() if k != "relay_samples"}}, indent=1))
+    short = {k: v for k, v in results.items()} | {
+        "relay": {k: v for k, v in results["relay"].items() if k != "relay_samples"}}
+    if "long_thread" in results:  # its per-turn rows apart (they are long)
+        short["long_thread"] = {kind: {k: v for k, v in res.items() if k != "rows"}
+                                for kind, res in results["long_thread"].items()}
+        (plots / "long_thread.json").write_text(json.dumps(results["long_thread"]))
+    (plots / "results.json").write_text(json.dumps(short, indent=1))
     out = docs / "benchmarks.md"
     out.write_text("\n".join(body) + "\n")
     return out

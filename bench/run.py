@@ -30,6 +30,7 @@ def main() -> None:
 
     import adapter_ratios  # noqa: PLC0415
     import adapters  # noqa: PLC0415
+    import long_thread  # noqa: PLC0415
     import model_proxy  # noqa: PLC0415
     import relay  # noqa: PLC0415
     import report  # noqa: PLC0415
@@ -61,7 +62,9 @@ def main() -> None:
     print("bench: tracing on and off (OTLP to a backend on loopback)", flush=True)
     results["tracing"] = measured(tracing, runs=reps, events=20_000 if args.quick else 100_000)
     print("bench: turn latency (real CLIs, scripted model)", flush=True)
-    results["turns"] = measured(turns, runs=reps)
+    results["turns"] = measured(turns, runs=reps, later=5)
+    print("bench: a long thread per runner (runner beside the bare persistent CLI, turn by turn)", flush=True)
+    results["long_thread"] = measured(long_thread, turns=50 if args.quick else 500)
     notes_file = Path(__file__).resolve().parent / "NOTES.md"
     notes = notes_file.read_text() if notes_file.exists() else ""
     out = report.write(results, notes, args.out or report.DOCS)

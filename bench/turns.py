@@ -1,8 +1,9 @@
 """Turn latency per runner with its real CLI on the scripted model, next to the bare CLI run by hand.
 
-Runner: ``python main.py`` (RUNNER_TYPE=each, RUNNER_SCRIPTED_MODEL=true); POST /run -> first TEXT_MESSAGE_CONTENT
-and -> terminal event, for the first turn of a new thread and a second turn on the same thread; then the RSS of
-the runner and of the CLI processes it keeps (Gemini's live ``gemini --acp``, Codex's app-server, Claude's CLI).
+Runner: ``python main.py`` (RUNNER_TYPE=each, RUNNER_SCRIPTED_MODEL=true); POST /run (one kept-alive connection)
+-> first TEXT_MESSAGE_CONTENT and -> terminal event, for the first turn of a new thread and later turns on the same
+thread; then the RSS of the runner and of the CLI processes it keeps (Gemini's live ``gemini --acp``, Codex's
+app-server, Claude's CLI).
 Bare: the same CLI binary with the same home/config/env the bridge prepares (``bridge.startup()`` in this
 process starts the same scripted server), on the same prompt, spawn -> first text line and -> process exit:
   gemini-cli: ``gemini --prompt= --model M --output-format stream-json --approval-mode yolo`` (prompt on stdin),
@@ -11,6 +12,10 @@ process starts the same scripted server), on the same prompt, spawn -> first tex
               --permission-mode bypassPermissions``, later turn ``--resume <session_id>``;
   codex-sdk:  ``codex exec --json --skip-git-repo-check PROMPT``, later turn ``codex exec ... resume <thread_id>``
               (the bridge drives ``codex app-server`` through the SDK; ``exec`` is the bare headless path).
+Persistent (``persistent``): the bare CLI kept across turns as the runner keeps it, driven directly (``bench/bare.py``:
+a minimal ACP client on ``gemini --acp``, the Codex app-server through its SDK, ``ClaudeSDKClient``), prompt sent ->
+first text and -> end of the turn; ``overhead_ms`` is runner minus persistent (p50 and p95 of each, and of the
+per-repetition differences): the runner's own cost per turn (HTTP, guard, event log, snapshot, model proxy, tracing).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bare import model_api_env, persistent
 from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
@@ -38,10 +44,12 @@ PROMPT_2 = "NOTOOL and once more"
 
 
 # ----- through the runner ------------------------------------------------------------------------------------
-def runner_turn(url: str, thread_id: str, prompt: str) -> tuple[float, float]:
+def runner_turn(url: str, thread_id: str, prompt: str, client: httpx.Client | None = None) -> tuple[float, float]:
+    """``client``: a kept-alive connection (as a platform's backend keeps one), else a new one for this turn."""
     body = {"threadId": thread_id, "messages": [{"role": "user", "content": prompt}]}
     first = None
-    with httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+    with contextlib.nullcontext(client) if client is not None else \
+            httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
         started = time.monotonic()
         with client.stream("POST", f"{url}/run", json=body) as response:
             assert response.status_code == 200, response.read()
@@ -112,8 +120,14 @@ class BareCli:
         self.thread.start()
         self._call(self.bridge.startup())
 
-    def _call(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=120)
+    def _call(self, coroutine: Any, timeout: float = 120) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=timeout)
+
+    def persistent(self) -> Any:
+        """The bare persistent CLI (``bench/bare.py``), started, in this object's loop; ``call(coro)`` runs there."""
+        kept = persistent(self)
+        self._call(kept.start())
+        return kept
 
     def close(self) -> None:
         try:
@@ -152,27 +166,37 @@ class BareCli:
         return bare_turn(argv, env, cwd, None, lambda r: b'"agent_message"' in r, "thread_id")
 
 
-def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
-    """Runner and bare CLI turns interleaved (the order alternating per repetition), so both see the same machine:
-    on a shared VM the noise drifts over a minute by more than the gap being measured."""
+def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = True) -> dict[str, Any]:
+    """Runner, bare headless CLI and bare persistent CLI turns interleaved (the order rotating per repetition), so
+    all see the same machine: on a shared VM the noise drifts over a minute by more than the gap being measured.
+    Each repetition is a new thread with one first turn and ``later`` later turns. ``model_api``: the runner's
+    model is the bench's scripted server (the one the bare CLIs use), reached as a model API, not a scripted server
+    in the runner's own process (whose work there is the test model's, not the runner's)."""
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
         env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
                "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
         Path(root, "workspace").mkdir()
-        with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner:
-            wait_status(f"{runner.url}/ready")
-            cli = BareCli(runner_type, Path(bare_root))
-            try:
-                runner_turn(runner.url, "warm-up", PROMPT_1)
+        cli = BareCli(runner_type, Path(bare_root))
+        if model_api:  # the bench's scripted server (the bare CLIs' too) as the runner's model API
+            env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, cli.bridge.scripted_url)}
+        kept = None
+        try:
+            with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
+                    httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+                wait_status(f"{runner.url}/ready")
+                kept = cli.persistent()
+                runner_turn(runner.url, "warm-up", PROMPT_1, client)
                 cli.turn(PROMPT_1, None)
+                cli._call(kept.turn(PROMPT_1, new=True))
                 sides: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
-                    "runner": ([], []), "bare": ([], [])}
+                    "runner": ([], []), "bare": ([], []), "persistent": ([], [])}
 
                 def through_runner() -> None:
                     thread = f"bench-{uuid.uuid4()}"
-                    sides["runner"][0].append(runner_turn(runner.url, thread, PROMPT_1))
-                    sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2))
+                    sides["runner"][0].append(runner_turn(runner.url, thread, PROMPT_1, client))
+                    for _ in range(later):
+                        sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2, client))
 
                 def by_hand() -> None:
                     a, b, session = cli.turn(PROMPT_1, None)
@@ -180,13 +204,43 @@ def side_by_side(runner_type: str, runs: int) -> dict[str, Any]:
                     c, d, _ = cli.turn(PROMPT_2, session)
                     sides["bare"][1].append((c, d))
 
+                def kept_by_hand() -> None:
+                    sides["persistent"][0].append(cli._call(kept.turn(PROMPT_1, new=True)))
+                    for _ in range(later):
+                        sides["persistent"][1].append(cli._call(kept.turn(PROMPT_2)))
+
+                steps = [through_runner, kept_by_hand, by_hand]
                 for rep in range(runs):
-                    for step in ((through_runner, by_hand) if rep % 2 == 0 else (by_hand, through_runner)):
+                    for step in steps[rep % 3:] + steps[:rep % 3]:
                         step()
                 memory = tree_rss_kib(runner.proc.pid)  # idle, after the turns: the runner and the CLI it keeps
-            finally:
-                cli.close()
-    return {**{side: _pack(first, later) for side, (first, later) in sides.items()}, "memory_kib": memory}
+        finally:
+            if kept is not None:
+                cli._call(kept.close())
+            cli.close()
+    out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items()}
+    out["overhead_ms"] = _overhead(sides["runner"], sides["persistent"])
+    return {**out, "memory_kib": memory}
+
+
+def _overhead(runner: tuple[list[tuple[float, float]], list[tuple[float, float]]],
+              bare: tuple[list[tuple[float, float]], list[tuple[float, float]]]) -> dict[str, Any]:
+    """Runner minus bare persistent CLI, in ms: the difference of the p50s and of the p95s, and the p50 of the
+    differences of turns paired in the order they ran (same repetition, same place in the thread)."""
+    out: dict[str, Any] = {}
+    for index, turn in ((0, "first"), (1, "later")):
+        for pos, what in ((0, "text"), (1, "done")):
+            ours = [t[pos] * 1000 for t in runner[index]]
+            theirs = [t[pos] * 1000 for t in bare[index]]
+            a, b = summary(ours), summary(theirs)
+            out[f"{turn}_{what}"] = {"p50": a["p50"] - b["p50"], "p95": _p95(ours) - _p95(theirs),
+                                     "paired_p50": summary([x - y for x, y in zip(ours, theirs, strict=False)])["p50"]}
+    return out
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def tree_rss_kib(pid: int) -> dict[str, int]:
@@ -201,16 +255,20 @@ def tree_rss_kib(pid: int) -> dict[str, int]:
 
 
 def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) -> dict[str, Any]:
-    return {"first_text_s": summary([a for a, _ in first]), "first_done_s": summary([b for _, b in first]),
-            "later_text_s": summary([a for a, _ in later]), "later_done_s": summary([b for _, b in later])}
+    def stats(values: list[float]) -> dict[str, Any]:
+        return summary(values) | {"p95": _p95(values)}
+
+    return {"first_text_s": stats([a for a, _ in first]), "first_done_s": stats([b for _, b in first]),
+            "later_text_s": stats([a for a, _ in later]), "later_done_s": stats([b for _, b in later])}
 
 
 # The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
 SMOKE = {"runs": 1}
 
 
-def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude")) -> dict[str, Any]:
-    return {t: side_by_side(t, runs) for t in runner_types}
+def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude"),
+            later: int = 1) -> dict[str, Any]:
+    return {t: side_by_side(t, runs, later) for t in runner_types}
 
 
 if __name__ == "__main__":
@@ -220,6 +278,7 @@ if __name__ == "__main__":
 
     isolate_or_die()
     kinds = tuple(a for a in sys.argv[1:] if not a.startswith("--")) or ("gemini-cli", "codex-sdk", "claude")
-    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(2, kinds)
-    print(json.dumps({t: {side: {k: round(v["p50"], 3) for k, v in d.items()} if side != "memory_kib" else d
+    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(4, kinds, later=5)
+    print(json.dumps({t: {side: {k: round(v["p50"], 4) for k, v in d.items()} if side not in ("memory_kib",
+                                                                                             "overhead_ms") else d
                           for side, d in r.items()} for t, r in out.items()}, indent=1))

@@ -135,7 +135,7 @@ def router(*, open_route: bool = False) -> APIRouter:
 
 # ----- the runner's objects, typed ------------------------------------------------------------------------------
 def _state(name: str) -> Callable[[Request], Any]:
-    def get(request: Request) -> Any:
+    async def get(request: Request) -> Any:  # async: FastAPI would run a plain function in its thread pool
         return getattr(request.app.state, name)
     get.__name__ = f"the_{name}"
     return get

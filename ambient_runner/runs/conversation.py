@@ -56,6 +56,11 @@ class Conversation:
         # A sub-agent's calls that have no result yet: shown (marked with their subagentRunId) only in the snapshots
         # around a pause, so a client joining a resumed run knows the call whose result follows.
         self._subagent_calls: dict[str, tuple[dict[str, Any], str]] = {}  # toolCallId -> (call, subagentRunId)
+        # Each joined message as the last snapshot validated it, with its JSON size, until it changes (``_touch``): a
+        # snapshot validates and measures only what is new or changed, not the whole thread again (500 turns: ~20x).
+        self._cache: dict[str, tuple[Any, int]] = {}
+        self._json: dict[str, str] = {}  # message id -> its wire JSON, while its ``_cache`` entry stands
+        self._owners: dict[str, str] = {}  # toolCallId -> the id of the message that holds (or will hold) it
 
     # ----- input -------------------------------------------------------------------------------------------
     def add_input(self, run_input: RunAgentInput, skip: Collection[str] = ()) -> None:
@@ -68,6 +73,7 @@ class Conversation:
             self._append(data)
             for call in data.get("toolCalls") or ():
                 self._calls[call["id"]] = call
+                self._owners[call["id"]] = data["id"]
 
     def message_ids(self) -> set[str]:
         return set(self._by_id)
@@ -85,6 +91,7 @@ class Conversation:
                 self._open(event.message_id,
                            "assistant" if isinstance(event, TextMessageContentEvent) else "reasoning")
             self._text.setdefault(event.message_id, []).append(event.delta)
+            self._touch(event.message_id)
         elif isinstance(event, ReasoningMessageStartEvent):
             self._open(event.message_id, "reasoning")
         elif isinstance(event, TextMessageEndEvent | ReasoningMessageEndEvent):
@@ -95,15 +102,17 @@ class Conversation:
             self._open(owner_id, "assistant")
             self._calls[event.tool_call_id] = {"id": event.tool_call_id, "type": "function",
                                                "function": {"name": event.tool_call_name, "arguments": ""}}
-            self._holders[event.tool_call_id] = owner_id
+            self._holders[event.tool_call_id] = self._owners[event.tool_call_id] = owner_id
         elif isinstance(event, ToolCallArgsEvent):
             if event.tool_call_id in self._calls:
                 self._args.setdefault(event.tool_call_id, []).append(event.delta)
+                self._touch(self._owners.get(event.tool_call_id, ""))
         elif isinstance(event, ToolCallEndEvent):  # held from its end on, as the page holds it
             holder = self._holders.pop(event.tool_call_id, None)
             owner = self._by_id.get(holder or "") or self._opening.get(holder or "")
             if owner is not None:
                 owner.setdefault("toolCalls", []).append(self._calls[event.tool_call_id])
+                self._touch(owner["id"])
                 if holder in self._opening and owner["role"] == "assistant":
                     self._join(holder)
         elif isinstance(event, ToolCallResultEvent):
@@ -111,20 +120,55 @@ class Conversation:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
                               "toolCallId": event.tool_call_id})
 
+    def snapshot_json(self, *, waiting: bool = False) -> str:
+        """``snapshot()``'s wire JSON (what ``event_json`` writes, before redaction), each unchanged message's part
+        written once and kept: a long thread's snapshot is a join, not an encoding of the whole thread each run."""
+        event = self.snapshot(waiting=waiting)
+        messages = event.messages
+        if not _EMPTY.endswith('"messages":[]}'):
+            return _wire(event)
+        parts = []
+        for message, model in zip(self._messages, messages, strict=False):
+            cached = self._cache.get(message["id"])
+            if cached is None or cached[0] is not model:  # not the kept model (a copy cut to fit): not kept
+                parts.append(model.model_dump_json(by_alias=True, exclude_none=True))
+                continue
+            part = self._json.get(message["id"])
+            if part is None:
+                part = self._json[message["id"]] = model.model_dump_json(by_alias=True, exclude_none=True)
+            parts.append(part)
+        parts += [m.model_dump_json(by_alias=True, exclude_none=True) for m in messages[len(self._messages):]]
+        return f"{_EMPTY[:-2]}{','.join(parts)}]}}"
+
     def snapshot(self, *, waiting: bool = False) -> MessagesSnapshotEvent:
         """The whole conversation; ``waiting``: with the sub-agents' calls that wait for their result (a pause).
         Without it, those calls are forgotten (the run that made them is over)."""
-        messages = [self._settled(m) for m in self._messages]
         # What a run's end commits on the page without an end event: text and reasoning with content so far.
-        messages += [self._settled(m) for m in self._opening.values() if self._text.get(m["id"])]
+        extra = [self._settled(m) for m in self._opening.values() if self._text.get(m["id"])]
         if waiting:
-            messages += [{"id": f"{call['id']}-call", "role": "assistant", "subagentRunId": run,
-                          "toolCalls": [self._settled_call(call)]}
-                         for call, run in self._subagent_calls.values()]
+            extra += [{"id": f"{call['id']}-call", "role": "assistant", "subagentRunId": run,
+                       "toolCalls": [self._settled_call(call)]}
+                      for call, run in self._subagent_calls.values()]
         else:
             self._subagent_calls.clear()
-        return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
-                                                     "messages": _bounded(messages)})
+        fresh = [m for m in self._messages if m["id"] not in self._cache]
+        settled = [self._settled(m) for m in fresh]
+        if settled or extra:
+            models = _validated([*settled, *extra])
+            for message, settled_copy, model in zip(fresh, settled, models, strict=False):
+                self._cache[message["id"]] = (model, _size(settled_copy))
+            extra_models = models[len(settled):]
+        else:
+            extra_models = []
+        sizes = sum(self._cache[m["id"]][1] for m in self._messages) + sum(_size(m) for m in extra)
+        count = len(self._messages) + len(extra)
+        if sizes + 2 * max(count - 1, 0) + 2 > SNAPSHOT_LIMIT:  # json.dumps' size of the list: too big, cut copies
+            messages = [*(self._settled(m) for m in self._messages), *extra]
+            return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
+                                                         "messages": _bounded(messages)})
+        return MessagesSnapshotEvent.model_construct(  # every message validated above (now or when it last changed)
+            type=EventType.MESSAGES_SNAPSHOT, messages=[*(self._cache[m["id"]][0] for m in self._messages),
+                                                        *extra_models])
 
     def _feed_subagent(self, event: BaseEvent, run: str) -> None:
         if isinstance(event, ToolCallStartEvent):
@@ -156,6 +200,11 @@ class Conversation:
         arguments = call["function"]["arguments"] + "".join(pieces or ())
         return dict(call, function=dict(call["function"], arguments=arguments))
 
+    def _touch(self, message_id: str) -> None:
+        """``message_id`` changed: the next snapshot validates (and writes) it again."""
+        self._cache.pop(message_id, None)
+        self._json.pop(message_id, None)
+
     def _append(self, message: dict[str, Any]) -> None:
         self._messages.append(message)
         self._by_id[message["id"]] = message
@@ -175,6 +224,22 @@ class Conversation:
     def _last_assistant_id(self) -> str | None:
         last = self._messages[-1] if self._messages else None
         return last["id"] if last is not None and last["role"] == "assistant" else None
+
+
+def _wire(event: MessagesSnapshotEvent) -> str:
+    return event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+_EMPTY = _wire(MessagesSnapshotEvent(type=EventType.MESSAGES_SNAPSHOT, messages=[]))
+
+
+def _validated(messages: list[dict[str, Any]]) -> list[Any]:
+    """The ag-ui message models of ``messages`` (validated as a snapshot validates them)."""
+    return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT, "messages": messages}).messages
+
+
+def _size(message: dict[str, Any]) -> int:
+    return len(json.dumps(message, ensure_ascii=False).encode())
 
 
 def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

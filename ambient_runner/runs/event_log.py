@@ -1,10 +1,17 @@
 """The per-thread event log behind the SSE ids and ``GET /events/{threadId}``.
 
 Every event of a thread gets the next sequence number (1, 2, ...; across runs). The newest ``memory`` events
-are kept in memory; every event is also appended to a spool file, so a client that reconnects after a long
-absence still gets everything it missed, in order, exactly once, while memory stays bounded (the spool keeps
-one 8-byte offset per event). Followers wait on a change signal and read at their own pace: a slow client
-never slows the run, and a run never waits for a client.
+(at most ``MEMORY_CHARS`` characters of them: a long thread's snapshots are big) are kept in memory; every event
+is also appended to a spool file, so a client that reconnects after a long absence still gets everything it
+missed, in order, exactly once, while memory stays bounded (the spool keeps one 8-byte offset per event).
+Followers wait on a change signal and read at their own pace: a slow client never slows the run, and a run never
+waits for a client.
+
+The spool is bounded (``spool_limit`` bytes): every run ends with a snapshot of the whole thread, so a long thread's
+spool would grow with the square of its runs. When a run starts and the spool holds more than the limit, the spool
+starts again empty: the events before that run (all but the newest ``memory`` ones) are no longer replayed, and a
+client asking for them gets the events from the oldest one kept on (in order, exactly once; the next snapshot holds
+the whole conversation again). The platform's backend keeps a thread's history the same way, by its snapshots.
 """
 
 from __future__ import annotations
@@ -16,11 +23,15 @@ from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+MEMORY_CHARS = 1024 * 1024
+
 
 class ThreadEventLog:
-    def __init__(self, thread_id: str, spool_dir: Path, memory: int) -> None:
+    def __init__(self, thread_id: str, spool_dir: Path, memory: int, spool_limit: int | None = None) -> None:
         self.thread_id = thread_id
-        self._recent: deque[tuple[int, str]] = deque(maxlen=memory)
+        self._recent: deque[tuple[int, str]] = deque()
+        self._memory = memory
+        self._recent_chars = 0
         self._terminal_seqs: set[int] = set()
         self.last_seq = 0
         self.live = False  # a run is in progress and has not written its terminal event yet
@@ -30,11 +41,25 @@ class ThreadEventLog:
         self._spool_path = spool_dir / f"{name}.jsonl"
         self._spool = open(self._spool_path, "w+b")  # noqa: SIM115 - lives as long as the log
         self._offsets = array("q")
+        self._first_spooled = 1  # the seq of the spool's first event
+        self._spool_limit = spool_limit
         self._dirty = False
 
     # ----- writing ---------------------------------------------------------------------------------------
     def begin_run(self) -> None:
         self.live = True
+        if self._spool_limit is not None and self._spool.tell() > self._spool_limit:
+            self._restart_spool()
+
+    def _restart_spool(self) -> None:
+        """Drop the spooled events (the newest ``memory`` ones stay in memory); the spool goes on from here."""
+        self._spool.close()
+        self._spool = open(self._spool_path, "w+b")  # noqa: SIM115 - lives as long as the log
+        self._offsets = array("q")
+        self._first_spooled = self.last_seq + 1
+        self._dirty = False
+        oldest = self._recent[0][0] if self._recent else self._first_spooled
+        self._terminal_seqs = {seq for seq in self._terminal_seqs if seq >= oldest}
 
     def append(self, data: str, *, terminal: bool = False) -> int:
         self.last_seq += 1
@@ -43,6 +68,9 @@ class ThreadEventLog:
         self._spool.write(data.encode("utf-8", "surrogatepass") + b"\n")
         self._dirty = True
         self._recent.append((seq, data))
+        self._recent_chars += len(data)
+        while len(self._recent) > self._memory or (self._recent_chars > MEMORY_CHARS and len(self._recent) > 1):
+            self._recent_chars -= len(self._recent.popleft()[1])
         if terminal:
             self._terminal_seqs.add(seq)
             self.live = False
@@ -63,7 +91,7 @@ class ThreadEventLog:
         if after >= self.last_seq:
             return []
         first_recent = self._recent[0][0] if self._recent else self.last_seq + 1
-        start = max(after + 1, 1)
+        start = max(after + 1, min(self._first_spooled, first_recent))  # the oldest event still kept
         if start >= first_recent:
             index = start - first_recent
             return [self._recent[i] for i in range(index, min(index + limit, len(self._recent)))]
@@ -75,7 +103,7 @@ class ThreadEventLog:
             self._dirty = False
         out: list[tuple[int, str]] = []
         with open(self._spool_path, "rb") as spool:
-            spool.seek(self._offsets[first - 1])
+            spool.seek(self._offsets[first - self._first_spooled])
             for seq in range(first, last + 1):
                 out.append((seq, spool.readline()[:-1].decode("utf-8", "surrogatepass")))
         return out

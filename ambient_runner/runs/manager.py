@@ -183,7 +183,8 @@ class RunManager:
     def _thread_state(self, thread_id: str) -> ThreadState:
         state = self.threads.get(thread_id)
         if state is None:
-            state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory))
+            state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory,
+                                               self.settings.runner_event_spool_bytes))
             self.threads[thread_id] = state
         return state
 
@@ -236,7 +237,7 @@ class RunManager:
             self._emit(state.log, event)
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, guard=guard)
         if resumed:  # a client joining here learns the paused tool call before its result
-            self._emit(state.log, state.conversation.snapshot(waiting=True))
+            self._emit_snapshot(state, waiting=True)
         card, state.card = state.card, None
         if card is not None and not card.own:  # the CLI's own card gets its result from the CLI
             closed = card.result(answers.given if answers else {},
@@ -366,12 +367,17 @@ class RunManager:
         self.metrics.events.inc()
         return event_log.append(event_json(event, self.redactor), terminal=terminal)
 
+    def _emit_snapshot(self, state: ThreadState, *, waiting: bool) -> int:
+        """The thread's ``MESSAGES_SNAPSHOT`` (its wire JSON kept per message by the conversation), redacted."""
+        self.metrics.events.inc()
+        return state.log.append(self.redactor(state.conversation.snapshot_json(waiting=waiting)))
+
     def _emit_run_event(self, state: ThreadState, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
         """Append one of ``run``'s events; its terminal event ends the run for the thread (the one place)."""
         if isinstance(event, RunErrorEvent):
             event = self._name_unreachable_upstream(run, event)
         if event.type in TERMINAL_TYPES:  # the whole conversation first: it is what outlives the run
-            self._emit(state.log, state.conversation.snapshot(waiting=guard.outcome == "interrupt"))
+            self._emit_snapshot(state, waiting=guard.outcome == "interrupt")
         else:
             state.conversation.feed(event)
         for observer in self.observers:

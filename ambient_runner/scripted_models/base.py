@@ -32,6 +32,7 @@ Script, decided from the latest user turn of each request (``decide``):
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import threading
@@ -100,6 +101,10 @@ class ScriptedModelServer:
         self.slow_delay = 1.0
         self.chunk_delay = 0.0
         self.requests: list[LoggedRequest] = []
+        # The newest requests kept (SCRIPTED_MODEL_KEEP_REQUESTS; unset: all, as the tests read them): a long thread
+        # sends its whole history with every request, so keeping them all grows with the square of its turns.
+        keep = os.environ.get("SCRIPTED_MODEL_KEEP_REQUESTS", "").strip()
+        self.keep_requests = int(keep) if keep.isdigit() else None
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
@@ -175,6 +180,8 @@ class ScriptedModelServer:
     def log(self, request: LoggedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+            if self.keep_requests is not None and len(self.requests) > self.keep_requests:
+                del self.requests[:len(self.requests) - self.keep_requests]
 
     def bodies(self) -> list[Any]:
         with self._lock:

@@ -33,6 +33,7 @@ FIGURES: dict[str, set[str]] = {
     "startup.py": set(RUNNERS),
     "tracing.py": {"throughput", "first_text_s", "spans_exported"},
     "turns.py": set(RUNNERS),
+    "long_thread.py": set(RUNNERS),
 }
 # The reference runner's folder (bench/adapter_ratios.py), when this machine has it: its part then runs too.
 REFERENCE = os.environ.get("AMBIENT_REFERENCE_RUNNER") or None
@@ -47,14 +48,17 @@ def run_script(*argv: str, timeout: float = 600) -> str:
     return done.stdout
 
 
+SIGNED = {"overhead_ms"}  # differences (runner minus bare CLI): any sign
+
+
 def numbers(value: Any) -> list[float]:
-    """Every number in a JSON value."""
+    """Every number in a JSON value (but differences)."""
     if isinstance(value, bool):
         return []
     if isinstance(value, int | float):
         return [float(value)]
     if isinstance(value, dict):
-        return [n for v in value.values() for n in numbers(v)]
+        return [n for k, v in value.items() if k not in SIGNED for n in numbers(v)]
     if isinstance(value, list):
         return [n for v in value for n in numbers(v)]
     return []
@@ -71,11 +75,18 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
     assert set(figures) >= FIGURES[script], figures
     measured = numbers(figures)
     assert measured and all(math.isfinite(n) and n >= 0 for n in measured), figures
-    if script == "turns.py":  # a time for each side of each runner, the runner's and the bare CLI's
+    if script == "turns.py":  # a time for each side of each runner: the runner's, the bare CLI's, kept or not
         for runner in RUNNERS:
-            for side in ("runner", "bare"):
+            for side in ("runner", "bare", "persistent"):
                 assert set(figures[runner][side]) == {"first_text_s", "first_done_s", "later_text_s", "later_done_s"}
                 assert all(0 < t < 120 for t in figures[runner][side].values()), figures[runner]
+            assert all(math.isfinite(n) for o in figures[runner]["overhead_ms"].values() for n in o.values())
+    if script == "long_thread.py":  # each turn measured on both sides; what the thread left on disk and in the log
+        for runner in RUNNERS:
+            thread = figures[runner]
+            assert thread["turns"] == 3 and thread["runner_done_ms"]["late"] > 0 and thread["bare_done_ms"]["late"] > 0
+            # (the spool is written through a buffer: a 3-turn thread may not have reached the disk yet)
+            assert thread["snapshot"]["last_bytes"] > 0 and thread["stored_bytes"] > thread["snapshot"]["last_bytes"]
     if script == "tracing.py":
         assert figures["spans_exported"] > 0
     if script == "adapter_ratios.py":  # the reference's side runs whenever the reference is there
@@ -95,4 +106,5 @@ def test_make_bench_writes_its_page(tmp_path: Path) -> None:
     page = (tmp_path / "benchmarks.md").read_text()
     assert page.startswith("# Benchmarks") and "| measure |" in page  # the table of figures
     results = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
-    assert {"adapters", "adapter_ratios", "relay", "model_proxy", "startup", "tracing", "turns"} <= set(results)
+    assert {"adapters", "adapter_ratios", "relay", "model_proxy", "startup", "tracing", "turns",
+            "long_thread"} <= set(results)

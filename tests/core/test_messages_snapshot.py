@@ -101,3 +101,57 @@ async def test_a_huge_image_is_left_out_of_the_snapshot_as_a_note_never_dropped(
     assert user["content"][1] == {"type": "text", "text": f"[image/png image of {len(image)} bytes left out of "
                                                           "this snapshot; it was sent with its run]"}
     assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant"]
+
+
+def test_a_snapshot_after_every_event_equals_one_built_from_scratch():
+    """The conversation keeps each message as its last snapshot validated it, until the message changes: a snapshot
+    taken after any event must equal the one a new conversation builds from the same input and events (a message that
+    changes after a snapshot, by later text, a call it holds, or that call's arguments, is never shown stale)."""
+    from ag_ui.core import (  # noqa: PLC0415
+        RunAgentInput,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        TextMessageStartEvent,
+        ToolCallArgsEvent,
+        ToolCallEndEvent,
+        ToolCallResultEvent,
+        ToolCallStartEvent,
+        UserMessage,
+    )
+
+    from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
+    from ambient_runner.stream.encoding import Redactor, event_json  # noqa: PLC0415
+
+    run_input = RunAgentInput(thread_id="t", run_id="r", state={}, tools=[], context=[], forwarded_props={},
+                              messages=[UserMessage(id="u1", role="user", content="hello")])
+    events = [
+        TextMessageStartEvent(message_id="a1", role="assistant"),
+        TextMessageContentEvent(message_id="a1", delta="Let me "),
+        TextMessageEndEvent(message_id="a1"),
+        TextMessageContentEvent(message_id="a1", delta="look."),  # more text for a message already joined
+        ToolCallStartEvent(tool_call_id="c1", tool_call_name="shell", parent_message_id="a1"),
+        ToolCallArgsEvent(tool_call_id="c1", delta='{"cmd": '),
+        ToolCallEndEvent(tool_call_id="c1"),
+        ToolCallArgsEvent(tool_call_id="c1", delta='"ls"}'),  # arguments after the call's end
+        ToolCallResultEvent(message_id="r1", tool_call_id="c1", content="README.md"),
+        ToolCallStartEvent(tool_call_id="c2", tool_call_name="shell", parent_message_id="a1"),
+        ToolCallArgsEvent(tool_call_id="c2", delta="{}"),
+        ToolCallEndEvent(tool_call_id="c2"),
+        TextMessageStartEvent(message_id="a2", role="assistant"),
+        TextMessageContentEvent(message_id="a2", delta="Done."),
+    ]
+    kept = Conversation()
+    kept.add_input(run_input)
+    for count, event in enumerate(events, 1):
+        kept.feed(event)
+        fresh = Conversation()
+        fresh.add_input(run_input)
+        for earlier in events[:count]:
+            fresh.feed(earlier)
+        assert kept.snapshot().model_dump(by_alias=True) == fresh.snapshot().model_dump(by_alias=True), count
+        # its wire JSON, each unchanged message's part kept from the run before: what the encoder writes
+        assert kept.snapshot_json() == event_json(fresh.snapshot(), Redactor()), count
+    final = kept.snapshot().model_dump(by_alias=True, exclude_none=True)["messages"]
+    assert final[1]["content"] == "Let me look."
+    assert final[1]["toolCalls"][0]["function"]["arguments"] == '{"cmd": "ls"}'
+    assert [c["id"] for c in final[1]["toolCalls"]] == ["c1", "c2"]

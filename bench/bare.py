@@ -1,0 +1,220 @@
+"""The bare persistent CLIs, driven directly (no runner), one process kept across turns as the runner keeps it:
+
+* gemini-cli: ``gemini --acp`` with a minimal ACP client written here (JSON-RPC 2.0 over NDJSON stdio:
+  ``initialize``, ``session/new``, one ``session/prompt`` per turn; the protocol as in
+  /work/shared/research/gemini-acp-and-approvals.md);
+* codex-sdk: ``codex app-server`` through its SDK (``openai_codex.AsyncCodex``: ``thread_start``, a turn, its
+  notification stream to ``turn/completed``);
+* claude: ``ClaudeSDKClient`` (one Claude Code process: ``query`` then ``receive_response`` to the ``ResultMessage``).
+
+Each uses the CLI home, settings and environment the runner's bridge prepares (``turns.BareCli``), except that it
+talks to the scripted model directly, not through the model proxy (the proxy is part of the runner's cost).
+A turn returns (seconds to the first text, seconds to the end of the turn), from the moment the prompt is sent;
+``new=True`` starts a new thread first, inside the time (a session on the live ACP process, a thread on the live
+app-server, a new Claude Code process: what the runner does for a new AG-UI thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+TURN_TIMEOUT = 300.0
+
+
+class BareAcp:
+    """A minimal ACP client on ``gemini --acp``: one session, one ``session/prompt`` per turn."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.argv, self.env, self.cwd = argv, env, cwd
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._first_text: float | None = None
+        self.session_id = ""
+
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.argv, cwd=self.cwd, env=self.env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, limit=64 * 1024 * 1024, start_new_session=True)
+        self._reader = asyncio.create_task(self._read())
+        await self.request("initialize", {"protocolVersion": 1, "clientCapabilities": {
+            "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}})
+
+    async def _new_session(self) -> None:
+        self.session_id = (await self.request("session/new", {"cwd": str(self.cwd), "mcpServers": []}))["sessionId"]
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        request_id = next(self._ids)
+        reply = self._waiting[request_id] = asyncio.get_running_loop().create_future()
+        await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        async with asyncio.timeout(TURN_TIMEOUT):
+            message = await reply
+        if "error" in message:
+            raise RuntimeError(f"{method}: {message['error']}")
+        return message.get("result") or {}
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        await self.proc.stdin.drain()
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        async for raw in self.proc.stdout:
+            message = json.loads(raw)
+            method = message.get("method")
+            if method is not None and "id" in message:  # the agent asks (a permission): allow once
+                options = message.get("params", {}).get("options") or [{}]
+                allow = next((o for o in options if o.get("kind") == "allow_once"), options[0])
+                await self._send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "outcome": {"outcome": "selected", "optionId": allow.get("optionId", "proceed_once")}}})
+            elif method == "session/update":
+                update = message["params"]["update"]
+                if self._first_text is None and update.get("sessionUpdate") == "agent_message_chunk":
+                    self._first_text = time.monotonic()
+            elif method is None and message.get("id") in self._waiting:
+                self._waiting.pop(message["id"]).set_result(message)
+
+    async def turn(self, prompt: str, new: bool = False) -> tuple[float, float]:
+        self._first_text = None
+        started = time.monotonic()
+        if new:
+            await self._new_session()
+        result = await self.request("session/prompt", {"sessionId": self.session_id,
+                                                       "prompt": [{"type": "text", "text": prompt}]})
+        end = time.monotonic()
+        assert result.get("stopReason") == "end_turn" and self._first_text is not None, result
+        return self._first_text - started, end - started
+
+    async def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, 9)
+        await self.proc.wait()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reader
+
+
+class BareCodex:
+    """``codex app-server`` through its SDK: one thread, one turn per prompt."""
+
+    def __init__(self, codex_bin: str, overrides: list[str], env: dict[str, str], cwd: Path, model: str) -> None:
+        from openai_codex import AsyncCodex, CodexConfig  # noqa: PLC0415
+
+        full_env = {name: "" for name in os.environ if name not in env} | env
+        argv = (shutil.which("setsid") or "/usr/bin/setsid", codex_bin, "app-server", *overrides,
+                "--listen", "stdio://")
+        self.codex = AsyncCodex(CodexConfig(launch_args_override=argv, cwd=str(cwd), env=full_env))
+        self.cwd, self.model = cwd, model
+
+    async def start(self) -> None:
+        from openai_codex import ApprovalMode  # noqa: PLC0415
+
+        await self.codex.__aenter__()
+        self._mode = ApprovalMode.deny_all
+
+    async def turn(self, prompt: str, new: bool = False) -> tuple[float, float]:
+        # The runner's own call (``session.start_turn``: the SDK's turn/start with approval policy ``never``).
+        from ambient_runner.bridges.codex_sdk.session import start_turn  # noqa: PLC0415
+
+        started = time.monotonic()
+        first = None
+        if new:
+            self.thread = await self.codex.thread_start(approval_mode=self._mode, cwd=str(self.cwd), model=self.model)
+        handle = await start_turn(self.thread, prompt, ask=False, model=self.model)
+        async with asyncio.timeout(TURN_TIMEOUT):
+            async for event in handle.stream():
+                if first is None and event.method == "item/agentMessage/delta":
+                    first = time.monotonic()
+        end = time.monotonic()
+        assert first is not None
+        return first - started, end - started
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.codex.close(), timeout=10)
+
+
+class BareClaude:
+    """``ClaudeSDKClient``: one Claude Code process, a ``query`` per turn."""
+
+    def __init__(self, cli: str, env: dict[str, str], cwd: Path) -> None:
+        from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient  # noqa: PLC0415
+
+        from ambient_runner.bridges.claude.config import setting_sources  # noqa: PLC0415
+
+        self.options = ClaudeAgentOptions(
+            cli_path=cli, cwd=cwd, env=env, permission_mode="bypassPermissions", include_partial_messages=True,
+            setting_sources=setting_sources(), system_prompt={"type": "preset", "preset": "claude_code"})
+        self._client_class = ClaudeSDKClient
+        self.client: Any = None
+
+    async def start(self) -> None:
+        pass  # a Claude Code process per thread, as the runner keeps one: started by a thread's first turn
+
+    async def turn(self, prompt: str, new: bool = False) -> tuple[float, float]:
+        from claude_agent_sdk import ResultMessage  # noqa: PLC0415
+        from claude_agent_sdk.types import StreamEvent  # noqa: PLC0415
+
+        started = time.monotonic()
+        first = None
+        if new:
+            await self.close()
+            self.client = self._client_class(self.options)
+            await self.client.connect()
+        await self.client.query(prompt)
+        async with asyncio.timeout(TURN_TIMEOUT):
+            async for message in self.client.receive_response():
+                if first is None and isinstance(message, StreamEvent) and \
+                        message.event.get("delta", {}).get("type") == "text_delta":
+                    first = time.monotonic()
+                if isinstance(message, ResultMessage):
+                    assert not message.is_error, message
+        end = time.monotonic()
+        assert first is not None
+        return first - started, end - started
+
+    async def close(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.disconnect(), timeout=10)
+
+
+def persistent(cli: Any) -> Any:
+    """The bare persistent CLI for ``cli`` (a ``turns.BareCli``: its bridge's home, settings and scripted server),
+    pointed at the scripted model directly. Not started yet."""
+    bridge = cli.bridge
+    proxy, bridge.model_proxy = bridge.model_proxy, None  # the environments below without the proxy
+    try:
+        cwd = cli.settings.workspace_path
+        if cli.runner_type == "gemini-cli":
+            command = bridge._acp_command()
+            return BareAcp(command.argv, command.env, command.cwd)
+        if cli.runner_type == "claude":
+            from ambient_runner.bridges.claude.config import claude_environment, find_cli  # noqa: PLC0415
+
+            env = {k: v for k, v in claude_environment(cli.settings, bridge.auth.env).items() if v}
+            return BareClaude(str(find_cli()), env, cwd)
+        overrides, env = bridge._configure()
+        if bridge.path_dir:
+            env["PATH"] = f"{bridge.path_dir}:{env.get('PATH', '')}"
+        return BareCodex(str(bridge.codex_bin), overrides, env, cwd, bridge.default_model)
+    finally:
+        bridge.model_proxy = proxy
+
+
+def model_api_env(runner_type: str, url: str) -> dict[str, str]:
+    """The environment that gives the runner ``url`` as its model API, with a key (the scripted server takes any)."""
+    if runner_type == "gemini-cli":
+        return {"GEMINI_API_KEY": "bench-key-not-a-secret", "GOOGLE_GEMINI_BASE_URL": url}
+    if runner_type == "codex-sdk":
+        return {"OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
+    return {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": url}

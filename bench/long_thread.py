@@ -1,0 +1,237 @@
+"""One long thread per runner: N turns (500 in ``make bench``) through the runner and, interleaved turn by turn, on
+the bare persistent CLI (``bench/bare.py``) with the same prompts, so both sides have the same history at each turn.
+
+Every tenth turn asks for a tool call (the scripted model runs its shell command), the others are ``NOTOOL``. Per
+turn: the runner's and the bare CLI's time to the end of the turn, their difference (the runner's own cost on that
+history), the runner's RSS, the size of the run's ``MESSAGES_SNAPSHOT`` (the whole thread, as the contract asks), the
+bytes of the thread's event spool on disk, and the bytes the platform's backend keeps of the run after it compacts
+its log (``RUN_*``, ``MESSAGES_SNAPSHOT``, ``STATE_SNAPSHOT``, ``STEP_*``, ``RAW``, ``CUSTOM``, ``META``,
+``ACTIVITY_SNAPSHOT`` and ``AskUserQuestion`` starts: /work/shared/research/platform-backend-contract.md section 2),
+summed over the runs. Snapshot build time: the thread's events (``GET /events``) fed, run by run, into the runner's
+own ``Conversation``, timing its wire JSON (``snapshot_json()``, redacted) at each run's end (the same code on the
+same events, in this process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from bare import model_api_env
+from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
+from turns import BareCli
+
+KEPT = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "STEP_STARTED",
+        "STEP_FINISHED", "RAW", "CUSTOM", "META", "ACTIVITY_SNAPSHOT"}
+TYPE = re.compile(r'\{"type":"([A-Z_]+)"')
+WINDOW = 50  # NOTOOL turns per window when comparing the start of the thread with its end (the machine is noisy)
+TOOL_EVERY = 10
+
+
+def prompt(turn: int) -> str:
+    return f"turn {turn}: run the command" if turn % TOOL_EVERY == 0 else f"NOTOOL turn {turn}"
+
+
+def event_type(line: str) -> str:
+    """The type of an SSE ``data:`` line, read from its start (the type is the first field): the client does not
+    parse a whole-thread snapshot, whose parsing would count as the runner's time."""
+    head = line[5:].lstrip()[:80]
+    match = TYPE.match(head)
+    return match.group(1) if match else json.loads(line[5:])["type"]
+
+
+def runner_turn(client: httpx.Client, url: str, thread_id: str, turn: int) -> dict[str, Any]:
+    body = {"threadId": thread_id, "runId": f"run-{turn}",
+            "messages": [{"id": f"user-{turn}", "role": "user", "content": prompt(turn)}]}
+    kept = snapshot = 0
+    started = time.monotonic()
+    with client.stream("POST", f"{url}/run", json=body) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            kind = event_type(line)
+            if kind == "MESSAGES_SNAPSHOT":
+                snapshot = len(line[5:].strip().encode())
+            if kind in KEPT or (kind == "TOOL_CALL_START" and "askuserquestion" in line.lower()):
+                kept += len(line[5:].strip().encode()) + 1
+            if kind in ("RUN_FINISHED", "RUN_ERROR"):
+                assert kind == "RUN_FINISHED", line
+                break
+    return {"done_s": time.monotonic() - started, "snapshot_bytes": snapshot, "kept_bytes": kept}
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far (user + system, /proc/<pid>/stat), in s: its own work, whatever the load."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spool_bytes(events_dir: Path) -> int:
+    return sum(p.stat().st_size for p in events_dir.glob("*") if p.is_file())
+
+
+def snapshot_build_ms(events: list[dict[str, Any]]) -> list[float]:
+    """The thread's events fed into a ``Conversation`` as the runner feeds them; at each run's end, the time of
+    ``snapshot()`` and its wire encoding (ms)."""
+    from ag_ui.core import EventType, RunAgentInput, UserMessage  # noqa: PLC0415
+
+    from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
+    from ambient_runner.stream.encoding import Redactor  # noqa: PLC0415
+
+    conversation, redactor = Conversation(), Redactor()
+    times: list[float] = []
+    turn = 0
+    for data in events:
+        kind = data["type"]
+        if kind == "RUN_STARTED":
+            turn += 1
+            run_input = RunAgentInput(thread_id="t", run_id=f"run-{turn}", state={}, tools=[], context=[],
+                                      forwarded_props={}, messages=[UserMessage(id=f"user-{turn}", role="user",
+                                                                                content=prompt(turn))])
+            conversation.add_input(run_input)
+        elif kind == "MESSAGES_SNAPSHOT":  # as the runner writes it (``RunManager._emit_snapshot``)
+            started = time.perf_counter()
+            redactor(conversation.snapshot_json())
+            times.append((time.perf_counter() - started) * 1000)
+        elif kind not in KEPT:
+            event = _event(EventType(kind), data)
+            if event is not None:
+                conversation.feed(event)
+    return times
+
+
+def _event(kind: Any, data: dict[str, Any]) -> Any:
+    from ag_ui.core import events  # noqa: PLC0415
+
+    name = "".join(part.title() for part in kind.value.lower().split("_")) + "Event"
+    cls = getattr(events, name, None)
+    return cls.model_validate(data) if cls is not None else None
+
+
+def all_events(client: httpx.Client, url: str, thread_id: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    with client.stream("GET", f"{url}/events/{thread_id}", params={"after": 0}) as response:
+        for line in response.iter_lines():
+            if line.startswith("data:"):  # a snapshot's messages are not needed (nor kept: they add up)
+                kind = event_type(line)
+                out.append({"type": kind} if kind == "MESSAGES_SNAPSHOT" else json.loads(line[5:]))
+    return out
+
+
+def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
+    # The scripted model keeps only its newest requests (it would keep every one, each with the whole history:
+    # hundreds of MiB in the runner's process by turn 500, which is the test model's, not the runner's).
+    os.environ["SCRIPTED_MODEL_KEEP_REQUESTS"] = "20"
+    with tempfile.TemporaryDirectory(prefix="bench-long-") as root, \
+            tempfile.TemporaryDirectory(prefix="bench-long-bare-") as bare_root:
+        events_dir = Path(root, "events")
+        env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
+               "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": str(events_dir)}
+        Path(root, "workspace").mkdir()
+        rows: list[dict[str, Any]] = []
+        cli = BareCli(runner_type, Path(bare_root))
+        # The runner's model is the same scripted server as the bare CLI's, in this process, reached as a real
+        # model API (its URL and a key): a scripted server in the runner's process would parse every request (the
+        # whole history) there, which is the test model's cost, not the runner's.
+        env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, cli.bridge.scripted_url)}
+        kept = None
+        try:
+            with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
+                    httpx.Client(timeout=httpx.Timeout(10.0, read=300.0), trust_env=False) as client:
+                wait_status(f"{runner.url}/ready")
+                kept = cli.persistent()
+                thread = "long-thread"
+                for turn in range(1, turns + 1):
+                    bare: tuple[float, float] = (0.0, 0.0)
+                    if turn % 2:
+                        row = runner_turn(client, runner.url, thread, turn)
+                        bare = cli._call(kept.turn(prompt(turn), new=turn == 1), timeout=600)
+                    else:
+                        bare = cli._call(kept.turn(prompt(turn), new=turn == 1), timeout=600)
+                        row = runner_turn(client, runner.url, thread, turn)
+                    row |= {"turn": turn, "bare_done_s": bare[1], "rss_kib": rss_kib(runner.proc.pid)["VmRSS"],
+                            "spool_bytes": spool_bytes(events_dir), "cpu_s": cpu_seconds(runner.proc.pid)}
+                    rows.append(row)
+                events = all_events(client, runner.url, thread)
+        finally:
+            if kept is not None:
+                cli._call(kept.close())
+            cli.close()
+    build = snapshot_build_ms(events)
+    for row, ms in zip(rows, build, strict=False):
+        row["snapshot_build_ms"] = ms
+    return _figures(rows)
+
+
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-turn rows, and the start of the thread (turns 2..) against its end (the last turns), each a window
+    of ``WINDOW`` NOTOOL turns (a tool turn costs more on both sides)."""
+    plain = [r for r in rows if r["turn"] % TOOL_EVERY and r["turn"] >= 2]
+    early, late = plain[:WINDOW], plain[-WINDOW:]
+
+    def p50(window: list[dict[str, Any]], key: Any) -> float:
+        return summary([key(r) for r in window])["p50"]
+
+    def over(r: dict[str, Any]) -> float:
+        return (r["done_s"] - r["bare_done_s"]) * 1000
+
+    early_over, late_over = p50(early, over), p50(late, over)
+    rss = [r["rss_kib"] for r in rows]
+    base = rss[min(49, len(rss) - 1)]
+    stored = 0
+    for r in rows:
+        stored += r["kept_bytes"]
+        r["stored_bytes"] = stored
+    span = min(WINDOW, max(len(rows) - 2, 1))  # turns 2.. and the last ones, tool turns included (1 in 10 each)
+
+    def cpu_ms(first: int, last: int) -> float:  # the runner's CPU per turn over rows[first..last]
+        return (rows[last]["cpu_s"] - rows[first - 1]["cpu_s"]) * 1000 / (last - first + 1)
+
+    early_cpu = cpu_ms(1, min(span, len(rows) - 1)) if len(rows) > 1 else 0.0
+    late_cpu = cpu_ms(max(len(rows) - span, 1), len(rows) - 1) if len(rows) > 1 else 0.0
+    return {
+        "turns": len(rows),
+        "cpu_ms_per_turn": {"early": early_cpu, "late": late_cpu,
+                            "ratio": late_cpu / early_cpu if early_cpu > 0 else None},
+        "overhead_ms": {"early": early_over, "late": late_over,
+                        "ratio": late_over / early_over if early_over > 0 else None},
+        "runner_done_ms": {"early": p50(early, lambda r: r["done_s"] * 1000),
+                           "late": p50(late, lambda r: r["done_s"] * 1000)},
+        "bare_done_ms": {"early": p50(early, lambda r: r["bare_done_s"] * 1000),
+                         "late": p50(late, lambda r: r["bare_done_s"] * 1000)},
+        "rss_kib": {"after_50": base, "last": rss[-1], "max": max(rss), "growth": max(rss[50:] or rss) / base - 1},
+        "snapshot": {"last_bytes": rows[-1]["snapshot_bytes"],
+                     "build_ms_early": p50(early, lambda r: r.get("snapshot_build_ms", 0.0)),
+                     "build_ms_late": p50(late, lambda r: r.get("snapshot_build_ms", 0.0))},
+        "spool_bytes": rows[-1]["spool_bytes"],
+        "stored_bytes": stored,
+        "rows": rows,
+    }
+
+
+SMOKE = {"turns": 3}
+
+
+def measure(turns: int = 500, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude")) -> dict[str, Any]:
+    return {t: long_thread(t, turns) for t in runner_types}
+
+
+if __name__ == "__main__":
+    import sys
+
+    from common import isolate_or_die
+
+    isolate_or_die()
+    kinds = tuple(a for a in sys.argv[1:] if not a.startswith("-") and not a.isdigit()) or (
+        "gemini-cli", "codex-sdk", "claude")
+    count = next((int(a) for a in sys.argv[1:] if a.isdigit()), 500)
+    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(count, kinds)
+    print(json.dumps({t: {k: v for k, v in r.items() if k != "rows"} for t, r in out.items()}, indent=1))

@@ -1,0 +1,44 @@
+"""``descendant_groups`` reads the kernel's child lists (only the CLI's descendants) and finds the same process
+groups as a scan of the whole process table: a tool that moved into a group (or a session) of its own is found,
+also below another tool, and the CLI's own group is not counted."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+
+from ambient_runner.process import descendants as tree
+from ambient_runner.process.proc_stat import descendants, processes
+
+
+def by_whole_table(pid: int) -> set[int]:
+    live = [stat for stat in processes() if not stat.zombie]
+    own = next((stat.pgid for stat in live if stat.pid == pid), pid)
+    return {stat.pgid for stat in descendants(pid, live)} - {own}
+
+
+def test_the_groups_from_child_lists_are_those_of_the_whole_table() -> None:
+    cli = subprocess.Popen(["sh", "-c", "setsid sleep 60 & setsid sh -c 'sleep 60 & sleep 60' & sleep 60"],
+                           start_new_session=True)
+    found: set[int] = set()
+    try:
+        deadline = time.monotonic() + 10
+        while len(found) < 2 and time.monotonic() < deadline:  # the two detached tools have started
+            found = tree.descendant_groups(cli.pid)
+        assert len(found) == 2 and cli.pid not in found
+        assert found == by_whole_table(cli.pid)
+        assert tree._tree(cli.pid) is not None  # this kernel keeps child lists: the fast path was taken
+    finally:
+        for group in {*found, cli.pid}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+        cli.wait()
+
+
+def test_a_process_that_is_gone_has_no_groups() -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert tree.descendant_groups(gone.pid) == set()
