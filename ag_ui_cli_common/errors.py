@@ -58,6 +58,7 @@ class ErrorCode(StrEnum):
     RUN_TIMEOUT = "RUN_TIMEOUT"  # RUNNER_RUN_TIMEOUT
     IDLE_TIMEOUT = "IDLE_TIMEOUT"  # RUNNER_IDLE_TIMEOUT: the CLI said nothing for that long
     INTERRUPT_LOST = "INTERRUPT_LOST"  # a paused run's pending question is no longer known
+    PREVIOUS_RUN_STUCK = "PREVIOUS_RUN_STUCK"  # a queued message's turn: the run before it did not settle in time
     RUNNER_ERROR = "RUNNER_ERROR"  # a bug in the runner (the message says which)
     RUN_ENDED = "RUN_ENDED"  # a sub-agent's end when its run ended first (SUBAGENT_ERROR, not RUN_ERROR)
 

@@ -17,7 +17,9 @@ from collections.abc import Callable
 
 from ag_ui.core import RunAgentInput, UserMessage
 
+from ambient_runner.bridges.caller import Caller
 from ambient_runner.platform.first_turn import first_turn_url, hidden_metadata, post_first_turn
+from ambient_runner.runs.busy import QueuedMessage, WhenBusy, accepted
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace.workflows import Workflows
@@ -76,10 +78,17 @@ class SessionTurns:
                                   messages=[message], state=None, tools=[], context=[], forwarded_props=None)
         bridge = self.runs.bridge
         assert bridge is not None, "session turns start once the bridge is loaded"
-        await self.runs.start(run_input, prompt, bridge.parse_options(None))
+        options = bridge.parse_options(None)
+        state = self.runs.threads.get(run_input.thread_id)
+        if state is not None and state.busy:  # after the live run and the messages already waiting, in order
+            self.runs.enqueue(QueuedMessage(run_input, prompt, options, (), Caller(), head=accepted(
+                run_input, WhenBusy.QUEUE, position=len(state.queue) + 1)))
+        else:
+            await self.runs.start(run_input, prompt, options)
         if on_started is not None:
             on_started()
-        log.info("started the %s as run %s on thread %s", source, run_input.run_id, self.settings.session_id)
+        log.info("started (or queued) the %s as run %s on thread %s", source, run_input.run_id,
+                 self.settings.session_id)
 
     async def close(self) -> None:
         for task in list(self._tasks):

@@ -31,9 +31,9 @@ from ag_ui.core import (
     RunStartedEvent,
 )
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import RunOptions
-from ambient_runner.runs.attachments import Attachment
+from ambient_runner.bridges.contract import Attachment, RunOptions
 
 ACCEPTED = "ambient:message_accepted"
 STEERED_INTO = "ambient:message_steered"  # in the live run: a message reached its turn
@@ -109,5 +109,5 @@ class QueuedMessage:
         return RunFinishedEvent(thread_id=self.run_input.thread_id, run_id=self.run_input.run_id,
                                 outcome=RunFinishedCancelledOutcome(), result={"message": DROPPED_MESSAGE})
 
-    def error(self, message: str, code: str) -> BaseEvent:
+    def error(self, message: str, code: ErrorCode) -> BaseEvent:
         return RunErrorEvent(message=message, code=code)

@@ -322,17 +322,18 @@ class RunManager:
                 run = await self.start(message.run_input, message.prompt, message.options, message.attachments,
                                        caller=message.caller, head=message.head)
             except PreviousRunStuckError as exc:
-                message.end_unstarted(message.error(str(exc), "PREVIOUS_RUN_STUCK"))
+                message.end_unstarted(message.error(str(exc), ErrorCode.PREVIOUS_RUN_STUCK))
                 discard_written(message.attachments)
             except (DrainingError, ThreadBusyError):
                 if self.draining:
-                    message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, "SHUTDOWN"))
+                    message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, ErrorCode.SHUTDOWN))
                     discard_written(message.attachments)
                 else:  # a run was started meanwhile: this message waits for it
                     state.queue.appendleft(message)
             except Exception as exc:  # noqa: BLE001 - the message's stream must still end
                 log.exception("starting queued run %s failed", message.run_input.run_id)
-                message.end_unstarted(message.error(f"The runner failed to start this run: {exc}", "RUNNER_ERROR"))
+                message.end_unstarted(message.error(f"The runner failed to start this run: {exc}",
+                                                   ErrorCode.RUNNER_ERROR))
                 discard_written(message.attachments)
             else:
                 message.outcome.set_result(run.first_seq)
@@ -546,7 +547,7 @@ class RunManager:
         for state in self.threads.values():  # nothing queued is started: each says why
             while state.queue:
                 message = state.queue.popleft()
-                message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, "SHUTDOWN"))
+                message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, ErrorCode.SHUTDOWN))
                 discard_written(message.attachments)
             state.notify()
         self.between_runs.close()

@@ -236,3 +236,35 @@ async def test_a_second_message_while_a_steer_is_delivered_comes_after_it(tmp_pa
     assert bridge.entered == ["first", "second"]
     assert [m for _, m in bridge.steered] == ["first", "second"]
     assert first[1]["value"]["mode"] == second[1]["value"]["mode"] == "steered"
+
+
+async def test_a_hidden_turn_of_the_runner_waits_behind_a_busy_thread(bridge, tmp_path):
+    """A workflow's greeting (a turn the runner starts itself) on a thread whose run streams joins its queue: it runs
+    after the live run and the messages posted before it, never beside or ahead of them."""
+    from ambient_runner.platform.session_turns import SessionTurns
+
+    gate = tmp_path / "gate"
+    async with RunnerHarness(bridge) as runner:
+        runs = runner.app.state.runs
+        thread = runs.settings.session_id
+        live = Stream(runner.client, body(thread, "run-a", holding(gate, after="first done")))
+        await live.until(saw("TEXT_MESSAGE_CONTENT"))
+        posted = Stream(runner.client, body(thread, "run-b", script(text("posted first"))))
+        await posted.until(saw("CUSTOM"))
+        await SessionTurns(runs.settings, runs, workflows=None).start(script(text("greeting")),
+                                                                       "workflow_startup_prompt")
+        assert len(bridge.turns) == 1, "the hidden turn waits like any queued message"
+        gate.touch()
+        await live.done()
+        await posted.done()
+        async with asyncio.timeout(BOUND):
+            while runs.thread(thread).busy or len(bridge.turns) < 3:
+                await runs.thread(thread).changed.wait()
+        replay = [event for _, event in await runner.events(thread)]
+    hidden = bridge.turns[2]
+    assert [t.run_id for t in bridge.turns[:2]] == ["run-a", "run-b"]
+    assert hidden.run_id.startswith("workflow_startup_prompt-")
+    started = [i for i, e in enumerate(replay) if e["type"] == "RUN_STARTED"]
+    for begin, end in zip(started, [*started[1:], len(replay)], strict=True):  # three runs, one after the other
+        check_stream(replay[begin:end])
+    assert [replay[i]["runId"] for i in started] == ["run-a", "run-b", hidden.run_id]
