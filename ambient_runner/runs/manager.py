@@ -303,12 +303,15 @@ class RunManager:
         except Exception:  # a bridge that fails to steer: the message is queued instead
             log.exception("steering a message into run %s failed", run.run_id)
             taken = False
-        if not taken or state.active is not run or run.guard.terminated:
+        if not taken:
             return None
+        # The CLI has it: never queued as well (it would reach the CLI twice), even when the run ended meanwhile
+        # (then the thread's next snapshot holds it).
         state.conversation.add_input(run_input)
-        ids = [m.id for m in run_input.messages if m.role == "user"]
-        self._emit_run_event(state, run, CustomEvent(name=STEERED_INTO, value={
-            "messageId": ids[-1] if ids else "", "runId": run_input.run_id}), run.guard)
+        if state.active is run and not run.guard.terminated:
+            ids = [m.id for m in run_input.messages if m.role == "user"]
+            self._emit_run_event(state, run, CustomEvent(name=STEERED_INTO, value={
+                "messageId": ids[-1] if ids else "", "runId": run_input.run_id}), run.guard)
         return run
 
     async def _run_queue(self, state: ThreadState) -> None:
