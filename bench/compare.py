@@ -39,7 +39,7 @@ def main() -> None:
             for side in order:
                 ready[kind][side] += [startup.start_once(kind, sides[side])[1] for _ in range(args.starts)]
                 mem[kind][side].append(memory.sample(kind, sides[side], args.turns))
-    out = {kind: {side: {"ready_s": summary(ready[kind][side]), "memory_kib": memory._pack(mem[kind][side]),
+    out = {kind: {side: {"ready_s": summary(ready[kind][side]), "memory_kib": memory.pack(mem[kind][side]),
                          "samples": {"ready_s": ready[kind][side], "memory_kib": mem[kind][side]}}
                   for side in sides} for kind in args.kinds}
     print(json.dumps(out))

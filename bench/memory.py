@@ -88,7 +88,7 @@ def sample(runner_type: str, repo: Path = REPO, turns: int = TURNS) -> dict[str,
     return out
 
 
-def _pack(samples: list[dict[str, dict[str, int]]]) -> dict[str, Any]:
+def pack(samples: list[dict[str, dict[str, int]]]) -> dict[str, Any]:
     """Per moment: the runner's, the CLI's and the pod's (their sum) RSS, each a summary in KiB."""
     return {moment: {"runner": summary([s[moment]["runner"] for s in samples]),
                      "cli": summary([s[moment]["cli"] for s in samples]),
@@ -107,7 +107,7 @@ def measure(runs: int = 3, turns: int = TURNS, runner_types: tuple[str, ...] = R
     for _ in range(runs):
         for runner_type in runner_types:
             samples[runner_type].append(sample(runner_type, repo, turns))
-    return {t: {"turns": turns, **_pack(s)} for t, s in samples.items()}
+    return {t: {"turns": turns, **pack(s)} for t, s in samples.items()}
 
 
 def mib_table(results: dict[str, Any]) -> str:
