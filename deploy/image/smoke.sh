@@ -108,7 +108,8 @@ coldstart_run() {
 }
 
 # runtime_check RUNNER REPORT: coldstart.py's figures against deploy/image/budgets.json's "runtime" (start -> /ready,
-# the runner process's RSS at /ready and idle after its first run); the pod's (with the CLI) is printed beside them.
+# the runner process's RSS at /ready and idle after its first run: over a memory budget fails); the pod's (with the
+# CLI) is printed beside them.
 runtime_check() {
   python3 -c '
 import json, sys
@@ -123,7 +124,9 @@ turns = report.get("turns")
 print(f"{runner} budgets: " + "; ".join(f"{name} {value} {unit} (budget {limit})" + ("" if value <= limit else " OVER")
                                           for name, value, limit, unit in checks)
       + f"; the pod (runner + CLI) idle after 1 run {one} MiB, after {turns} turns {many} MiB")
-sys.exit(0 if all(value <= limit for _, value, limit, _ in checks) else 1)' "$1" "$2"
+# The memory budgets fail the run; start -> /ready is printed against its target (OVER) without failing it: on a
+# shared machine it follows the load more than the runner.
+sys.exit(0 if all(value <= limit for _, value, limit, unit in checks if unit == "MiB") else 1)' "$1" "$2"
 }
 
 for kind in "${KINDS[@]}"; do
