@@ -80,6 +80,7 @@ class RunnerProcess:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
+    cwd: Path = REPO  # another checkout's folder runs that checkout's packages (before/after comparisons)
 
     @property
     def url(self) -> str:
@@ -89,7 +90,7 @@ class RunnerProcess:
         env = {**os.environ, "AGUI_HOST": "127.0.0.1", "AGUI_PORT": str(self.port), "RUNNER_LOG_LEVEL": "warning",
                **self.env}
         self.started_at = time.monotonic()
-        self.proc = subprocess.Popen(self.argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, start_new_session=True)
         return self
 

@@ -219,6 +219,29 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
     return rows
 
 
+# Issue 32's budgets: start -> /ready (in the runner's image) and the runner process's RSS.
+READY_S = {"gemini-cli": 2.7, "codex-sdk": 1.5, "claude": 1.5}
+RSS_BUDGET_MIB = {"ready": 85, "after_1": 110}
+
+
+def _memory_rows(memory: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """bench/memory.py: the runner process and the CLI it keeps (the pod), at /ready, after 1 and N turns."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+    for kind, moments in memory.items():
+        for moment, parts in moments.items():
+            if moment == "turns":
+                continue
+            label = {"ready": "at /ready", "after_1": "idle after 1 run"}.get(
+                moment, f"idle after {moments['turns']} turns")
+            mib = {part: parts[part]["p50"] / 1024 for part in ("runner", "cli", "pod")}
+            spread = f"{parts['runner']['min'] / 1024:.1f}-{parts['runner']['max'] / 1024:.1f}"
+            budget = RSS_BUDGET_MIB.get(moment)
+            rows.append((f"Memory {kind}: {label}", f"runner {mib['runner']:.1f} MiB ({spread}) + CLI "
+                         f"{mib['cli']:.0f} MiB = pod {mib['pod']:.0f} MiB",
+                         f"runner <= {budget} MiB" if budget else "", mib["runner"] <= budget if budget else None))
+    return rows
+
+
 def ms(s: dict[str, Any], scale: float = 1000.0, digits: int = 1) -> str:
     return f"{s['p50'] * scale:,.{digits}f} ({s['p25'] * scale:,.{digits}f}-{s['p75'] * scale:,.{digits}f})"
 
@@ -239,7 +262,10 @@ def table(r: dict[str, Any]) -> str:
     for kind, s in r["startup"].items():
         rows.append((f"Start-up {kind}: /health 200", f"{ms(s['health_s'])} ms", "< 1,000 ms",
                      s["health_s"]["p50"] < 1.0))
-        rows.append((f"Start-up {kind}: /ready 200", f"{ms(s['ready_s'])} ms", "", None))
+        limit = READY_S[kind]
+        rows.append((f"Start-up {kind}: /ready 200", f"{ms(s['ready_s'])} ms", f"< {limit * 1000:,.0f} ms (in the "
+                     "image: deploy/image/smoke.sh)", s["ready_s"]["p50"] < limit))
+    rows += _memory_rows(r.get("memory", {}))
     if "model_proxy" in r:
         proxy = r["model_proxy"]
         added = proxy["ttfb_ms"]["proxy"]["p50"] - proxy["ttfb_ms"]["direct"]["p50"]

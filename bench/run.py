@@ -31,6 +31,7 @@ def main() -> None:
     import adapter_ratios  # noqa: PLC0415
     import adapters  # noqa: PLC0415
     import long_thread  # noqa: PLC0415
+    import memory  # noqa: PLC0415
     import model_proxy  # noqa: PLC0415
     import relay  # noqa: PLC0415
     import report  # noqa: PLC0415
@@ -59,6 +60,9 @@ def main() -> None:
                                       stream_runs=4 if args.quick else 10)
     print("bench: start-up", flush=True)
     results["startup"] = measured(startup, runs=3 if args.quick else 7)
+    print("bench: the pod's memory per runner (runner process + the CLI it keeps; /ready, 1 run, 20 turns)",
+          flush=True)
+    results["memory"] = measured(memory, runs=1 if args.quick else 3)
     print("bench: tracing on and off (OTLP to a backend on loopback)", flush=True)
     results["tracing"] = measured(tracing, runs=reps, events=20_000 if args.quick else 100_000)
     print("bench: turn latency (real CLIs, scripted model)", flush=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from common import PYTHON, REPO, RunnerProcess, summary, wait_status
@@ -13,9 +14,9 @@ from common import PYTHON, REPO, RunnerProcess, summary, wait_status
 RUNNER_TYPES = ("gemini-cli", "codex-sdk", "claude")
 
 
-def start_once(runner_type: str) -> tuple[float, float]:
+def start_once(runner_type: str, repo: Path = REPO) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="bench-start-") as root:
-        runner = RunnerProcess([PYTHON, str(REPO / "main.py")], env={
+        runner = RunnerProcess([PYTHON, str(repo / "main.py")], cwd=repo, env={
             "RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
             "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"})
         runner.start()

@@ -6,8 +6,10 @@ it, and the runner's own process-table reader from the runner's folder, the work
 Starts ``python main.py`` and times, from ``--t0`` (epoch seconds; default: this script's own start):
 ``GET /health`` 200, ``GET /ready`` 200, and the first text event (``TEXT_MESSAGE_CONTENT``) of a first run posted
 as soon as the runner is ready. It reads the runner's resident memory (the runner process alone, and with its
-children, the CLI) when it is ready and again idle after that run, then stops it with SIGTERM. Prints one JSON
-line; exit status 0 only when the run ended with ``RUN_FINISHED`` after at least one tool call and SIGTERM exited 0.
+children, the CLI: the pod's) when it is ready, idle after that run, and idle after a conversation of ``--turns``
+runs on the same thread (default 20: the first run, then plain answers and tool calls taking turns), then stops it
+with SIGTERM. Prints one JSON line; exit status 0 only when every run ended with ``RUN_FINISHED``, the first after at
+least one tool call, and SIGTERM exited 0.
 """
 
 from __future__ import annotations
@@ -64,12 +66,12 @@ def memory(pid: int) -> dict[str, float]:
     return {"runnerMiB": round(runner / 1024, 1), "withChildrenMiB": round(tree / 1024, 1)}
 
 
-def first_run(base: str, prompt: str, timeout: float, since: float) -> dict[str, object]:
+def first_run(base: str, prompt: str, timeout: float, since: float, message_id: str = "m1") -> dict[str, object]:
     """POST one run; seconds (from ``since``, a time.time()) to its first text event, its events' types."""
     types: list[str] = []
     first_text: float | None = None
     error = None
-    for event in stream_run(base, prompt, timeout, thread_id="coldstart"):
+    for event in stream_run(base, prompt, timeout, thread_id="coldstart", message_id=message_id):
         types.append(event.get("type", ""))
         if first_text is None and types[-1] == "TEXT_MESSAGE_CONTENT":
             first_text = time.time() - since
@@ -84,6 +86,7 @@ def main() -> int:
     parser.add_argument("--base-url", default="http://127.0.0.1:8001")
     parser.add_argument("--prompt", default="Create hello.txt with hello in it.")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--turns", type=int, default=20, help="runs in the conversation (the first one included)")
     args = parser.parse_args()
     t0 = args.t0 if args.t0 is not None else time.time()
     report: dict[str, object] = {"runnerType": os.environ.get("RUNNER_TYPE"), "uid": os.getuid()}
@@ -110,6 +113,17 @@ def main() -> int:
         report["rssIdleAfterRun"] = memory(runner.pid)
         ok = (types[:1] == ["RUN_STARTED"] and types[-1:] == ["RUN_FINISHED"] and report["toolCalls"] >= 1
               and "firstTextSeconds" in report)
+        for turn in range(1, args.turns):  # the rest of the conversation: plain answers and tool calls
+            later = first_run(args.base_url, "NOTOOL say hello" if turn % 2 else args.prompt, args.timeout, t0,
+                              message_id=f"m{turn + 1}")
+            if later["types"][-1:] != ["RUN_FINISHED"]:
+                ok = False
+                report["error"] = f"turn {turn + 1}: {later['error'] or later['types'][-1:]}"
+                break
+        else:
+            time.sleep(1.0)
+            report["turns"] = args.turns
+            report["rssIdleAfterTurns"] = memory(runner.pid)
     except (RuntimeError, OSError) as exc:
         report["error"] = str(exc)
     finally:

@@ -48,10 +48,12 @@ def wait_ready(base: str, timeout: float, runner: subprocess.Popen | None) -> No
     raise SystemExit(f"not ready after {timeout:.0f} s: {last}")
 
 
-def stream_run(base: str, prompt: str, timeout: float, thread_id: str = "smoke-thread") -> Iterator[dict]:
+def stream_run(base: str, prompt: str, timeout: float, thread_id: str = "smoke-thread",
+               message_id: str = "m1") -> Iterator[dict]:
     """POST one AG-UI ``RunAgentInput`` to ``/run``; its events as they arrive, up to the terminal one."""
     body = {"threadId": thread_id, "runId": f"{thread_id}-{uuid.uuid4().hex[:8]}", "state": {}, "tools": [],
-            "context": [], "forwardedProps": {}, "messages": [{"id": "m1", "role": "user", "content": prompt}]}
+            "context": [], "forwardedProps": {},
+            "messages": [{"id": message_id, "role": "user", "content": prompt}]}
     request = urllib.request.Request(
         f"{base}/run", data=json.dumps(body).encode(), method="POST",
         headers={"Content-Type": "application/json", "Accept": "text/event-stream", **headers()})

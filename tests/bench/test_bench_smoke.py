@@ -31,6 +31,7 @@ FIGURES: dict[str, set[str]] = {
     "relay.py": {"relay_ms", "relay_ms_per_run", "throughput", "throughput_wall", "memory_kib"},
     "model_proxy.py": {"ttfb_ms", "response_ms", "stream_mb_s", "stream_chunks"},
     "startup.py": set(RUNNERS),
+    "memory.py": set(RUNNERS),
     "tracing.py": {"throughput", "first_text_s", "spans_exported"},
     "turns.py": set(RUNNERS),
     "long_thread.py": set(RUNNERS),
@@ -38,7 +39,9 @@ FIGURES: dict[str, set[str]] = {
 # The reference runner's folder (bench/adapter_ratios.py), when this machine has it: its part then runs too.
 REFERENCE = os.environ.get("AMBIENT_REFERENCE_RUNNER") or None
 DRIVER = "run.py"  # make bench: every benchmark, then the page
-NOT_BENCHMARKS = {"serve_flood.py", "flood_cli.py"}  # the fake CLI and the server the relay benchmarks start
+# the fake CLI and the server the relay benchmarks start; compare.py runs memory.py and startup.py against a second
+# checkout (before/after), which a smoke run has not got
+NOT_BENCHMARKS = {"serve_flood.py", "flood_cli.py", "compare.py"}
 
 
 def run_script(*argv: str, timeout: float = 600) -> str:
@@ -89,6 +92,13 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
             assert thread["snapshot"]["last_bytes"] > 0 and thread["stored_bytes"] > thread["snapshot"]["last_bytes"]
     if script == "tracing.py":
         assert figures["spans_exported"] > 0
+    if script == "memory.py":  # the runner at /ready; the runner and the CLI it keeps after the first and last turn
+        for runner in RUNNERS:
+            moments = figures[runner]
+            assert set(moments) == {"turns", "ready", "after_1", f"after_{moments['turns']}"}, moments
+            assert moments["ready"]["runner"]["p50"] > 0
+            for moment in ("after_1", f"after_{moments['turns']}"):
+                assert moments[moment]["cli"]["p50"] > 0, (runner, moment, moments[moment])
     if script == "adapter_ratios.py":  # the reference's side runs whenever the reference is there
         for kind in ("gemini", "claude"):
             sides = set(figures[kind]["lines_per_s"])
@@ -106,5 +116,5 @@ def test_make_bench_writes_its_page(tmp_path: Path) -> None:
     page = (tmp_path / "benchmarks.md").read_text()
     assert page.startswith("# Benchmarks") and "| measure |" in page  # the table of figures
     results = json.loads((tmp_path / "benchmarks" / "results.json").read_text())
-    assert {"adapters", "adapter_ratios", "relay", "model_proxy", "startup", "tracing", "turns",
+    assert {"adapters", "adapter_ratios", "relay", "model_proxy", "startup", "memory", "tracing", "turns",
             "long_thread"} <= set(results)
