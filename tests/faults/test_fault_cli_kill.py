@@ -49,12 +49,14 @@ async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkey
         old_pids = set(descendants())
         prompt = {"before-first-line": "NOTOOL hello", "mid-text": "SLOW tell a story",
                   "mid-tool-call": "Create out.txt with hello"}[when]
+        requests_before = r.model_requests()  # the CLI's own requests at start-up are not the run's
         run = asyncio.create_task(r.harness.run("t-kill", prompt))
         if when == "before-first-line":
             r.server.mode = "hang"  # nothing streams even if the kill comes late
             # A new CLI process, or the live one that got the run's model request (Gemini's ACP process).
             victim = only(await wait_for(lambda: (cli_groups() - baseline) | (
-                r.persistent_leaders() if r.model_requests() else set()), timeout=60, what="the CLI process"))
+                r.persistent_leaders() if r.model_requests() > requests_before else set()), timeout=60,
+                what="the CLI process"))
             assert len(r.logged("t-kill")) == 1  # only RUN_STARTED: the CLI has printed nothing usable yet
         elif when == "mid-text":
             await wait_for(lambda: r.seen("t-kill", "TEXT_MESSAGE_CONTENT"), what="streamed text")
