@@ -133,7 +133,7 @@ def _keys_of(kind: type[BaseModel]) -> tuple[tuple[str, str], ...]:
 
 def _model_json(model: BaseModel, depth: int) -> str:
     """A model as ``model_dump_json(by_alias=True, exclude_none=True)`` writes it."""
-    if model.model_extra:  # fields the model does not declare: pydantic's
+    if model.__pydantic_extra__:  # fields the model does not declare (``model_extra``): pydantic's
         raise _NotPlain
     values = vars(model)  # the declared fields' values (pydantic keeps extras apart, in ``model_extra``)
     parts = []
