@@ -136,8 +136,9 @@ class BlockTracker:
     def segment(self, run_id: str, delta: str, *, timestamp: int | None = None) -> list[BaseEvent]:
         """Text of a CLI that names no messages: ``delta`` of the open segment, else of a new one."""
         segment = self._segment
-        if segment is None or segment not in self._texts:
-            segment = self._segment = self.last_segment_id = self.next_message_id(run_id)
+        if segment is not None and segment in self._texts:  # the common case: one more delta of the open one
+            return [TextMessageContentEvent(message_id=segment, delta=delta, timestamp=timestamp)]
+        segment = self._segment = self.last_segment_id = self.next_message_id(run_id)
         return self.text(segment, delta, timestamp=timestamp)
 
     def close_segment(self) -> list[BaseEvent]:

@@ -160,7 +160,8 @@ def _event_json_direct(event: BaseModel) -> tuple[str, str | None]:
     keys = _wire_keys.get(kind) or _keys_of(kind)
     values = vars(event)
     parts = []
-    strings: list[str] | None = []
+    strings = []
+    nested = not _keys_probed[kind]
     for name, key in keys:
         value = values[name]
         if value is None:
@@ -168,20 +169,16 @@ def _event_json_direct(event: BaseModel) -> tuple[str, str | None]:
         value_kind = type(value)
         if value_kind is str:
             token = _string(value)
-            parts.append(key + token)
-            if strings is not None:
-                strings.append(token)
         elif value_kind in _enum_json:
             token = _enum_json[value_kind][value]
-            parts.append(key + token)
-            if strings is not None:
-                strings.append(token)
         else:
             parts.append(key + _value_json(value, 0))
             if value_kind is not int and value_kind is not bool:  # numbers and true/false hold no probe
-                strings = None
-    text = "{" + ",".join(parts) + "}"
-    return text, ("".join(strings) if strings is not None and _keys_probed[kind] else None)
+                nested = True
+            continue
+        parts.append(key + token)
+        strings.append(token)
+    return "{" + ",".join(parts) + "}", (None if nested else "".join(strings))
 
 
 def _model_json(model: BaseModel, depth: int) -> str:
