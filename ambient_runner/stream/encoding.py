@@ -62,6 +62,7 @@ SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
 
 
 _SHAPES = re.compile("|".join(TOKEN_SHAPES))
+_CLEAN_TOKENS, _CLEAN_TOKEN_CHARS = 512, 200  # at most this many tokens (of at most this length) known clean
 
 
 class Redactor:
@@ -72,6 +73,7 @@ class Redactor:
         self._secrets: set[str] = set()
         self._forms: tuple[str, ...] = ()
         self._secret_forms: tuple[str, ...] = ()  # the secrets' forms alone, longest first
+        self._clean_tokens: set[str] = set()  # JSON string tokens seen to hold no shape probe (ids, event types)
         self._pattern = _SHAPES
         self.extend(secrets)
 
@@ -95,18 +97,27 @@ class Redactor:
                 return self._pattern.sub(_replacement, text)
         return text
 
-    def json_tokens(self, text: str, strings: str) -> str:
-        """``self(text)`` for a compact JSON text whose string tokens other than its keys, joined, are ``strings``
-        (its keys holding no probe): the same result, with the shapes' probes looked for in the (much shorter)
-        strings only. Exact, since no probe can lie across tokens: no probe holds a quote, a comma, a bracket or
-        a brace, and ``://`` cannot start at a key's colon (a value never starts with ``/``); numbers, ``true``,
-        ``false`` and ``null`` hold none. The secrets, whatever they hold, are looked for in the whole text."""
+    def json_tokens(self, text: str, tokens: list[str]) -> str:
+        """``self(text)`` for a compact JSON text whose string tokens other than its keys are ``tokens`` (its keys
+        holding no probe): the same result, with the shapes' probes looked for in those tokens only, and not
+        again in a token seen before (a message's id, an event type). Exact, since no probe can lie across
+        tokens: no probe holds a quote, a comma, a bracket or a brace, and ``://`` cannot start at a key's colon
+        (a value never starts with ``/``); numbers, ``true``, ``false`` and ``null`` hold none. The secrets,
+        whatever they hold, are looked for in the whole text."""
         for form in self._secret_forms:
             if form in text:
                 return self._pattern.sub(_replacement, text)
-        for probe in SHAPE_PROBES:
-            if probe in strings:
-                return self._pattern.sub(_replacement, text)
+        clean = self._clean_tokens
+        for token in tokens:
+            if token in clean:
+                continue
+            for probe in SHAPE_PROBES:
+                if probe in token:
+                    return self._pattern.sub(_replacement, text)
+            if len(token) <= _CLEAN_TOKEN_CHARS:
+                if len(clean) >= _CLEAN_TOKENS:  # bounded: deltas pass through it too
+                    clean.clear()
+                clean.add(token)
         return text
 
     def __bool__(self) -> bool:
@@ -131,7 +142,7 @@ _enum_json: dict[type, dict[Any, str]] = {}  # per enum class whose values are a
 # Event classes whose direct JSON was compared with pydantic's on their first event: True, the same; False, not
 # (a dependency changed how it writes them): pydantic writes those from then on.
 _agrees: dict[type[BaseModel], bool] = {}
-_keys_probed: dict[type[BaseModel], bool] = {}  # per model class: True when none of its keys holds a shape probe
+_keys_clean: dict[type[BaseModel], bool] = {}  # per model class: True when none of its keys holds a shape probe
 
 
 class _NotPlain(Exception):
@@ -146,14 +157,14 @@ def _keys_of(kind: type[BaseModel]) -> tuple[tuple[str, str], ...]:
         keys = _wire_keys[kind] = tuple((name, f'"{field.serialization_alias or field.alias or name}":')
                                         for name, field in kind.model_fields.items())
         written = "".join(key for _, key in keys)
-        _keys_probed[kind] = not any(probe in written for probe in SHAPE_PROBES)
+        _keys_clean[kind] = not any(probe in written for probe in SHAPE_PROBES)
     return keys
 
 
-def _event_json_direct(event: BaseModel) -> tuple[str, str | None]:
-    """An event as ``_model_json`` writes it, and its string values' JSON tokens joined (for
-    ``Redactor.json_tokens``), or None when a value is a list, dict or model (or its keys hold a probe): then the
-    redactor looks at the whole text."""
+def _event_json_direct(event: BaseModel) -> tuple[str, list[str] | None]:
+    """An event as ``_model_json`` writes it, and its string values' JSON tokens (for ``Redactor.json_tokens``),
+    or None when a value is a list, dict or model (or its keys hold a probe): then the redactor looks at the whole
+    text."""
     if event.__pydantic_extra__:
         raise _NotPlain
     kind = type(event)
@@ -161,7 +172,7 @@ def _event_json_direct(event: BaseModel) -> tuple[str, str | None]:
     values = vars(event)
     parts = []
     strings = []
-    nested = not _keys_probed[kind]
+    nested = not _keys_clean[kind]
     for name, key in keys:
         value = values[name]
         if value is None:
@@ -178,7 +189,7 @@ def _event_json_direct(event: BaseModel) -> tuple[str, str | None]:
             continue
         parts.append(key + token)
         strings.append(token)
-    return "{" + ",".join(parts) + "}", (None if nested else "".join(strings))
+    return "{" + ",".join(parts) + "}", (None if nested else strings)
 
 
 def _model_json(model: BaseModel, depth: int) -> str:
