@@ -182,9 +182,12 @@ def _event_json_direct(event: BaseModel) -> tuple[str, list[str] | None]:
             token = _string(value)
         elif value_kind in _enum_json:
             token = _enum_json[value_kind][value]
+        elif value_kind is int:  # a timestamp: a number holds no probe
+            parts.append(key + str(value))
+            continue
         else:
             parts.append(key + _value_json(value, 0))
-            if value_kind is not int and value_kind is not bool:  # numbers and true/false hold no probe
+            if value_kind is not bool:  # true/false hold no probe
                 nested = True
             continue
         parts.append(key + token)
@@ -257,11 +260,11 @@ def event_json(event: BaseEvent, redact: Redactor) -> str:
     agrees = _agrees.get(kind)
     if agrees:  # the common case: a class whose direct JSON agreed with pydantic's
         try:
-            text, strings = _event_json_direct(event)
+            direct, strings = _event_json_direct(event)
         except _NotPlain:
             return redact(event.model_dump_json(by_alias=True, exclude_none=True))
-        return redact(text) if strings is None else redact.json_tokens(text, strings)
-    text = None
+        return redact(direct) if strings is None else redact.json_tokens(direct, strings)
+    text: str | None = None
     if agrees is None:
         try:
             text = _model_json(event, 0)
