@@ -113,7 +113,8 @@ class CliAdapter(Generic[NativeT]):
             log.warning("%s: a %r event was not understood; kept as RAW", self.source, kind, exc_info=True)
             return self.on_malformed(kind, payload)
         if events and type(payload) is not dict:  # a typed event's fields the adapter does not know: kept
-            extra = getattr(payload, "model_extra", None)  # on its first event
+            extra = getattr(payload, "__pydantic_extra__", None)  # on its first event (``model_extra``'s
+            # attribute, read without the property call)
             if extra:
                 events[0].raw_event = {"unknownFields": extra}
         return events

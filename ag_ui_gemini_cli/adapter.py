@@ -44,12 +44,21 @@ _TRUNCATED_TOOL_ID = re.compile(r'"type"\s*:\s*"tool_result".*?"tool_id"\s*:\s*"
 
 
 def _millis(timestamp: str | None) -> int | None:
+    global _last_millis
     if not timestamp:
         return None
+    last = _last_millis  # one tuple, read once: consistent whoever else calls
+    if timestamp == last[0]:  # lines printed in the same millisecond (a burst of deltas)
+        return last[1]
     try:
-        return int(datetime.fromisoformat(timestamp).timestamp() * 1000)  # 3.11+ reads a trailing Z
+        millis = int(datetime.fromisoformat(timestamp).timestamp() * 1000)  # 3.11+ reads a trailing Z
     except ValueError:
-        return None
+        millis = None
+    _last_millis = (timestamp, millis)
+    return millis
+
+
+_last_millis: tuple[str | None, int | None] = (None, None)  # the last timestamp read and its milliseconds
 
 
 class GeminiCliAdapter(CliAdapter[str]):

@@ -83,9 +83,9 @@ def acp_stream(lines: int) -> list[str]:
     """ACP ``session/update`` notifications as ``gemini --acp`` sends them (a thought, message chunks, a tool call
     and its update), repeated, then the prompt's result."""
 
-    def update(body: dict[str, Any]) -> str:
+    def update(body: dict[str, Any]) -> str:  # compact, as the CLI writes it (JSON.stringify)
         return json.dumps({"jsonrpc": "2.0", "method": "session/update",
-                           "params": {"sessionId": "s-1", "update": body}})
+                           "params": {"sessionId": "s-1", "update": body}}, separators=(",", ":"))
 
     def chunk(kind: str, text: str) -> dict[str, Any]:
         return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}

@@ -62,6 +62,7 @@ SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
 
 
 _SHAPES = re.compile("|".join(TOKEN_SHAPES))
+_CLEAN_TOKENS, _CLEAN_TOKEN_CHARS = 512, 200  # at most this many tokens (of at most this length) known clean
 
 
 class Redactor:
@@ -71,6 +72,8 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
         self._forms: tuple[str, ...] = ()
+        self._secret_forms: tuple[str, ...] = ()  # the secrets' forms alone, longest first
+        self._clean_tokens: set[str] = set()  # JSON string tokens seen to hold no shape probe (ids, event types)
         self._pattern = _SHAPES
         self.extend(secrets)
 
@@ -86,11 +89,35 @@ class Redactor:
         ordered = sorted(forms, key=len, reverse=True)
         self._pattern = re.compile("|".join([*map(re.escape, ordered), *TOKEN_SHAPES]))
         self._forms = (*ordered, *SHAPE_PROBES)
+        self._secret_forms = tuple(ordered)
 
     def __call__(self, text: str) -> str:
         for form in self._forms or SHAPE_PROBES:  # a substring test each is much faster than the regex scan
             if form in text:
                 return self._pattern.sub(_replacement, text)
+        return text
+
+    def json_tokens(self, text: str, tokens: list[str]) -> str:
+        """``self(text)`` for a compact JSON text whose string tokens other than its keys are ``tokens`` (its keys
+        holding no probe): the same result, with the shapes' probes looked for in those tokens only, and not
+        again in a token seen before (a message's id, an event type). Exact, since no probe can lie across
+        tokens: no probe holds a quote, a comma, a bracket or a brace, and ``://`` cannot start at a key's colon
+        (a value never starts with ``/``); numbers, ``true``, ``false`` and ``null`` hold none. The secrets,
+        whatever they hold, are looked for in the whole text."""
+        for form in self._secret_forms:
+            if form in text:
+                return self._pattern.sub(_replacement, text)
+        clean = self._clean_tokens
+        for token in tokens:
+            if token in clean:
+                continue
+            for probe in SHAPE_PROBES:
+                if probe in token:
+                    return self._pattern.sub(_replacement, text)
+            if len(token) <= _CLEAN_TOKEN_CHARS:
+                if len(clean) >= _CLEAN_TOKENS:  # bounded: deltas pass through it too
+                    clean.clear()
+                clean.add(token)
         return text
 
     def __bool__(self) -> bool:
@@ -115,6 +142,7 @@ _enum_json: dict[type, dict[Any, str]] = {}  # per enum class whose values are a
 # Event classes whose direct JSON was compared with pydantic's on their first event: True, the same; False, not
 # (a dependency changed how it writes them): pydantic writes those from then on.
 _agrees: dict[type[BaseModel], bool] = {}
+_keys_clean: dict[type[BaseModel], bool] = {}  # per model class: True when none of its keys holds a shape probe
 
 
 class _NotPlain(Exception):
@@ -128,12 +156,48 @@ def _keys_of(kind: type[BaseModel]) -> tuple[tuple[str, str], ...]:
     if keys is None:
         keys = _wire_keys[kind] = tuple((name, f'"{field.serialization_alias or field.alias or name}":')
                                         for name, field in kind.model_fields.items())
+        written = "".join(key for _, key in keys)
+        _keys_clean[kind] = not any(probe in written for probe in SHAPE_PROBES)
     return keys
+
+
+def _event_json_direct(event: BaseModel) -> tuple[str, list[str] | None]:
+    """An event as ``_model_json`` writes it, and its string values' JSON tokens (for ``Redactor.json_tokens``),
+    or None when a value is a list, dict or model (or its keys hold a probe): then the redactor looks at the whole
+    text."""
+    if event.__pydantic_extra__:
+        raise _NotPlain
+    kind = type(event)
+    keys = _wire_keys.get(kind) or _keys_of(kind)
+    values = vars(event)
+    parts = []
+    strings = []
+    nested = not _keys_clean[kind]
+    for name, key in keys:
+        value = values[name]
+        if value is None:
+            continue
+        value_kind = type(value)
+        if value_kind is str:
+            token = _string(value)
+        elif value_kind in _enum_json:
+            token = _enum_json[value_kind][value]
+        elif value_kind is int:  # a timestamp: a number holds no probe
+            parts.append(key + str(value))
+            continue
+        else:
+            parts.append(key + _value_json(value, 0))
+            if value_kind is not bool:  # true/false hold no probe
+                nested = True
+            continue
+        parts.append(key + token)
+        strings.append(token)
+    return "{" + ",".join(parts) + "}", (None if nested else strings)
 
 
 def _model_json(model: BaseModel, depth: int) -> str:
     """A model as ``model_dump_json(by_alias=True, exclude_none=True)`` writes it."""
-    if model.model_extra:  # fields the model does not declare: pydantic's
+    if model.__pydantic_extra__:  # fields the model does not declare (``model_extra``): pydantic's
         raise _NotPlain
     values = vars(model)  # the declared fields' values (pydantic keeps extras apart, in ``model_extra``)
     parts = []
@@ -194,20 +258,24 @@ def event_json(event: BaseEvent, redact: Redactor) -> str:
     """
     kind = type(event)
     agrees = _agrees.get(kind)
-    text = None
-    if agrees is not False:
+    if agrees:  # the common case: a class whose direct JSON agreed with pydantic's
+        try:
+            direct, strings = _event_json_direct(event)
+        except _NotPlain:
+            return redact(event.model_dump_json(by_alias=True, exclude_none=True))
+        return redact(direct) if strings is None else redact.json_tokens(direct, strings)
+    text: str | None = None
+    if agrees is None:
         try:
             text = _model_json(event, 0)
         except _NotPlain:
             text = None
-    if text is None or agrees is None:
-        reference = event.model_dump_json(by_alias=True, exclude_none=True)
-        if text is not None and agrees is None:
-            _agrees[kind] = text == reference
-            if text != reference:
-                log.warning("%s: the direct JSON differs from pydantic's; pydantic writes it", kind.__name__)
-        text = reference
-    return redact(text)
+    reference = event.model_dump_json(by_alias=True, exclude_none=True)
+    if text is not None:
+        _agrees[kind] = text == reference
+        if text != reference:
+            log.warning("%s: the direct JSON differs from pydantic's; pydantic writes it", kind.__name__)
+    return redact(reference)
 
 
 def sse_frame(seq: int, data: str) -> str:

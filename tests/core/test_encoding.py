@@ -133,3 +133,26 @@ def test_secrets_are_removed_on_the_direct_path_too():
     assert event_json(event, Redactor(["sk-abcdef-123456"])) == (
         '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"token [REDACTED] here"}')
     assert sse_frame(7, "{}") == "id: 7\ndata: {}\n\n"
+
+
+# Pieces of every shape's probe, of the shapes themselves and of JSON's structure: text built of them puts probes
+# inside, at the edges of and across a value's tokens, escaped (quotes, backslashes, newlines) or not.
+PIECES = ["ghp_", "gh", "o_", "github_pat_", "glpat-", "sk", "-", "sk-", "AIza", "xox", "b-", "AKIA", "eyJ", "ey",
+          "J", "uthorization", "Authorization: Bearer ", "UTHORIZATION", "PRIVATE KEY-----", "-----BEGIN ", ":", "//",
+          "://", "user:pw@", "@", '"', "\\", "\n", ",", "{", "}", "x" * 40, "A" * 16, "0123456789", " ", "é",
+          "fake-api-key-0123456789", "fake-api-", "key-0123456789"]
+pieced = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(ident=pieced, name=pieced, delta=pieced, stamp=st.none() | st.integers(min_value=0, max_value=2**53 - 1))
+def test_the_direct_path_redacts_exactly_as_the_whole_text(ident, name, delta, stamp):
+    """``event_json`` looks for the shapes' probes in the string values only (``Redactor.json_tokens``): it must
+    remove exactly what the redactor removes from pydantic's whole JSON text."""
+    redact = Redactor(["fake-api-key-0123456789", 'quote"and\\slash-secret'])
+    for event in (TextMessageContentEvent(message_id=ident or "m", delta=delta or "d", timestamp=stamp),
+                  ToolCallStartEvent(tool_call_id=ident, tool_call_name=name, parent_message_id=delta or None),
+                  ToolCallResultEvent(message_id=name, tool_call_id=ident, content=delta, role="tool"),
+                  RunErrorEvent(message=delta, code=name or None, timestamp=stamp)):
+        event_json(event, NO_SECRETS)  # the class's first event is checked against pydantic: the direct path after
+        assert event_json(event, redact) == redact(event.model_dump_json(by_alias=True, exclude_none=True))
