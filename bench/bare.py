@@ -211,6 +211,19 @@ def persistent(cli: Any) -> Any:
         bridge.model_proxy = proxy
 
 
+def runner_env(runner_type: str, root: str, model_url: str | None) -> dict[str, str]:
+    """A runner's environment in ``root`` (its workspace made there); its model is ``model_url`` reached as a model
+    API (the bench's scripted server, the one the bare CLIs use: a scripted server in the runner's own process would
+    parse every request, the whole history, there, which is the test model's cost, not the runner's), or the
+    runner's own scripted model when None."""
+    Path(root, "workspace").mkdir()
+    env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
+           "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
+    if model_url is not None:
+        env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, model_url)}
+    return env
+
+
 def model_api_env(runner_type: str, url: str) -> dict[str, str]:
     """The environment that gives the runner ``url`` as its model API, with a key (the scripted server takes any)."""
     if runner_type == "gemini-cli":

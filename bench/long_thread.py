@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from bare import model_api_env
+from bare import runner_env
 from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
 from turns import BareCli
 
@@ -133,15 +133,9 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-long-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-long-bare-") as bare_root:
         events_dir = Path(root, "events")
-        env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
-               "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": str(events_dir)}
-        Path(root, "workspace").mkdir()
         rows: list[dict[str, Any]] = []
         cli = BareCli(runner_type, Path(bare_root))
-        # The runner's model is the same scripted server as the bare CLI's, in this process, reached as a real
-        # model API (its URL and a key): a scripted server in the runner's process would parse every request (the
-        # whole history) there, which is the test model's cost, not the runner's.
-        env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, cli.bridge.scripted_url)}
+        env = runner_env(runner_type, root, cli.bridge.scripted_url)  # the bare CLI's scripted server, as a model API
         kept = None
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \

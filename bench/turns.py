@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from bare import model_api_env, persistent
+from bare import persistent, runner_env
 from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
@@ -174,12 +174,8 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
     in the runner's own process (whose work there is the test model's, not the runner's)."""
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
-        env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
-               "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
-        Path(root, "workspace").mkdir()
         cli = BareCli(runner_type, Path(bare_root))
-        if model_api:  # the bench's scripted server (the bare CLIs' too) as the runner's model API
-            env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, cli.bridge.scripted_url)}
+        env = runner_env(runner_type, root, cli.bridge.scripted_url if model_api else None)
         kept = None
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \

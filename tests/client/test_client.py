@@ -220,27 +220,34 @@ async def test_ctrl_c_interrupts_the_run_and_exits_130(bridge: FakeCliBridge) ->
     assert replay[-1]["type"] == "RUN_FINISHED" and replay[-1]["outcome"] == {"type": "cancelled"}
 
 
+async def client_on_a_terminal(runner: RunnerHarness, *args: str) -> tuple[asyncio.subprocess.Process, int, bytes]:
+    """``ambient-runner run ARGS`` with a terminal as its stdin (it reads typed lines only from one), once it has
+    printed the run's first text: the process, the terminal to type into, and what it printed so far."""
+    terminal, stdin = os.openpty()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "ambient_runner.client.main", "run", *args, "--url", runner.base_url, cwd=REPO,
+            stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    finally:
+        os.close(stdin)
+    assert proc.stdout is not None
+    seen = b""
+    async with asyncio.timeout(30):
+        while b"working" not in seen:
+            chunk = await proc.stdout.read(4096)
+            assert chunk, seen
+            seen += chunk
+    return proc, terminal, seen
+
+
 async def test_a_line_typed_while_the_run_streams_is_sent_and_its_queued_run_shown_next(
         bridge: FakeCliBridge, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     async with RunnerHarness(bridge) as runner:
-        terminal, stdin = os.openpty()  # the client reads typed lines only from a terminal
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "ambient_runner.client.main", "run",
-                script(text("working "), {"wait_file": str(gate)}, text("first done")), "--json",
-                "--url", runner.base_url, "--thread", "t-typed", cwd=REPO, stdin=stdin,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        finally:
-            os.close(stdin)
-        assert proc.stdout is not None
-        seen = b""
-        async with asyncio.timeout(30):
-            while b"working" not in seen:
-                chunk = await proc.stdout.read(4096)
-                assert chunk, seen
-                seen += chunk
+        proc, terminal, seen = await client_on_a_terminal(
+            runner, script(text("working "), {"wait_file": str(gate)}, text("first done")), "--json",
+            "--thread", "t-typed")
         os.write(terminal, (script(text("second run")) + "\n").encode())
         async with asyncio.timeout(30):
             while not runner.app.state.runs.thread("t-typed").queue:
@@ -266,23 +273,8 @@ async def test_a_line_typed_into_a_steering_runner_is_steered_and_said_so(tmp_pa
     bridge = SteeringBridge(tmp_path)
     gate = tmp_path / "gate"
     async with RunnerHarness(bridge) as runner:
-        terminal, stdin = os.openpty()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "ambient_runner.client.main", "run",
-                script(text("working "), {"wait_file": str(gate)}, text("done")),
-                "--url", runner.base_url, "--thread", "t-steer", cwd=REPO, stdin=stdin,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        finally:
-            os.close(stdin)
-        assert proc.stdout is not None
-        seen = b""
-        async with asyncio.timeout(30):
-            while b"working" not in seen:
-                chunk = await proc.stdout.read(4096)
-                assert chunk, seen
-                seen += chunk
+        proc, terminal, seen = await client_on_a_terminal(
+            runner, script(text("working "), {"wait_file": str(gate)}, text("done")), "--thread", "t-steer")
         os.write(terminal, b"also check the tests\n")
         async with asyncio.timeout(30):
             while not bridge.steered:
