@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from harness import check_stream
 from post_stream import Stream, body, deltas
@@ -39,6 +40,17 @@ def check_both(live: list[dict[str, Any]], second: list[dict[str, Any]], thread_
         "an event in two streams"
 
 
+async def run_held_in_a_tool(r: Any, gate: Path) -> tuple[httpx.AsyncClient, Stream]:
+    """Thread ``t``'s run ``run-a``, streaming, once its shell tool call has started (the command waits for
+    ``gate``); the runner's client and that run's stream."""
+    r.server.shell_command = gated_command(gate)
+    client = r.harness.client
+    assert client is not None
+    live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
+    await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
+    return client, live
+
+
 def model_saw(server: Any, text: str) -> bool:
     return any(text in json.dumps(b) for b in server.bodies())
 
@@ -48,11 +60,7 @@ async def test_a_message_during_a_tool_is_steered_into_the_live_run(runner_type:
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     gate = tmp_path / "gate"
     async with scripted_runner(runner_type, tmp_path, monkeypatch) as r:
-        r.server.shell_command = gated_command(gate)
-        client = r.harness.client
-        assert client is not None
-        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
-        await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
+        client, live = await run_held_in_a_tool(r, gate)
         steering = Stream(client, body("t", "run-s", STEER))
         second = await steering.done()
         gate.touch()
@@ -112,11 +120,7 @@ async def test_three_queued_messages_run_in_order_and_shutdown_ends_a_queue(runn
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     gate = tmp_path / "gate"
     async with scripted_runner(runner_type, tmp_path, monkeypatch) as r:
-        r.server.shell_command = gated_command(gate)
-        client = r.harness.client
-        assert client is not None
-        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
-        await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
+        client, live = await run_held_in_a_tool(r, gate)
         queued = []
         for n in (1, 2, 3):
             queued.append(Stream(client, body("t", f"run-q{n}", f"NOTOOL number {n}", whenBusy="queue")))
@@ -150,12 +154,8 @@ async def test_the_official_client_reads_a_steering_and_a_queued_post(tmp_path: 
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     gate = tmp_path / "gate"
     async with scripted_runner("codex-sdk", tmp_path, monkeypatch) as r:
-        r.server.shell_command = gated_command(gate)
-        client = r.harness.client
-        assert client is not None
+        client, live = await run_held_in_a_tool(r, gate)
         url = f"{r.harness.base_url}/run"
-        live = Stream(client, body("t", "run-a", "Create out.txt with hello"))
-        await wait_for(lambda: r.seen("t", "TOOL_CALL_START"), what="the tool call")
         steered = await run_with_official_client(url, "t", [{"id": "u-s", "role": "user", "content": STEER}],
                                                  run_id="run-s")
         queued = asyncio.create_task(run_with_official_client(
