@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
-from ambient_runner.api.routing import Metrics, Runs, Settings, body_rules, router
+from ambient_runner.api.routing import Metrics, Runs, Settings, WorkspaceRoot, body_rules, router
 from ambient_runner.api.run_input import MAX_BODY_BYTES, RunInput, check_id, check_run_input, prepare_run_input
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Attachment, Bridge, OptionError, RunOptions
@@ -96,10 +96,9 @@ def sse_response(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int,
     return event_source(stream_frames(metrics, event_log, after, one_run))
 
 
-def attachment_rules(settings: RunnerSettings, bridge: Bridge) -> AttachmentRules:
+def attachment_rules(settings: RunnerSettings, bridge: Bridge, workspace: Workspace) -> AttachmentRules:
     return AttachmentRules(accepted=bridge.attachment_types, max_bytes=settings.runner_max_attachment_bytes,
-                           fetch_urls=settings.runner_fetch_urls,
-                           workspace=Workspace.of(settings.workspace_path, settings.state_dir),
+                           fetch_urls=settings.runner_fetch_urls, workspace=workspace,
                            directory=settings.runner_attachments_dir)
 
 
@@ -126,8 +125,8 @@ async def admit(runs: RunManager, run_input: RunAgentInput, prompt: str, options
              responses=STREAM)
 @body_rules(limit=body_limit, prepare=prepare_run_input, invalid_code="INVALID_RUN_INPUT",
             invalid_message="the body is not a valid AG-UI RunAgentInput")
-async def start_run(body: RunInput, request: Request, runs: Runs, settings: Settings,
-                    metrics: Metrics) -> EventSourceResponse:
+async def start_run(body: RunInput, request: Request, runs: Runs, settings: Settings, metrics: Metrics,
+                    workspace: WorkspaceRoot) -> EventSourceResponse:
     """Start a run of ``threadId`` (or answer its paused one) and stream its events."""
     run_input = check_run_input(body)
     answers = interrupt_answers(runs, run_input)
@@ -144,7 +143,7 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
     except OptionError as exc:
         raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
     try:
-        attachments = await collect(run_input, attachment_rules(settings, bridge))
+        attachments = await collect(run_input, attachment_rules(settings, bridge, workspace))
     except AttachmentError as exc:
         raise ApiError(422, "INVALID_ATTACHMENT", str(exc), part=exc.part) from None
     if not prompt.strip() and attachments:  # a message of images alone: the CLIs want some text beside them

@@ -111,7 +111,9 @@ class ModelProxy:
         self._client = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=20, keepalive_timeout=60), auto_decompress=False,
             timeout=aiohttp.ClientTimeout(total=None, connect=15.0, sock_read=900.0))
-        # log_config and log_level None: a uvicorn.Config would otherwise reconfigure the process's uvicorn loggers
+        # log_config and log_level None: a uvicorn.Config would otherwise reconfigure the process's uvicorn loggers.
+        # h11, not httptools: h11 keeps an absolute-form request target (``POST http://other.host/...``) in
+        # ``raw_path``, so ``_refusal`` sees and refuses it; httptools hands on its path alone.
         config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_config=None, log_level=None,
                                 access_log=False, timeout_keep_alive=75, http="h11")
         self._server = _Server(config)

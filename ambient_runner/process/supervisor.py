@@ -126,12 +126,23 @@ class SupervisedProcess:
             return 0
 
     async def send(self, data: bytes) -> None:
-        """Write to the open stdin (``stdin_pipe``); ``BrokenPipeError`` / ``ConnectionResetError`` when the
-        process is gone."""
+        """Write to the open stdin (``stdin_pipe``) and wait until the pipe took it; ``BrokenPipeError`` /
+        ``ConnectionResetError`` when the process is gone."""
+        self.write(data)
+        await self.drain()
+
+    def write(self, data: bytes) -> None:
+        """Hand ``data`` to the open stdin now, without waiting (what the pipe does not take at once stays buffered
+        until ``drain``): the process gets it before the caller's next await."""
         stdin = self._proc.stdin
         if stdin is None or stdin.is_closing():
             raise BrokenPipeError("the process's stdin is closed")
         stdin.write(data)
+
+    async def drain(self) -> None:
+        stdin = self._proc.stdin
+        if stdin is None:
+            raise BrokenPipeError("the process's stdin is closed")
         await stdin.drain()
 
     async def _feed_stdin(self, data: bytes) -> None:

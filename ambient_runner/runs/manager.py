@@ -251,6 +251,7 @@ class RunManager:
         state.notify()
         self.metrics.run_started()
         run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
+        await asyncio.sleep(0)  # the run's first step (the prompt to the CLI) before its caller builds the response
         return run
 
     def _answer_interrupts(self, thread_id: str, answers: Answers | None) -> bool:

@@ -18,6 +18,7 @@ import itertools
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -63,6 +64,21 @@ class AcpClosed(Exception):
         self.code = code
 
 
+@dataclass
+class SentRequest:
+    """A request written to the CLI, its answer to come (``AcpConnection.reply``)."""
+
+    id: int
+    method: str
+    reply: asyncio.Future[dict[str, Any]]
+    broken: bool = False  # the pipe was gone when it was written
+
+
+def _line(message: JsonRpcMessage) -> bytes:
+    # json.dumps, not pydantic's JSON: a prompt may hold a lone surrogate, which only escaping can send
+    return json.dumps(message.model_dump(exclude_unset=True), separators=(",", ":")).encode() + b"\n"
+
+
 Handler = Callable[[UpdateNotification | JsonRpcMessage], None]  # a notification
 RequestHandler = Callable[[RequestId | None, str, dict[str, Any]], None]  # (request id, method, params)
 
@@ -89,22 +105,40 @@ class AcpConnection:
                       ) -> ResultT:
         """Send a request and wait for its result, as ``result``; ``AcpError`` for an error reply (or a result
         that does not fit), ``AcpClosed`` when the CLI ends first, ``TimeoutError`` after ``within`` s."""
-        if self._closed.done():
-            raise self._closed.result()
+        return await self.reply(self.send_request(method, params), result, within)
+
+    def send_request(self, method: str, params: BaseModel) -> SentRequest:
+        """Write a request now (the CLI has it before the caller's next await: a turn's prompt is not held up
+        behind the HTTP response's start); ``reply`` waits for its answer (``AcpClosed`` there when the CLI is gone)."""
         request_id = next(self._ids)
-        reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = (method, reply)
+        sent = SentRequest(request_id, method, asyncio.get_running_loop().create_future(), broken=self._closed.done())
+        if sent.broken:
+            return sent
+        self._waiting[request_id] = (method, sent.reply)
         try:
-            await self._send(JsonRpcMessage(jsonrpc="2.0", id=request_id, method=method, params=wire(params)))
+            self.process.write(_line(JsonRpcMessage(jsonrpc="2.0", id=request_id, method=method, params=wire(params))))
+        except (BrokenPipeError, ConnectionResetError):
+            sent.broken = True
+        return sent
+
+    async def reply(self, sent: SentRequest, result: type[ResultT], within: float | None = None) -> ResultT:
+        """The answer to ``sent``, as ``result`` (see ``request``)."""
+        try:
+            if sent.broken:
+                raise await self.closed()
+            try:
+                await self.process.drain()
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise await self.closed() from exc
             async with asyncio.timeout(within):
-                answer = await reply
+                answer = await sent.reply
         finally:
-            self._waiting.pop(request_id, None)
+            self._waiting.pop(sent.id, None)
         try:
             return result.model_validate(answer)
         except ValidationError as exc:
-            raise AcpError(method, JsonRpcError(message=f"the Gemini CLI's reply does not fit ACP ({first_error(exc)}):"
-                                                        f" {str(answer)[:SHOWN_CHARS]}")) from None
+            message = f"the Gemini CLI's reply does not fit ACP ({first_error(exc)}): {str(answer)[:SHOWN_CHARS]}"
+            raise AcpError(sent.method, JsonRpcError(message=message)) from None
 
     async def notify(self, method: str, params: BaseModel) -> None:
         await self._send(JsonRpcMessage(jsonrpc="2.0", method=method, params=wire(params)))
@@ -118,9 +152,7 @@ class AcpConnection:
         if self._closed.done():
             raise self._closed.result()
         try:
-            # json.dumps, not pydantic's JSON: a prompt may hold a lone surrogate, which only escaping can send
-            await self.process.send(json.dumps(message.model_dump(exclude_unset=True), separators=(",", ":")).encode()
-                                    + b"\n")
+            await self.process.send(_line(message))
         except (BrokenPipeError, ConnectionResetError) as exc:
             closed = await self.closed()
             raise closed from exc

@@ -12,7 +12,7 @@ import contextlib
 from typing import Any
 
 from ag_ui_gemini_cli.acp_schema import ContentBlock, PromptParams, PromptResult
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection, AcpError
+from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection, AcpError, SentRequest
 from ambient_runner.bridges.gemini_cli.acp.live import LiveGemini
 
 Item = tuple[Any, ...]
@@ -33,12 +33,13 @@ class PromptFeed:
         self._queue.put_nowait(item)
 
     def start(self, connection: AcpConnection, prompt: list[ContentBlock]) -> None:
-        self._task = asyncio.create_task(self._prompt(connection, prompt), name=f"acp-prompt-{self.session_id}")
+        """The prompt is written now; a task waits for its end."""
+        sent = connection.send_request("session/prompt", PromptParams(session_id=self.session_id, prompt=prompt))
+        self._task = asyncio.create_task(self._prompt(connection, sent), name=f"acp-prompt-{self.session_id}")
 
-    async def _prompt(self, connection: AcpConnection, prompt: list[ContentBlock]) -> None:
+    async def _prompt(self, connection: AcpConnection, sent: SentRequest) -> None:
         try:
-            result = await connection.request("session/prompt", PromptParams(session_id=self.session_id,
-                                                                              prompt=prompt), PromptResult)
+            result = await connection.reply(sent, PromptResult)
         except (AcpError, AcpClosed) as exc:
             self.put(("error", exc))
         else:
