@@ -80,23 +80,14 @@ async def test_requests_keep_their_own_replies(tmp_path: Path) -> None:
 async def test_a_request_to_a_cli_that_ended_fails_with_how_it_ended(tmp_path: Path) -> None:
     connection = await peer(tmp_path)
     try:
-        await connection.notify("quit", prompt(""))
+        await connection.notify("quit", prompt(""))  # the peer exits 3 without reading what comes after
+        waiting = asyncio.ensure_future(connection.request("session/prompt", prompt("never read"), PromptResult))
         closed = await asyncio.wait_for(connection.closed(), 10)
-        sent = connection.send_request("session/prompt", prompt("too late"))
-        with pytest.raises(AcpClosed) as raised:
-            await asyncio.wait_for(connection.reply(sent, PromptResult), 10)
-        assert raised.value.message == closed.message
         assert "exited with code 3" in closed.message
-    finally:
-        await connection.process.stop()
-
-
-async def test_a_request_waiting_when_the_cli_ends_fails_instead_of_hanging(tmp_path: Path) -> None:
-    connection = await peer(tmp_path)
-    try:
-        # A notification is never answered; the request after "quit" is never read: its reply must still come.
-        await connection.notify("quit", prompt(""))
-        with pytest.raises(AcpClosed):
-            await asyncio.wait_for(connection.request("session/prompt", prompt("never read"), PromptResult), 10)
+        late = connection.send_request("session/prompt", prompt("too late"))
+        for pending in (waiting, connection.reply(late, PromptResult)):  # waiting when it ended; sent after
+            with pytest.raises(AcpClosed) as raised:
+                await asyncio.wait_for(pending, 10)
+            assert raised.value.message == closed.message
     finally:
         await connection.process.stop()
