@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,35 @@ class RunnerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+TYPE = re.compile(r'\{"type":"([A-Z_]+)"')
+
+
+def event_type(line: str) -> str:
+    """The type of an SSE ``data:`` line, read from its start (the type is the first field): the client does not
+    parse a whole-thread snapshot, whose parsing would count as the runner's time."""
+    head = line[5:].lstrip()[:80]
+    match = TYPE.match(head)
+    return match.group(1) if match else json.loads(line[5:])["type"]
+
+
+def run_events(client: httpx.Client, url: str, body: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``POST /run`` with ``body``: each ``data:`` line of its stream as (event type, line), up to and including
+    ``RUN_FINISHED``. A refused run, a ``RUN_ERROR`` or a stream without its terminal event raises."""
+    with client.stream("POST", f"{url}/run", json=body) as response:
+        if response.status_code != 200:
+            raise RuntimeError(f"POST /run answered {response.status_code}: {response.read()[:500]!r}")
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            kind = event_type(line)
+            if kind == "RUN_ERROR":
+                raise RuntimeError(f"the run ended with RUN_ERROR: {json.loads(line[5:]).get('message')}")
+            yield kind, line
+            if kind == "RUN_FINISHED":
+                return
+    raise RuntimeError("the run's stream ended without a terminal event")
 
 
 def isolate_or_die() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -24,12 +23,11 @@ from typing import Any
 
 import httpx
 from bare import runner_env
-from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
+from common import PYTHON, REPO, RunnerProcess, event_type, rss_kib, run_events, smoke, summary, wait_status
 from turns import BareCli
 
 KEPT = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "STEP_STARTED",
         "STEP_FINISHED", "RAW", "CUSTOM", "META", "ACTIVITY_SNAPSHOT"}
-TYPE = re.compile(r'\{"type":"([A-Z_]+)"')
 WINDOW = 50  # NOTOOL turns per window when comparing the start of the thread with its end (the machine is noisy)
 TOOL_EVERY = 10
 
@@ -38,32 +36,16 @@ def prompt(turn: int) -> str:
     return f"turn {turn}: run the command" if turn % TOOL_EVERY == 0 else f"NOTOOL turn {turn}"
 
 
-def event_type(line: str) -> str:
-    """The type of an SSE ``data:`` line, read from its start (the type is the first field): the client does not
-    parse a whole-thread snapshot, whose parsing would count as the runner's time."""
-    head = line[5:].lstrip()[:80]
-    match = TYPE.match(head)
-    return match.group(1) if match else json.loads(line[5:])["type"]
-
-
 def runner_turn(client: httpx.Client, url: str, thread_id: str, turn: int) -> dict[str, Any]:
     body = {"threadId": thread_id, "runId": f"run-{turn}",
             "messages": [{"id": f"user-{turn}", "role": "user", "content": prompt(turn)}]}
     kept = snapshot = 0
     started = time.monotonic()
-    with client.stream("POST", f"{url}/run", json=body) as response:
-        assert response.status_code == 200, response.read()
-        for line in response.iter_lines():
-            if not line.startswith("data:"):
-                continue
-            kind = event_type(line)
-            if kind == "MESSAGES_SNAPSHOT":
-                snapshot = len(line[5:].strip().encode())
-            if kind in KEPT or (kind == "TOOL_CALL_START" and "askuserquestion" in line.lower()):
-                kept += len(line[5:].strip().encode()) + 1
-            if kind in ("RUN_FINISHED", "RUN_ERROR"):
-                assert kind == "RUN_FINISHED", line
-                break
+    for kind, line in run_events(client, url, body):
+        if kind == "MESSAGES_SNAPSHOT":
+            snapshot = len(line[5:].strip().encode())
+        if kind in KEPT or (kind == "TOOL_CALL_START" and "askuserquestion" in line.lower()):
+            kept += len(line[5:].strip().encode()) + 1
     return {"done_s": time.monotonic() - started, "snapshot_bytes": snapshot, "kept_bytes": kept}
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import PYTHON, REPO, RunnerProcess, rss_kib, summary, wait_status
+from common import PYTHON, REPO, RunnerProcess, rss_kib, run_events, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
 
@@ -56,18 +56,9 @@ def settled_kib(pid: int) -> dict[str, int]:
 
 def run_turn(url: str, thread_id: str, prompt: str) -> None:
     body = {"threadId": thread_id, "messages": [{"role": "user", "content": prompt}]}
-    with httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client, \
-            client.stream("POST", f"{url}/run", json=body) as response:
-        if response.status_code != 200:
-            raise RuntimeError(f"POST /run answered {response.status_code}: {response.read()[:500]!r}")
-        for line in response.iter_lines():
-            if line.startswith("data:"):
-                event = json.loads(line[5:])
-                if event["type"] == "RUN_ERROR":
-                    raise RuntimeError(f"the run ended with RUN_ERROR: {event.get('message')}")
-                if event["type"] == "RUN_FINISHED":
-                    return
-    raise RuntimeError("the run's stream ended without a terminal event")
+    with httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+        for _ in run_events(client, url, body):
+            pass
 
 
 def sample(runner_type: str, repo: Path = REPO, turns: int = TURNS) -> dict[str, dict[str, int]]:

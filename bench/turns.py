@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 from bare import persistent, runner_env
-from common import PYTHON, REPO, RunnerProcess, rss_kib, smoke, summary, wait_status
+from common import PYTHON, REPO, RunnerProcess, rss_kib, run_events, smoke, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
 from ambient_runner.settings import RunnerSettings
@@ -51,18 +51,11 @@ def runner_turn(url: str, thread_id: str, prompt: str, client: httpx.Client | No
     with contextlib.nullcontext(client) if client is not None else \
             httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
         started = time.monotonic()
-        with client.stream("POST", f"{url}/run", json=body) as response:
-            assert response.status_code == 200, response.read()
-            for line in response.iter_lines():
-                if not line.startswith("data:"):
-                    continue
-                kind = json.loads(line[5:])["type"]
-                if kind == "TEXT_MESSAGE_CONTENT" and first is None:
-                    first = time.monotonic()
-                if kind in ("RUN_FINISHED", "RUN_ERROR"):
-                    assert kind == "RUN_FINISHED", line
-                    end = time.monotonic()
-                    break
+        for kind, _ in run_events(client, url, body):
+            if kind == "TEXT_MESSAGE_CONTENT" and first is None:
+                first = time.monotonic()
+            if kind == "RUN_FINISHED":  # before the stream is closed
+                end = time.monotonic()
     assert first is not None
     return first - started, end - started
 

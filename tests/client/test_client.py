@@ -202,13 +202,8 @@ async def test_ctrl_c_interrupts_the_run_and_exits_130(bridge: FakeCliBridge) ->
             sys.executable, "-m", "ambient_runner.client.main", "run", script(text("working on it"), {"sleep": 30}),
             "--url", runner.base_url, "--thread", "t-ctrl-c", cwd=REPO, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        assert proc.stdout is not None and proc.stderr is not None
-        seen = b""
-        async with asyncio.timeout(30):
-            while b"working on it" not in seen:
-                chunk = await proc.stdout.read(4096)
-                assert chunk, seen
-                seen += chunk
+        assert proc.stderr is not None
+        seen = await printed_until(proc, b"working on it")
         proc.send_signal(signal.SIGINT)
         async with asyncio.timeout(30):
             rest, err = await proc.communicate()
@@ -231,14 +226,19 @@ async def client_on_a_terminal(runner: RunnerHarness, *args: str) -> tuple[async
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     finally:
         os.close(stdin)
+    return proc, terminal, await printed_until(proc, b"working")
+
+
+async def printed_until(proc: asyncio.subprocess.Process, text: bytes) -> bytes:
+    """What the client printed up to and including ``text`` (fails when it ends first, or after 30 s)."""
     assert proc.stdout is not None
     seen = b""
     async with asyncio.timeout(30):
-        while b"working" not in seen:
+        while text not in seen:
             chunk = await proc.stdout.read(4096)
             assert chunk, seen
             seen += chunk
-    return proc, terminal, seen
+    return seen
 
 
 async def test_a_line_typed_while_the_run_streams_is_sent_and_its_queued_run_shown_next(
