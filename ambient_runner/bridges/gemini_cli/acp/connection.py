@@ -89,7 +89,7 @@ class AcpConnection:
         self._on_notification = on_notification
         self._on_request = on_request
         self._ids = itertools.count(1)
-        self._waiting: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._waiting: dict[int, SentRequest] = {}  # request id -> the request its reply is for
         self._closed: asyncio.Future[AcpClosed] = asyncio.get_running_loop().create_future()
         self._reader = asyncio.create_task(self._read(), name=f"acp-reader-{process.pid}")
 
@@ -114,7 +114,7 @@ class AcpConnection:
         sent = SentRequest(request_id, method, asyncio.get_running_loop().create_future(), broken=self._closed.done())
         if sent.broken:
             return sent
-        self._waiting[request_id] = (method, sent.reply)
+        self._waiting[request_id] = sent
         try:
             self.process.write(_line(JsonRpcMessage(jsonrpc="2.0", id=request_id, method=method, params=wire(params))))
         except (BrokenPipeError, ConnectionResetError):
@@ -194,13 +194,12 @@ class AcpConnection:
         else:
             reply_id = message.id
             waiting = self._waiting.get(reply_id) if isinstance(reply_id, int) else None
-            if waiting is not None and not waiting[1].done():
-                name, reply = waiting
+            if waiting is not None and not waiting.reply.done():
                 error = message.error_object()
                 if error is not None:
-                    reply.set_exception(AcpError(name, error))
+                    waiting.reply.set_exception(AcpError(waiting.method, error))
                 else:
-                    reply.set_result(message.result_object())
+                    waiting.reply.set_result(message.result_object())
         return None
 
     async def _how_it_ended(self) -> AcpClosed:
@@ -216,9 +215,9 @@ class AcpConnection:
     def _end(self, ending: AcpClosed) -> None:
         if not self._closed.done():
             self._closed.set_result(ending)
-        for _, reply in list(self._waiting.values()):
-            if not reply.done():
-                reply.set_exception(ending)
+        for waiting in list(self._waiting.values()):
+            if not waiting.reply.done():
+                waiting.reply.set_exception(ending)
 
     async def close(self) -> None:
         """Stop the CLI (its whole process group) and the reader."""
