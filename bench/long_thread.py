@@ -81,7 +81,7 @@ def snapshot_build_ms(events: list[dict[str, Any]]) -> list[float]:
             conversation.add_input(run_input)
         elif kind == "MESSAGES_SNAPSHOT":  # as the runner writes it (``RunManager._emit_snapshot``)
             started = time.perf_counter()
-            redactor(conversation.snapshot_json())
+            conversation.snapshot_json(redactor)
             times.append((time.perf_counter() - started) * 1000)
         elif kind not in KEPT:
             event = _event(EventType(kind), data)

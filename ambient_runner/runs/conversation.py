@@ -36,6 +36,8 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ambient_runner.stream.encoding import Redactor
+
 SNAPSHOT_LIMIT = 8 * 1024 * 1024 - 64 * 1024  # the platform skips SSE lines over 8 MiB; room for the envelope
 CUT_TO = 16 * 1024
 CUT_NOTE = "\n[... {n} characters cut from this snapshot; the full text was streamed in its run ...]"
@@ -56,10 +58,17 @@ class Conversation:
         # A sub-agent's calls that have no result yet: shown (marked with their subagentRunId) only in the snapshots
         # around a pause, so a client joining a resumed run knows the call whose result follows.
         self._subagent_calls: dict[str, tuple[dict[str, Any], str]] = {}  # toolCallId -> (call, subagentRunId)
-        # Each joined message as the last snapshot validated it, with its JSON size, until it changes (``_touch``): a
-        # snapshot validates and measures only what is new or changed, not the whole thread again (500 turns: ~20x).
-        self._cache: dict[str, tuple[Any, int]] = {}
-        self._json: dict[str, str] = {}  # message id -> its wire JSON, while its ``_cache`` entry stands
+        # Each joined message (by its position) as the last snapshot validated it, with its JSON size, and its wire
+        # JSON as the last snapshot wrote and redacted it, until it changes (``_touch``): a snapshot validates,
+        # measures, writes and redacts only what is new or changed, not the whole thread again (500 turns: ~20x).
+        self._position: dict[str, int] = {}
+        self._models: list[Any] = []
+        self._sizes: list[int] = []
+        self._size = 0  # the sum of ``_sizes``
+        self._changed: set[int] = set()  # positions to validate (and write) again
+        self._parts: list[str | None] = []  # redacted wire JSON (None: only redacted in the whole snapshot)
+        self._unwritten: set[int] = set()  # positions whose part is to write (and redact) again
+        self._parts_generation: object = None  # the redactor's generation that redacted ``_parts``
         self._owners: dict[str, str] = {}  # toolCallId -> the id of the message that holds (or will hold) it
 
     # ----- input -------------------------------------------------------------------------------------------
@@ -75,8 +84,8 @@ class Conversation:
                 self._calls[call["id"]] = call
                 self._owners[call["id"]] = data["id"]
 
-    def message_ids(self) -> set[str]:
-        return set(self._by_id)
+    def message_ids(self) -> Collection[str]:
+        return self._by_id.keys()
 
     # ----- the run's events --------------------------------------------------------------------------------
     def feed(self, event: BaseEvent) -> None:
@@ -120,30 +129,47 @@ class Conversation:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
                               "toolCallId": event.tool_call_id})
 
-    def snapshot_json(self, *, waiting: bool = False) -> str:
-        """``snapshot()``'s wire JSON (what ``event_json`` writes, before redaction), each unchanged message's part
-        written once and kept: a long thread's snapshot is a join, not an encoding of the whole thread each run."""
-        event = self.snapshot(waiting=waiting)
-        messages = event.messages
-        if not _EMPTY.endswith('"messages":[]}'):
-            return _wire(event)
-        parts = []
-        for message, model in zip(self._messages, messages, strict=False):
-            cached = self._cache.get(message["id"])
-            if cached is None or cached[0] is not model:  # not the kept model (a copy cut to fit): not kept
-                parts.append(model.model_dump_json(by_alias=True, exclude_none=True))
-                continue
-            part = self._json.get(message["id"])
-            if part is None:
-                part = self._json[message["id"]] = model.model_dump_json(by_alias=True, exclude_none=True)
-            parts.append(part)
-        parts += [m.model_dump_json(by_alias=True, exclude_none=True) for m in messages[len(self._messages):]]
-        return f"{_EMPTY[:-2]}{','.join(parts)}]}}"
+    def snapshot_json(self, redactor: Redactor, *, waiting: bool = False) -> str:
+        """``snapshot()``'s wire JSON (what ``event_json`` writes) redacted by ``redactor``: a join of each message's
+        part, written and redacted once and kept while the message and the redactor's secrets stay the same. A long
+        thread's snapshot is a join, not an encoding and a scan of the whole thread each run."""
+        extra = self._extra(waiting)
+        extra_models = self._validate(extra)
+        if self._too_big(extra) or not _EMPTY.endswith('"messages":[]}'):
+            return redactor(_wire(self._cut_to_fit(extra)))
+        if redactor.generation is not self._parts_generation:
+            self._parts = [None] * len(self._messages)
+            self._unwritten = set(range(len(self._messages)))
+            self._parts_generation = redactor.generation
+        for position in self._unwritten:
+            self._parts[position] = redactor.item(self._models[position].model_dump_json(by_alias=True,
+                                                                                        exclude_none=True))
+        self._unwritten = {p for p in self._unwritten if self._parts[p] is None}  # redacted only in the whole
+        parts = [redactor.item(m.model_dump_json(by_alias=True, exclude_none=True)) for m in extra_models]
+        if self._unwritten or None in parts:
+            return redactor(_wire(MessagesSnapshotEvent.model_construct(
+                type=EventType.MESSAGES_SNAPSHOT, messages=[*self._models, *extra_models])))
+        return f"{_EMPTY[:-2]}{','.join([*self._parts, *parts])}]}}"  # type: ignore[list-item]  # no None left
 
     def snapshot(self, *, waiting: bool = False) -> MessagesSnapshotEvent:
         """The whole conversation; ``waiting``: with the sub-agents' calls that wait for their result (a pause).
         Without it, those calls are forgotten (the run that made them is over)."""
-        # What a run's end commits on the page without an end event: text and reasoning with content so far.
+        extra = self._extra(waiting)
+        extra_models = self._validate(extra)
+        if self._too_big(extra):
+            return self._cut_to_fit(extra)
+        return MessagesSnapshotEvent.model_construct(  # every message validated (now or when it last changed)
+            type=EventType.MESSAGES_SNAPSHOT, messages=[*self._models, *extra_models])
+
+    def _cut_to_fit(self, extra: list[dict[str, Any]]) -> MessagesSnapshotEvent:
+        """The snapshot of copies of the messages, the longest contents cut until it fits ``SNAPSHOT_LIMIT``."""
+        messages = [*(self._settled(m) for m in self._messages), *extra]
+        return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
+                                                     "messages": _bounded(messages)})
+
+    def _extra(self, waiting: bool) -> list[dict[str, Any]]:
+        """What a run's end commits on the page without an end event (text and reasoning with content so far) and,
+        at a pause, the sub-agents' calls that wait for their result (forgotten otherwise)."""
         extra = [self._settled(m) for m in self._opening.values() if self._text.get(m["id"])]
         if waiting:
             extra += [{"id": f"{call['id']}-call", "role": "assistant", "subagentRunId": run,
@@ -151,24 +177,27 @@ class Conversation:
                       for call, run in self._subagent_calls.values()]
         else:
             self._subagent_calls.clear()
-        fresh = [m for m in self._messages if m["id"] not in self._cache]
-        settled = [self._settled(m) for m in fresh]
-        if settled or extra:
-            models = _validated([*settled, *extra])
-            for message, settled_copy, model in zip(fresh, settled, models, strict=False):
-                self._cache[message["id"]] = (model, _size(settled_copy))
-            extra_models = models[len(settled):]
-        else:
-            extra_models = []
-        sizes = sum(self._cache[m["id"]][1] for m in self._messages) + sum(_size(m) for m in extra)
+        return extra
+
+    def _validate(self, extra: list[dict[str, Any]]) -> list[Any]:
+        """Validate the changed messages (kept, with their sizes) and ``extra``; ``extra``'s models."""
+        changed = sorted(self._changed)
+        settled = [self._settled(self._messages[p]) for p in changed]
+        if not settled and not extra:
+            return []
+        models = _validated([*settled, *extra])
+        for position, settled_copy, model in zip(changed, settled, models, strict=False):
+            size = _size(settled_copy)
+            self._size += size - self._sizes[position]
+            self._sizes[position], self._models[position] = size, model
+            self._unwritten.add(position)
+        self._changed.clear()
+        return models[len(settled):]
+
+    def _too_big(self, extra: list[dict[str, Any]]) -> bool:
+        """Whether the snapshot's messages exceed ``SNAPSHOT_LIMIT`` (json.dumps' size of their list)."""
         count = len(self._messages) + len(extra)
-        if sizes + 2 * max(count - 1, 0) + 2 > SNAPSHOT_LIMIT:  # json.dumps' size of the list: too big, cut copies
-            messages = [*(self._settled(m) for m in self._messages), *extra]
-            return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
-                                                         "messages": _bounded(messages)})
-        return MessagesSnapshotEvent.model_construct(  # every message validated above (now or when it last changed)
-            type=EventType.MESSAGES_SNAPSHOT, messages=[*(self._cache[m["id"]][0] for m in self._messages),
-                                                        *extra_models])
+        return self._size + sum(_size(m) for m in extra) + 2 * max(count - 1, 0) + 2 > SNAPSHOT_LIMIT
 
     def _feed_subagent(self, event: BaseEvent, run: str) -> None:
         if isinstance(event, ToolCallStartEvent):
@@ -202,12 +231,18 @@ class Conversation:
 
     def _touch(self, message_id: str) -> None:
         """``message_id`` changed: the next snapshot validates (and writes) it again."""
-        self._cache.pop(message_id, None)
-        self._json.pop(message_id, None)
+        position = self._position.get(message_id)
+        if position is not None:
+            self._changed.add(position)
 
     def _append(self, message: dict[str, Any]) -> None:
+        self._position[message["id"]] = len(self._messages)
+        self._changed.add(len(self._messages))
         self._messages.append(message)
         self._by_id[message["id"]] = message
+        self._models.append(None)
+        self._sizes.append(0)
+        self._parts.append(None)
 
     def _open(self, message_id: str, role: str) -> dict[str, Any]:
         """A streamed message that joins the conversation later (``_join``); the one already there, if any."""

@@ -375,7 +375,7 @@ class RunManager:
     def _emit_snapshot(self, state: ThreadState, *, waiting: bool) -> int:
         """The thread's ``MESSAGES_SNAPSHOT`` (its wire JSON kept per message by the conversation), redacted."""
         self.metrics.events.inc()
-        return state.log.append(self.redactor(state.conversation.snapshot_json(waiting=waiting)))
+        return state.log.append(state.conversation.snapshot_json(self.redactor, waiting=waiting))
 
     def _emit_run_event(self, state: ThreadState, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
         """Append one of ``run``'s events; its terminal event ends the run for the thread (the one place)."""

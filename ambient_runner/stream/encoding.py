@@ -62,6 +62,12 @@ SHAPE_PROBES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
 
 
 _SHAPES = re.compile("|".join(TOKEN_SHAPES))
+# Where a JSON list of objects joins its items (and opens and closes): no shape's match can hold one of them, so the
+# items of such a list can be redacted one by one, unless a secret holds one.
+ITEM_SEAMS = ("},", ",{", "[{", "}]")
+# The one shape whose match can run on past the text it starts in (a private key block cut short takes up to
+# 16 KiB after it): a text holding it is redacted only within the whole it belongs to.
+RUNS_ON = "PRIVATE KEY-----"
 _CLEAN_TOKENS, _CLEAN_TOKEN_CHARS = 512, 200  # at most this many tokens (of at most this length) known clean
 
 
@@ -75,6 +81,9 @@ class Redactor:
         self._secret_forms: tuple[str, ...] = ()  # the secrets' forms alone, longest first
         self._clean_tokens: set[str] = set()  # JSON string tokens seen to hold no shape probe (ids, event types)
         self._pattern = _SHAPES
+        # Changes whenever the secrets do: what was redacted under another generation is redacted again.
+        self.generation = object()
+        self.items_alone = True  # whether each item of a JSON list of objects may be redacted on its own
         self.extend(secrets)
 
     def extend(self, secrets: Iterable[str]) -> None:
@@ -90,12 +99,20 @@ class Redactor:
         self._pattern = re.compile("|".join([*map(re.escape, ordered), *TOKEN_SHAPES]))
         self._forms = (*ordered, *SHAPE_PROBES)
         self._secret_forms = tuple(ordered)
+        self.generation = object()
+        self.items_alone = not any(seam in form for form in ordered for seam in ITEM_SEAMS)
 
     def __call__(self, text: str) -> str:
         for form in self._forms or SHAPE_PROBES:  # a substring test each is much faster than the regex scan
             if form in text:
                 return self._pattern.sub(_replacement, text)
         return text
+
+    def item(self, item_json: str) -> str | None:
+        """One object of a JSON list of objects, redacted on its own: what redacting the whole list leaves of it
+        (a match never spans a seam between items: ``ITEM_SEAMS``); None when only the whole list can be redacted
+        (a secret holds a seam, or the item holds the start of a match that may run on past it)."""
+        return self(item_json) if self.items_alone and RUNS_ON not in item_json else None
 
     def json_tokens(self, text: str, tokens: list[str]) -> str:
         """``self(text)`` for a compact JSON text whose string tokens other than its keys are ``tokens`` (its keys

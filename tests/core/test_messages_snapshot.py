@@ -150,8 +150,90 @@ def test_a_snapshot_after_every_event_equals_one_built_from_scratch():
             fresh.feed(earlier)
         assert kept.snapshot().model_dump(by_alias=True) == fresh.snapshot().model_dump(by_alias=True), count
         # its wire JSON, each unchanged message's part kept from the run before: what the encoder writes
-        assert kept.snapshot_json() == event_json(fresh.snapshot(), Redactor()), count
+        assert kept.snapshot_json(Redactor()) == event_json(fresh.snapshot(), Redactor()), count
     final = kept.snapshot().model_dump(by_alias=True, exclude_none=True)["messages"]
     assert final[1]["content"] == "Let me look."
     assert final[1]["toolCalls"][0]["function"]["arguments"] == '{"cmd": "ls"}'
     assert [c["id"] for c in final[1]["toolCalls"]] == ["c1", "c2"]
+
+
+@pytest.mark.parametrize(("seam_secret", "key_turn"), [(None, None), (None, 25), ('msg-tail"},{"id":"', None)],
+                         ids=["item-by-item", "a-private-key-cut-short", "a-secret-holds-a-seam"])
+def test_a_kept_snapshot_is_redacted_as_the_whole_snapshot_would_be(seam_secret, key_turn):
+    """The snapshot is a join of each message's part, redacted once and kept while the message and the redactor's
+    secrets stay the same: after any event, any new secret and any new redactor it must equal the whole snapshot
+    built from scratch and redacted in one piece. Contents mix secrets, token shapes and URLs with passwords; from
+    ``key_turn`` on, a private key block cut short (its redaction runs on into the next messages) and its end; with
+    ``seam_secret`` known halfway, a secret that matches across the seam between two messages."""
+    import random  # noqa: PLC0415
+
+    from ag_ui.core import (  # noqa: PLC0415
+        RunAgentInput,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        TextMessageStartEvent,
+        ToolCallArgsEvent,
+        ToolCallEndEvent,
+        ToolCallResultEvent,
+        ToolCallStartEvent,
+        UserMessage,
+    )
+
+    from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
+    from ambient_runner.stream.encoding import Redactor  # noqa: PLC0415
+
+    later_secrets = ["later-secret-1", "rotated-token-99", "third-secret"]
+    pieces = ["plain words ", "later-secret-1", "rotated-token-99", "third-secret", "ghp_" + "a" * 36,
+              "https://bob:hunter2@git.example/r", "msg-tail", "Authorization: Bearer abcdefgh12345",
+              "sk-" + "b" * 40, " ", "\n", "{}", "],[", "},{"]
+    key_pieces = ["-----BEGIN RSA PRIVATE KEY-----\nMIIEow", "-----END RSA PRIVATE KEY-----"]
+    chooser = random.Random(35)
+
+    def text() -> str:
+        return "".join(chooser.choice(pieces) for _ in range(chooser.randint(1, 4)))
+
+    def run_input(turn: int) -> RunAgentInput:
+        return RunAgentInput(thread_id="t", run_id=f"r{turn}", state={}, tools=[], context=[], forwarded_props={},
+                             messages=[UserMessage(id=f"u{turn}", role="user",  # the seam secret's start
+                                                   content=text() + ("msg-tail" if turn % 5 == 0 else ""))])
+
+    kept = Conversation()
+    history: list[tuple[str, object]] = []
+    redactor = Redactor(["first-secret"])
+    compared = 0
+    for turn in range(40):
+        if turn == key_turn:
+            pieces += key_pieces
+        steps: list[tuple[str, object]] = [("input", run_input(turn))]
+        steps += [("event", TextMessageStartEvent(message_id=f"a{turn}", role="assistant")),
+                  ("event", TextMessageContentEvent(message_id=f"a{turn}", delta=text()))]
+        if turn % 3 == 0:
+            steps += [("event", ToolCallStartEvent(tool_call_id=f"c{turn}", tool_call_name="shell",
+                                                   parent_message_id=f"a{turn}")),
+                      ("event", ToolCallArgsEvent(tool_call_id=f"c{turn}", delta=json.dumps({"cmd": text()}))),
+                      ("event", ToolCallEndEvent(tool_call_id=f"c{turn}")),
+                      ("event", ToolCallResultEvent(message_id=f"r{turn}", tool_call_id=f"c{turn}", content=text()))]
+        steps += [("event", TextMessageEndEvent(message_id=f"a{turn}"))]
+        if turn % 4 == 1 and turn > 1:  # a message of an earlier turn changes (more text joins it)
+            steps += [("event", TextMessageContentEvent(message_id=f"a{turn - 2}", delta=text()))]
+        if turn == 20 and seam_secret:
+            redactor.extend([seam_secret])
+        for step in steps:
+            history.append(step)
+            kind, item = step
+            kept.add_input(item) if kind == "input" else kept.feed(item)  # type: ignore[arg-type]
+            if chooser.random() < 0.5:
+                continue
+            if chooser.random() < 0.1:  # a secret becomes known
+                redactor.extend([chooser.choice(later_secrets)])
+            if chooser.random() < 0.03:  # the redactor is replaced (the bridge's credentials are known)
+                redactor = Redactor([chooser.choice(later_secrets), "first-secret",
+                                     *([seam_secret] if seam_secret and turn >= 20 else [])])
+            fresh = Conversation()
+            for kind, item in history:
+                fresh.add_input(item) if kind == "input" else fresh.feed(item)  # type: ignore[arg-type]
+            whole = redactor(fresh.snapshot().model_dump_json(by_alias=True, exclude_none=True))
+            assert kept.snapshot_json(redactor) == whole, (turn, step)
+            compared += 1
+    assert compared > 100
+    assert "hunter2" not in kept.snapshot_json(redactor)
