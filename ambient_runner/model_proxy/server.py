@@ -6,8 +6,9 @@ the placeholder; the proxy then replaces the CLI's auth headers with the real on
 configured upstream, streaming the response back unbuffered with its status, headers and body unchanged.
 The hop to the upstream is aiohttp (one session per proxy, its connections kept alive; it parses HTTP in C):
 httpx's pure-Python HTTP/1.1 stack and anyio's cancel scopes were most of what the proxy added to each model
-request's first byte (docs/benchmarks.md). The CLI's side stays uvicorn on h11: httptools was measured no faster
-here, and it hands the ASGI app only the path of an absolute-form request line, which the proxy must refuse.
+request's first byte (docs/benchmarks.md). The CLI's side is uvicorn on httptools (C) too, with the request target
+kept whole when it is not a path (``POST http://other.host/...``), which httptools alone would cut to its path:
+the proxy refuses it.
 Anything else gets a 403 (a JSON error); an upstream that cannot be reached gives the CLI a 502 and is remembered,
 so the run's ``RUN_ERROR`` can name it (``unreachable_since``).
 """
@@ -112,10 +113,8 @@ class ModelProxy:
             connector=aiohttp.TCPConnector(limit=20, keepalive_timeout=60), auto_decompress=False,
             timeout=aiohttp.ClientTimeout(total=None, connect=15.0, sock_read=900.0))
         # log_config and log_level None: a uvicorn.Config would otherwise reconfigure the process's uvicorn loggers.
-        # h11, not httptools: h11 keeps an absolute-form request target (``POST http://other.host/...``) in
-        # ``raw_path``, so ``_refusal`` sees and refuses it; httptools hands on its path alone.
         config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_config=None, log_level=None,
-                                access_log=False, timeout_keep_alive=75, http="h11")
+                                access_log=False, timeout_keep_alive=75, http=_target_kept_protocol())
         self._server = _Server(config)
         self._task = asyncio.create_task(self._server.serve(), name="model-proxy")
         while not self._server.started:
@@ -165,7 +164,7 @@ class ModelProxy:
     def _refusal(self, scope: dict[str, Any]) -> str | None:
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         path = scope["path"]
-        if b"%" in raw_path or not path.startswith("/") or "/." in path or "//" in path:
+        if not raw_path.startswith(b"/") or b"%" in raw_path or "/." in path or "//" in path:
             return "the path is not one of the model API's"
         if not self.upstream.api.paths.fullmatch(path):
             return f"{scope['method']} {path} is not a path of the {self.upstream.api.name} API"
@@ -266,6 +265,28 @@ class ModelProxy:
     def _observe(self, status_class: str, started: float) -> None:
         if self.observer is not None:
             self.observer(status_class, time.perf_counter() - started)
+
+
+def _target_kept_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol, with a request target that is not a path (absolute-form ``http://host/p``,
+    ``*``) kept whole in ``raw_path``, where httptools leaves only its path: the proxy's ``_refusal`` sees it and
+    refuses it. A request its parser cannot read (authority-form ``host:443`` among them) gets a JSON 400."""
+    from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol  # noqa: PLC0415 - proxy only
+
+    class TargetKept(HttpToolsProtocol):
+        def on_headers_complete(self) -> None:
+            target = self.url
+            super().on_headers_complete()  # the request's scope (its task starts after this callback)
+            if not target.startswith(b"/") and getattr(self, "scope", None) is not None:
+                self.scope["raw_path"] = target
+
+        def send_400_response(self, msg: str) -> None:
+            body = json.dumps({"error": {"code": "PROXY_BAD_REQUEST", "message": msg}}).encode()
+            self.transport.write(b"".join([STATUS_LINE[400], b"content-type: application/json\r\n",
+                                           b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body), body]))
+            self.transport.close()
+
+    return TargetKept
 
 
 def _env_proxy(url: str) -> str | None:

@@ -83,6 +83,8 @@ async def test_refusals_are_403_json(gemini, path: str, headers, why: str) -> No
 
 @pytest.mark.parametrize("target", [
     f"http://evil.example{STREAM_PATH}",  # absolute URI
+    f"HTTP://127.0.0.1{STREAM_PATH}",  # absolute URI, this host, the scheme in capitals
+    "*",  # asterisk form
     "/v1beta/models/../../admin:generateContent",  # dot segments
     "/v1beta/models/%2e%2e/x:generateContent",  # encoded dot segments
 ])
@@ -93,6 +95,17 @@ async def test_other_hosts_and_dot_segments_are_refused(gemini, target: str) -> 
                                            f"x-goog-api-key: {proxy.placeholder}\r\ncontent-length: 0\r\n"
                                            "connection: close\r\n")
     assert status == 403 and body["error"]["code"] == "PROXY_FORBIDDEN"
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("request_line", ["CONNECT evil.example:443 HTTP/1.1", "POST evil.example:443 HTTP/1.1",
+                                          "POST /v1beta/models/x:generateContent HTTP/9.9"])
+async def test_a_request_line_the_parser_cannot_read_is_a_json_400(gemini, request_line: str) -> None:
+    server, proxy = gemini
+    port = int(proxy.base_url.rsplit(":", 1)[1])
+    status, body = await raw_request(port, f"{request_line}\r\nHost: 127.0.0.1:{port}\r\n"
+                                           f"x-goog-api-key: {proxy.placeholder}\r\ncontent-length: 0\r\n")
+    assert status == 400 and body["error"]["code"] == "PROXY_BAD_REQUEST", body
     assert server.requests == []
 
 
