@@ -134,11 +134,16 @@ def event_type(line: str) -> str:
 
 def run_events(client: httpx.Client, url: str, body: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """``POST /run`` with ``body``: each ``data:`` line of its stream as (event type, line), up to and including
-    ``RUN_FINISHED``. A refused run, a ``RUN_ERROR`` or a stream without its terminal event raises."""
+    ``RUN_FINISHED``. A refused run, a ``RUN_ERROR`` or a stream without its terminal event raises. The stream is
+    read to its end after ``RUN_FINISHED`` (the runner ends it there), so the client's connection is kept for its
+    next run, as a platform's backend keeps it: a response left unread closes it, and every run would pay a new
+    connection (and the runner a client that goes away mid-response). Iterate to the end: a consumer that stops at
+    ``RUN_FINISHED`` leaves the stream unread."""
     with client.stream("POST", f"{url}/run", json=body) as response:
         if response.status_code != 200:
             raise RuntimeError(f"POST /run answered {response.status_code}: {response.read()[:500]!r}")
-        for line in response.iter_lines():
+        lines = response.iter_lines()
+        for line in lines:
             if not line.startswith("data:"):
                 continue
             kind = event_type(line)
@@ -146,6 +151,8 @@ def run_events(client: httpx.Client, url: str, body: dict[str, Any]) -> Iterator
                 raise RuntimeError(f"the run ended with RUN_ERROR: {json.loads(line[5:]).get('message')}")
             yield kind, line
             if kind == "RUN_FINISHED":
+                for _ in lines:  # the rest: the chunked body's end
+                    pass
                 return
     raise RuntimeError("the run's stream ended without a terminal event")
 

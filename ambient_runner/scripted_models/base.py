@@ -193,6 +193,7 @@ class ScriptedModelServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # each chunk goes out at once (a kept-alive connection is never closed)
 
             def log_message(self, *args: object) -> None:  # quiet
                 pass
@@ -241,28 +242,33 @@ class ScriptedModelServer:
                 self.wfile.write(data)
 
             def _send_sse(self, response: ScriptedResponse, mode: str) -> None:
+                """The stream in chunks, the connection kept alive after it (as a real model API keeps it)."""
                 self.send_response(response.status)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
+                self.send_header("transfer-encoding", "chunked")
                 for key, value in response.headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.close_connection = True
                 assert response.sse is not None
                 try:
                     for index, (event, payload) in enumerate(response.sse):
                         if mode == "drop" and index == 2:
+                            self.close_connection = True
                             self.connection.shutdown(socket.SHUT_RDWR)
                             return
                         if mode == "garbage" and index == 1:
-                            self.wfile.write(b"data: {not json\r\n\r\n")
+                            self._chunk(b"data: {not json\r\n\r\n")
                         prefix = f"event: {event}\n" if event else ""
-                        frame = f"{prefix}data: {json.dumps(payload)}\n\n"
-                        self.wfile.write(frame.encode())
-                        self.wfile.flush()
+                        self._chunk(f"{prefix}data: {json.dumps(payload)}\n\n".encode())
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError, OSError):
-                    return
+                    self.close_connection = True
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
 
         return Handler
 
