@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 from bare import runner_env
-from common import PYTHON, REPO, RunnerProcess, event_type, rss_kib, run_events, smoke, summary, wait_status
+from common import PYTHON, REPO, RunClient, RunnerProcess, event_type, rss_kib, run_events, smoke, summary, wait_status
 from turns import BareCli
 
 KEPT = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "STEP_STARTED",
@@ -36,7 +36,7 @@ def prompt(turn: int) -> str:
     return f"turn {turn}: run the command" if turn % TOOL_EVERY == 0 else f"NOTOOL turn {turn}"
 
 
-def runner_turn(client: httpx.Client, url: str, thread_id: str, turn: int) -> dict[str, Any]:
+def runner_turn(client: RunClient, url: str, thread_id: str, turn: int) -> dict[str, Any]:
     body = {"threadId": thread_id, "runId": f"run-{turn}",
             "messages": [{"id": f"user-{turn}", "role": "user", "content": prompt(turn)}]}
     kept = snapshot = 0
@@ -121,7 +121,8 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
         kept = None
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
-                    httpx.Client(timeout=httpx.Timeout(10.0, read=300.0), trust_env=False) as client:
+                    RunClient(runner.url) as client, \
+                    httpx.Client(timeout=httpx.Timeout(10.0, read=300.0), trust_env=False) as reader:
                 wait_status(f"{runner.url}/ready")
                 kept = cli.persistent()
                 thread = "long-thread"
@@ -136,7 +137,7 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
                     row |= {"turn": turn, "bare_done_s": bare[1], "rss_kib": rss_kib(runner.proc.pid)["VmRSS"],
                             "spool_bytes": spool_bytes(events_dir), "cpu_s": cpu_seconds(runner.proc.pid)}
                     rows.append(row)
-                events = all_events(client, runner.url, thread)
+                events = all_events(reader, runner.url, thread)
         finally:
             if kept is not None:
                 cli._call(kept.close())

@@ -32,9 +32,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
 from bare import persistent, runner_env
-from common import PYTHON, REPO, RunnerProcess, rss_kib, run_events, smoke, summary, wait_status
+from common import PYTHON, REPO, RunClient, RunnerProcess, rss_kib, run_events, smoke, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
 from ambient_runner.settings import RunnerSettings
@@ -44,12 +43,11 @@ PROMPT_2 = "NOTOOL and once more"
 
 
 # ----- through the runner ------------------------------------------------------------------------------------
-def runner_turn(url: str, thread_id: str, prompt: str, client: httpx.Client | None = None) -> tuple[float, float]:
+def runner_turn(url: str, thread_id: str, prompt: str, client: RunClient | None = None) -> tuple[float, float]:
     """``client``: a kept-alive connection (as a platform's backend keeps one), else a new one for this turn."""
     body = {"threadId": thread_id, "messages": [{"role": "user", "content": prompt}]}
     first = None
-    with contextlib.nullcontext(client) if client is not None else \
-            httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+    with contextlib.nullcontext(client) if client is not None else RunClient(url, timeout=120.0) as client:
         started = time.monotonic()
         for kind, _ in run_events(client, url, body):
             if kind == "TEXT_MESSAGE_CONTENT" and first is None:
@@ -172,7 +170,7 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
         kept = None
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
-                    httpx.Client(timeout=httpx.Timeout(10.0, read=120.0), trust_env=False) as client:
+                    RunClient(runner.url, timeout=120.0) as client:
                 wait_status(f"{runner.url}/ready")
                 kept = cli.persistent()
                 runner_turn(runner.url, "warm-up", PROMPT_1, client)
