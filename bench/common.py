@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import socket
 import statistics
@@ -160,6 +161,8 @@ class RunClient:
         response. A status other than 200 raises with the body; a connection left mid-response is not reused."""
         import httptools  # noqa: PLC0415 - the runner's own dependency (uvicorn's parser)
 
+        if self._sock is not None and _closed_by_peer(self._sock):  # an idle connection the runner let go
+            self.close()
         if self._sock is None:
             host, _, port = self._host.rpartition(":")
             self._sock = socket.create_connection((host, int(port)), timeout=self.timeout)
@@ -185,6 +188,20 @@ class RunClient:
         finally:
             if not response.complete:
                 self.close()
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the other end closed ``sock`` (readable with nothing to read), as HTTP clients check a pooled
+    connection before they reuse it (uvicorn closes one idle for 5 s)."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 class _Response:

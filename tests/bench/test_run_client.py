@@ -36,6 +36,7 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
+        self.close_connection = body.get("threadId") == "then-close"  # closed after it, unannounced (idle timeout)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
@@ -66,6 +67,14 @@ def test_lines_come_out_whole_and_one_connection_serves_every_run(server: str) -
             events = [json.loads(line[5:]) for _, line in run_events(client, server, {"threadId": "t"})]
             assert events == RUN
     assert len(Handler.peers) == 3 and len(set(Handler.peers)) == 1
+
+
+def test_a_connection_the_runner_closed_is_not_reused(server: str) -> None:
+    with RunClient(server, timeout=10) as client:
+        for thread in ("then-close", "t"):
+            events = [json.loads(line[5:]) for _, line in run_events(client, server, {"threadId": thread})]
+            assert events == RUN
+    assert len(set(Handler.peers)) == 2
 
 
 def test_a_refusal_raises_with_its_body(server: str) -> None:
