@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from http_server import serving
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from common import RunClient, run_events  # noqa: E402
@@ -51,14 +51,8 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     Handler.peers = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 def test_lines_come_out_whole_and_one_connection_serves_every_run(server: str) -> None:

@@ -5,13 +5,13 @@ server on 127.0.0.1 (the policy is what refuses loopback; the fetch is tested wi
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from harness import RunnerHarness
+from http_server import serving
 from media import data_part, pdf, png, url_part
 from process_bridge import FakeCliBridge, script
 from runners import wait_for
@@ -165,14 +165,8 @@ def file_server() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 async def test_the_fetch_is_bounded_and_follows_no_redirect(file_server: str) -> None:

@@ -5,13 +5,26 @@ with, bounded in size without dropping a message."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
+from ag_ui.core import (
+    RunAgentInput,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+    UserMessage,
+)
 from harness import RunnerHarness, parse_sse
 from media import data_part, png
 from process_bridge import FakeCliBridge, script
 
-from ambient_runner.runs.conversation import SNAPSHOT_LIMIT
+from ambient_runner.runs.conversation import SNAPSHOT_LIMIT, Conversation
+from ambient_runner.stream.encoding import Redactor, event_json
 
 
 def emit(**event) -> dict:
@@ -107,21 +120,6 @@ def test_a_snapshot_after_every_event_equals_one_built_from_scratch():
     """The conversation keeps each message as its last snapshot validated it, until the message changes: a snapshot
     taken after any event must equal the one a new conversation builds from the same input and events (a message that
     changes after a snapshot, by later text, a call it holds, or that call's arguments, is never shown stale)."""
-    from ag_ui.core import (  # noqa: PLC0415
-        RunAgentInput,
-        TextMessageContentEvent,
-        TextMessageEndEvent,
-        TextMessageStartEvent,
-        ToolCallArgsEvent,
-        ToolCallEndEvent,
-        ToolCallResultEvent,
-        ToolCallStartEvent,
-        UserMessage,
-    )
-
-    from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
-    from ambient_runner.stream.encoding import Redactor, event_json  # noqa: PLC0415
-
     run_input = RunAgentInput(thread_id="t", run_id="r", state={}, tools=[], context=[], forwarded_props={},
                               messages=[UserMessage(id="u1", role="user", content="hello")])
     events = [
@@ -165,23 +163,6 @@ def test_a_kept_snapshot_is_redacted_as_the_whole_snapshot_would_be(seam_secret,
     built from scratch and redacted in one piece. Contents mix secrets, token shapes and URLs with passwords; from
     ``key_turn`` on, a private key block cut short (its redaction runs on into the next messages) and its end; with
     ``seam_secret`` known halfway, a secret that matches across the seam between two messages."""
-    import random  # noqa: PLC0415
-
-    from ag_ui.core import (  # noqa: PLC0415
-        RunAgentInput,
-        TextMessageContentEvent,
-        TextMessageEndEvent,
-        TextMessageStartEvent,
-        ToolCallArgsEvent,
-        ToolCallEndEvent,
-        ToolCallResultEvent,
-        ToolCallStartEvent,
-        UserMessage,
-    )
-
-    from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
-    from ambient_runner.stream.encoding import Redactor  # noqa: PLC0415
-
     later_secrets = ["later-secret-1", "rotated-token-99", "third-secret"]
     pieces = ["plain words ", "later-secret-1", "rotated-token-99", "third-secret", "ghp_" + "a" * 36,
               "https://bob:hunter2@git.example/r", "msg-tail", "Authorization: Bearer abcdefgh12345",
