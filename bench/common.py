@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -172,7 +173,7 @@ class RunClient:
                            b"Accept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s"
                            % (path.encode(), self._host.encode(), len(payload), payload))
         response = _Response()
-        parser = httptools.HttpResponseParser(response)
+        parser = response.parser = httptools.HttpResponseParser(response)
         try:
             while not response.complete:
                 data = self._sock.recv(65536)
@@ -186,7 +187,7 @@ class RunClient:
                     yield from response.lines()
             yield from response.lines(final=True)
         finally:
-            if not response.complete:
+            if not (response.complete and response.keep_alive):
                 self.close()
 
 
@@ -208,8 +209,13 @@ class _Response:
     """httptools' callbacks for one response: its body, split into lines on request."""
 
     def __init__(self) -> None:
+        self.parser: Any = None
         self.body = bytearray()
         self.complete = False
+        self.keep_alive = False  # what the response says of its connection (read while the parser knows it)
+
+    def on_headers_complete(self) -> None:
+        self.keep_alive = self.parser.should_keep_alive()
 
     def on_body(self, data: bytes) -> None:
         self.body += data
@@ -234,17 +240,18 @@ def run_events(client: httpx.Client | RunClient, url: str, body: dict[str, Any])
     connection (and the runner a client that goes away mid-response). Iterate to the end: a consumer that stops at
     ``RUN_FINISHED`` leaves the stream unread."""
     lines = client.post_lines("/run", body) if isinstance(client, RunClient) else _httpx_lines(client, url, body)
-    for line in lines:
-        if not line.startswith("data:"):
-            continue
-        kind = event_type(line)
-        if kind == "RUN_ERROR":
-            raise RuntimeError(f"the run ended with RUN_ERROR: {json.loads(line[5:]).get('message')}")
-        yield kind, line
-        if kind == "RUN_FINISHED":
-            for _ in lines:  # the rest: the chunked body's end
-                pass
-            return
+    with contextlib.closing(lines):  # left early (an error, a consumer that stops): the response is let go at once
+        for line in lines:
+            if not line.startswith("data:"):
+                continue
+            kind = event_type(line)
+            if kind == "RUN_ERROR":
+                raise RuntimeError(f"the run ended with RUN_ERROR: {json.loads(line[5:]).get('message')}")
+            yield kind, line
+            if kind == "RUN_FINISHED":
+                for _ in lines:  # the rest: the chunked body's end
+                    pass
+                return
     raise RuntimeError("the run's stream ended without a terminal event")
 
 

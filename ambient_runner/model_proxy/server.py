@@ -114,7 +114,7 @@ class ModelProxy:
             timeout=aiohttp.ClientTimeout(total=None, connect=15.0, sock_read=900.0))
         # log_config and log_level None: a uvicorn.Config would otherwise reconfigure the process's uvicorn loggers.
         config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_config=None, log_level=None,
-                                access_log=False, timeout_keep_alive=75, http=_target_kept_protocol())
+                                access_log=False, timeout_keep_alive=75, http=_target_kept_protocol(), ws="none")
         self._server = _Server(config)
         self._task = asyncio.create_task(self._server.serve(), name="model-proxy")
         while not self._server.started:

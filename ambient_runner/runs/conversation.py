@@ -66,8 +66,10 @@ class Conversation:
         self._sizes: list[int] = []
         self._size = 0  # the sum of ``_sizes``
         self._changed: set[int] = set()  # positions to validate (and write) again
-        self._parts: list[str | None] = []  # redacted wire JSON (None: only redacted in the whole snapshot)
-        self._unwritten: set[int] = set()  # positions whose part is to write (and redact) again
+        self._raw: list[str | None] = []  # wire JSON (None: to write again)
+        self._parts: list[str | None] = []  # ``_raw`` redacted (None: to redact again, or only in the whole)
+        self._unredacted: set[int] = set()  # positions whose part is to redact again
+        self._whole_only: set[int] = set()  # positions whose part only the whole snapshot's redaction is exact for
         self._parts_generation: object = None  # the redactor's generation that redacted ``_parts``
         self._owners: dict[str, str] = {}  # toolCallId -> the id of the message that holds (or will hold) it
 
@@ -137,19 +139,25 @@ class Conversation:
         extra_models = self._validate(extra)
         if self._too_big(extra) or not _EMPTY.endswith('"messages":[]}'):
             return redactor(_wire(self._cut_to_fit(extra)))
-        if redactor.generation is not self._parts_generation:
-            self._parts = [None] * len(self._messages)
-            self._unwritten = set(range(len(self._messages)))
+        if redactor.generation is not self._parts_generation:  # its secrets changed: every part is redacted again
+            self._unredacted = set(range(len(self._messages)))
             self._parts_generation = redactor.generation
-        for position in self._unwritten:
-            self._parts[position] = redactor.item(self._models[position].model_dump_json(by_alias=True,
-                                                                                        exclude_none=True))
-        self._unwritten = {p for p in self._unwritten if self._parts[p] is None}  # redacted only in the whole
-        parts = [redactor.item(m.model_dump_json(by_alias=True, exclude_none=True)) for m in extra_models]
-        if self._unwritten or None in parts:
-            return redactor(_wire(MessagesSnapshotEvent.model_construct(
-                type=EventType.MESSAGES_SNAPSHOT, messages=[*self._models, *extra_models])))
-        return f"{_EMPTY[:-2]}{','.join([*self._parts, *parts])}]}}"  # type: ignore[list-item]  # no None left
+        for position in self._unredacted:
+            raw = self._raw[position]
+            if raw is None:
+                raw = self._raw[position] = self._models[position].model_dump_json(by_alias=True, exclude_none=True)
+            part = self._parts[position] = redactor.item(raw)
+            if part is None:
+                self._whole_only.add(position)
+            else:
+                self._whole_only.discard(position)
+        self._unredacted.clear()
+        extra_raw = [m.model_dump_json(by_alias=True, exclude_none=True) for m in extra_models]
+        extra_parts = [redactor.item(raw) for raw in extra_raw]
+        if self._whole_only or None in extra_parts:  # a match may span two parts: the whole join, redacted once
+            return redactor(f"{_EMPTY[:-2]}{','.join([*self._raw, *extra_raw])}]}}")  # type: ignore[list-item]
+        joined = ",".join([*self._parts, *extra_parts])  # type: ignore[list-item]  # every part redacted above
+        return f"{redactor(_EMPTY[:-2])}{joined}]}}"
 
     def snapshot(self, *, waiting: bool = False) -> MessagesSnapshotEvent:
         """The whole conversation; ``waiting``: with the sub-agents' calls that wait for their result (a pause).
@@ -190,7 +198,8 @@ class Conversation:
             size = _size(settled_copy)
             self._size += size - self._sizes[position]
             self._sizes[position], self._models[position] = size, model
-            self._unwritten.add(position)
+            self._raw[position] = None
+            self._unredacted.add(position)
         self._changed.clear()
         return models[len(settled):]
 
@@ -242,6 +251,7 @@ class Conversation:
         self._by_id[message["id"]] = message
         self._models.append(None)
         self._sizes.append(0)
+        self._raw.append(None)
         self._parts.append(None)
 
     def _open(self, message_id: str, role: str) -> dict[str, Any]:

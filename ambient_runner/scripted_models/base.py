@@ -31,6 +31,7 @@ Script, decided from the latest user turn of each request (``decide``):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -106,6 +107,7 @@ class ScriptedModelServer:
         keep = os.environ.get("SCRIPTED_MODEL_KEEP_REQUESTS", "").strip()
         self.keep_requests = int(keep) if keep.isdigit() else None
         self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()  # kept alive between requests: closed by ``stop``
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -126,8 +128,14 @@ class ScriptedModelServer:
         return self
 
     def stop(self) -> None:
+        """No new connection, and every open one closed (a kept-alive connection would go on being answered)."""
         self._httpd.shutdown()
         self._httpd.server_close()
+        with self._lock:
+            open_now = list(self._connections)
+        for connection in open_now:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> ScriptedModelServer:
         return self.start()
@@ -197,6 +205,16 @@ class ScriptedModelServer:
 
             def log_message(self, *args: object) -> None:  # quiet
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
 
             def do_GET(self) -> None:  # noqa: N802
                 self._serve("GET")

@@ -5,6 +5,7 @@ next run a new connection, not a corrupt one."""
 from __future__ import annotations
 
 import json
+import select
 import sys
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -37,11 +38,13 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
             return
         self.close_connection = body.get("threadId") == "then-close"  # closed after it, unannounced (idle timeout)
+        run = [RUN[0], {"type": "RUN_ERROR", "message": "boom"}, *RUN[1:]] if body.get("threadId") == "error" else RUN
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        stream = "".join(f"id: {n}\r\ndata: {json.dumps(e)}\r\n\r\n" for n, e in enumerate(RUN)).encode()
+        stream = "".join(f"id: {n}\r\ndata: {json.dumps(e, ensure_ascii=False)}\r\n\r\n"
+                         for n, e in enumerate(run)).encode()
         for start in range(0, len(stream), 7):  # chunks that cut lines (and a multi-byte character) apart
             piece = stream[start:start + 7]
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
@@ -65,10 +68,22 @@ def test_lines_come_out_whole_and_one_connection_serves_every_run(server: str) -
 
 def test_a_connection_the_runner_closed_is_not_reused(server: str) -> None:
     with RunClient(server, timeout=10) as client:
-        for thread in ("then-close", "t"):
-            events = [json.loads(line[5:]) for _, line in run_events(client, server, {"threadId": thread})]
-            assert events == RUN
+        events = [json.loads(line[5:]) for _, line in run_events(client, server, {"threadId": "then-close"})]
+        assert events == RUN
+        assert client._sock is not None
+        readable, _, _ = select.select([client._sock], [], [], 10)  # the server's close has reached the client
+        assert readable
+        events = [json.loads(line[5:]) for _, line in run_events(client, server, {"threadId": "t"})]
+        assert events == RUN
     assert len(set(Handler.peers)) == 2
+
+
+def test_a_run_that_ends_in_an_error_leaves_no_half_read_response(server: str) -> None:
+    with RunClient(server, timeout=10) as client:
+        with pytest.raises(RuntimeError, match="RUN_ERROR"):
+            list(run_events(client, server, {"threadId": "error"}))
+        events = [json.loads(line[5:]) for _, line in run_events(client, server, {"threadId": "t"})]
+    assert events == RUN
 
 
 def test_a_refusal_raises_with_its_body(server: str) -> None:

@@ -121,6 +121,22 @@ async def test_upstream_errors_pass_through_unchanged(gemini, mode: str, status:
         assert response.headers["retry-after"] == "1"
 
 
+async def test_a_kept_upstream_connection_serves_the_next_request_and_dies_with_its_server(gemini) -> None:
+    """The scripted server keeps its connections alive, as model APIs do, and the proxy reuses them; a stopped server
+    closes them too, so the next request is a 502, not an answer from a server that was stopped."""
+    server, proxy = gemini
+    async with httpx.AsyncClient(base_url=proxy.base_url) as client:
+        for _ in range(2):
+            response = await client.post(STREAM_PATH, params={"alt": "sse"}, json=GEMINI_BODY,
+                                         headers={"x-goog-api-key": proxy.placeholder})
+            assert response.status_code == 200 and "Hello from the scripted model." in response.text
+        assert len(server._connections) == 1  # both requests came on the proxy's one kept connection
+        server.stop()
+        response = await client.post(STREAM_PATH, json=GEMINI_BODY, headers={"x-goog-api-key": proxy.placeholder})
+    assert response.status_code == 502
+    assert response.json()["error"]["code"] == "UPSTREAM_UNREACHABLE"
+
+
 async def test_unreachable_upstream_is_a_502_naming_the_host() -> None:
     with socket.socket() as probe:  # a loopback port nobody listens on
         probe.bind(("127.0.0.1", 0))
