@@ -16,7 +16,7 @@ joins where the page put the call, at its ``TOOL_CALL_END``.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from ag_ui.core import (
@@ -138,7 +138,7 @@ class Conversation:
         extra = self._extra(waiting)
         extra_models = self._validate(extra)
         if self._too_big(extra) or not _EMPTY.endswith('"messages":[]}'):
-            return redactor(_wire(self._cut_to_fit(extra)))
+            return redactor(_wire(self._cut_to_fit(extra, redactor)))
         if redactor.generation is not self._parts_generation:  # its secrets changed: every part is redacted again
             self._unredacted = set(range(len(self._messages)))
             self._parts_generation = redactor.generation
@@ -169,11 +169,11 @@ class Conversation:
         return MessagesSnapshotEvent.model_construct(  # every message validated (now or when it last changed)
             type=EventType.MESSAGES_SNAPSHOT, messages=[*self._models, *extra_models])
 
-    def _cut_to_fit(self, extra: list[dict[str, Any]]) -> MessagesSnapshotEvent:
+    def _cut_to_fit(self, extra: list[dict[str, Any]], redact: Callable[[str], str] = str) -> MessagesSnapshotEvent:
         """The snapshot of copies of the messages, the longest contents cut until it fits ``SNAPSHOT_LIMIT``."""
         messages = [*(self._settled(m) for m in self._messages), *extra]
         return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
-                                                     "messages": _bounded(messages)})
+                                                     "messages": _bounded(messages, redact)})
 
     def _extra(self, waiting: bool) -> list[dict[str, Any]]:
         """What a run's end commits on the page without an end event (text and reasoning with content so far) and,
@@ -287,7 +287,7 @@ def _size(message: dict[str, Any]) -> int:
     return len(json.dumps(message, ensure_ascii=False).encode())
 
 
-def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _bounded(messages: list[dict[str, Any]], redact: Callable[[str], str] = str) -> list[dict[str, Any]]:
     """Cut the longest contents until the snapshot fits ``SNAPSHOT_LIMIT``: tool results first, then the media
     parts of user messages (each replaced by a text part saying what it was), then any other text."""
     size = len(json.dumps(messages, ensure_ascii=False).encode())
@@ -298,7 +298,7 @@ def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     tool_results = [f for f in fields if f[0].get("role") == "tool"]
     others = [f for f in fields if f[0].get("role") != "tool"]
     for holder, key in sorted(tool_results, key=lambda f: -len(f[0][f[1]])):
-        size = _cut(holder, key, size)
+        size = _cut(holder, key, size, redact)
         if size <= SNAPSHOT_LIMIT:
             return messages
     for parts, index in sorted(_media_parts(messages), key=lambda p: -len(p[0][p[1]]["source"]["value"])):
@@ -312,17 +312,19 @@ def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if size <= SNAPSHOT_LIMIT:
             return messages
     for holder, key in sorted(others, key=lambda f: -len(f[0][f[1]])):
-        size = _cut(holder, key, size)
+        size = _cut(holder, key, size, redact)
         if size <= SNAPSHOT_LIMIT:
             break
     return messages
 
 
-def _cut(holder: dict[str, Any], key: str, size: int) -> int:
+def _cut(holder: dict[str, Any], key: str, size: int, redact: Callable[[str], str] = str) -> int:
+    """``holder[key]`` cut to ``CUT_TO`` characters, redacted first: a secret across the cut would keep its start."""
     text = holder[key]
     if len(text) <= CUT_TO:
         return size
-    cut = text[:CUT_TO] + CUT_NOTE.format(n=len(text) - CUT_TO)
+    clean = redact(text)
+    cut = clean[:CUT_TO] + CUT_NOTE.format(n=len(clean) - CUT_TO)
     holder[key] = cut
     return size - (len(text.encode()) - len(cut.encode()))
 

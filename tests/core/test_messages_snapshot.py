@@ -23,7 +23,7 @@ from harness import RunnerHarness, parse_sse
 from media import data_part, png
 from process_bridge import FakeCliBridge, script
 
-from ambient_runner.runs.conversation import SNAPSHOT_LIMIT, Conversation
+from ambient_runner.runs.conversation import CUT_TO, SNAPSHOT_LIMIT, Conversation
 from ambient_runner.stream.encoding import Redactor, event_json
 
 
@@ -99,6 +99,24 @@ async def test_a_huge_tool_result_is_cut_in_the_snapshot_never_dropped(tmp_path)
     tool = snapshot["messages"][-1]
     assert tool["id"] == "r1" and tool["content"].startswith("xxxx") and "characters cut" in tool["content"]
     assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant", "tool"]
+
+
+def test_a_secret_across_the_cut_of_a_huge_result_keeps_none_of_it():
+    """A content cut to fit the snapshot is redacted before the cut: a secret lying across the cut would otherwise
+    keep its start, which no redaction of the cut text can recognise."""
+    secret = "zq9X-never-in-a-snapshot-7731"
+    conversation = Conversation()
+    conversation.add_input(RunAgentInput(thread_id="t", run_id="r", state={}, tools=[], context=[], forwarded_props={},
+                                         messages=[UserMessage(id="u1", role="user", content="hi")]))
+    for event in (ToolCallStartEvent(tool_call_id="c1", tool_call_name="shell", parent_message_id="a1"),
+                  ToolCallEndEvent(tool_call_id="c1"),
+                  ToolCallResultEvent(message_id="r1", tool_call_id="c1",
+                                      content="a" * (CUT_TO - 5) + secret + "b" * (9 * 1024 * 1024))):
+        conversation.feed(event)
+    snapshot = json.loads(conversation.snapshot_json(Redactor([secret])))
+    tool = snapshot["messages"][-1]
+    assert "characters cut" in tool["content"] and len(tool["content"]) < CUT_TO + 200
+    assert secret[:5] not in tool["content"]
 
 
 async def test_a_huge_image_is_left_out_of_the_snapshot_as_a_note_never_dropped(tmp_path):
