@@ -137,11 +137,10 @@ def event_type(line: str) -> str:
 class RunClient:
     """The platform backend's side of ``POST /run`` (it is Go), as light as the bare CLIs' clients: one kept-alive
     HTTP/1.1 connection, each response parsed by httptools (C; uvicorn's own parser) and its body split into lines
-    as it comes. httpx parses in Python (~0.4 ms of this process's CPU a run, most of it on the way to the first
-    byte and after the last), which a runner-minus-bare figure would count as the runner's."""
+    as it comes. httpx parses in Python: a later Gemini turn's runner-minus-bare figure was 1.0-2.0 ms higher with
+    it (interleaved, 3 x 40 turns), time that is the bench client's, not the runner's."""
 
     def __init__(self, url: str, timeout: float = 300.0) -> None:
-        self.url = url
         self.timeout = timeout
         self._host = url.split("://", 1)[1].split("/", 1)[0]
         self._sock: socket.socket | None = None
