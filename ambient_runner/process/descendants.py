@@ -97,26 +97,42 @@ async def _reap_groups(groups: set[int], within: float) -> None:
 
 
 class GroupTracker:
-    """Remembers the process groups of ``pid``'s descendants while it runs; ``kill()`` ends them."""
+    """Remembers the process groups of ``pid``'s descendants while it runs; ``kill()`` ends them. The first scan
+    starts at once (``first_scan()``: the groups that were there when tracking started)."""
 
     def __init__(self, pid: int, interval: float = 0.25) -> None:
         self.pid = pid
         self.interval = interval
         self.groups: set[int] = set()
         self._task: asyncio.Task[None] | None = None
+        self._first: asyncio.Future[set[int] | None] | None = None
 
     def start(self) -> GroupTracker:
+        self._first = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._poll(), name=f"groups-of-{self.pid}")
         return self
+
+    async def first_scan(self) -> set[int] | None:
+        """The groups the first scan found; None when tracking stopped before it ended (or never started)."""
+        return await asyncio.shield(self._first) if self._first is not None else None
 
     def scan(self) -> None:
         """Note the groups now (e.g. just before an interrupt makes the CLI end its tools)."""
         self.groups |= descendant_groups(self.pid)
 
     async def _poll(self) -> None:
-        while True:
-            self.groups |= await asyncio.to_thread(descendant_groups, self.pid)
-            await asyncio.sleep(self.interval)
+        try:
+            while True:
+                found = await asyncio.to_thread(descendant_groups, self.pid)
+                self.groups |= found
+                self._settle_first(found)
+                await asyncio.sleep(self.interval)
+        finally:
+            self._settle_first(None)  # stopped, or failed, before a first scan ended
+
+    def _settle_first(self, groups: set[int] | None) -> None:
+        if self._first is not None and not self._first.done():
+            self._first.set_result(groups)
 
     async def stop(self) -> None:
         """Stop watching (the groups seen are kept). Tools that exit later and were re-parented to us are reaped
@@ -129,6 +145,7 @@ class GroupTracker:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+        self._settle_first(None)  # a task cancelled before its first step never ran its ``finally``
 
     async def kill(self) -> None:
         """SIGKILL every group seen (call once the CLI itself is stopped) and reap our re-parented orphans."""

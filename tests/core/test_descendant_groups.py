@@ -4,6 +4,7 @@ also below another tool, and the CLI's own group is not counted."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -42,3 +43,35 @@ def test_a_process_that_is_gone_has_no_groups() -> None:
     gone = subprocess.Popen(["true"])
     gone.wait()
     assert tree.descendant_groups(gone.pid) == set()
+
+
+async def test_the_trackers_first_scan_holds_the_groups_from_before_it_started() -> None:
+    cli = subprocess.Popen(["sh", "-c", "setsid sleep 60 & read line; setsid sleep 60 & sleep 60"],
+                           start_new_session=True, stdin=subprocess.PIPE)
+    assert cli.stdin is not None
+    tracker = tree.GroupTracker(cli.pid, interval=0.01)
+    try:
+        async with asyncio.timeout(10):
+            while not tree.descendant_groups(cli.pid):  # the first detached tool has started
+                await asyncio.sleep(0.01)
+            before = tree.descendant_groups(cli.pid)
+            tracker.start()
+            assert await tracker.first_scan() == before
+            cli.stdin.write(b"go\n")
+            cli.stdin.flush()  # a second tool, after tracking started
+            while len(tracker.groups) < 2:
+                await asyncio.sleep(0.01)
+        assert await tracker.first_scan() == before  # the first scan, not the latest
+        assert before < tracker.groups
+    finally:
+        await tracker.kill()
+        os.killpg(cli.pid, signal.SIGKILL)
+        cli.wait()
+    assert await tracker.first_scan() == before
+
+
+async def test_a_tracker_stopped_before_its_first_scan_has_none() -> None:
+    assert await tree.GroupTracker(os.getpid()).first_scan() is None  # never started
+    tracker = tree.GroupTracker(os.getpid()).start()
+    await tracker.stop()  # before the loop ran its first step
+    assert await tracker.first_scan() is None

@@ -56,7 +56,7 @@ from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.mcp.status import configured
 from ambient_runner.model_proxy import Upstream
-from ambient_runner.process.descendants import GroupTracker, descendant_groups
+from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.environment import agent_environment, agent_values
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
@@ -87,12 +87,12 @@ class CodexThread:
     codex_thread_id: str | None = None  # the Codex thread (requests from the app-server name it)
     app: AppServer | None = None  # the app-server the thread's turn runs in
     handle: Any = None  # the running turn's AsyncTurnHandle
-    baseline: tuple[int, set[int]] | None = None  # (app-server group, its groups before the turn started)
     feed: PausableFeed | None = None  # the turn's stream (``Paused`` markers join it)
-    tools: GroupTracker | None = None  # the process groups of the turn's commands
+    # the process groups under the app-server while the turn runs; its first scan: those from before the turn
+    tools: GroupTracker | None = None
 
     def end_turn(self) -> None:
-        self.handle = self.baseline = self.feed = self.tools = None
+        self.handle = self.feed = self.tools = None
 
 
 class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapter]):
@@ -232,8 +232,6 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         handle = await self._start_turn(app, turn, model)
         record = self._thread(turn.thread_id)
         record.feed = PausableFeed(handle.stream())
-        # Codex runs commands in their own process groups; if the app-server dies, they are ended with it.
-        record.tools = GroupTracker(app.pgid).start() if app.pgid else None
         return LiveTurn(record.feed, CodexEventAdapter(turn.thread_id, turn.run_id, model=model,
                                                        client_state=turn.input.state))
 
@@ -340,14 +338,19 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
             options["effort"] = turn.options.reasoning_effort
         if turn.options.mode == "plan":
             options["sandbox"] = Sandbox.read_only
-        if app.pgid:  # what runs before the turn starts (MCP servers): never ended by an interrupt
-            record.baseline = (app.pgid, await asyncio.to_thread(descendant_groups, app.pgid))
+        # Codex runs commands in their own process groups: if the app-server dies, they are ended with it. The
+        # tracker's first scan runs beside turn/start: what it finds (MCP servers, commands left running by earlier
+        # turns) an interrupt never ends. A command of this turn comes only after Codex has the model's reply
+        # through the runner's proxy, long after that scan (~1 ms) has read the app-server's children.
+        record.tools = GroupTracker(app.pgid).start() if app.pgid else None
         try:
             ask = self.pauses.policy(turn.thread_id) == "ask"
             handle = await start_turn(thread, turn_input(turn), ask=ask, plan=turn.options.mode == "plan",
                                       **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
-            record.baseline = None
+            if record.tools is not None:
+                await record.tools.stop()
+            record.tools = None
             raise BridgeError(f"Codex did not start the turn: {exc}", code=ErrorCode.AGENT_ERROR,
                               stderr_tail=self._stderr(turn, app)) from exc
         record.handle = handle
@@ -368,18 +371,19 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         handle = record.handle if record is not None else None
         if record is None or handle is None:  # still starting: ``_start_turn`` sees ``turn.interrupted`` once the
             return  # turn exists
-        # Taken before the interrupt: the turn can end (and drop its baseline) while Codex handles it.
-        baseline = record.baseline if self._running() == {thread_id} else None
+        # Taken before the interrupt: the turn can end (and drop its tracker) while Codex handles it.
+        tools = record.tools if self._running() == {thread_id} else None
         await interrupt_turn(thread_id, handle, lambda: record.handle is handle)
-        if baseline is not None:
-            await self._end_turn_commands(thread_id, baseline)
+        if tools is not None:
+            await self._end_turn_commands(thread_id, tools)
 
-    async def _end_turn_commands(self, thread_id: str, baseline: tuple[int, set[int]]) -> None:
+    async def _end_turn_commands(self, thread_id: str, tools: GroupTracker) -> None:
         """Codex's turn interrupt leaves a running command (its own process group) going. When this is the
         app-server's only active turn, every group that appeared since the turn started is this turn's: end it."""
-        if self._running() - {thread_id}:
-            return  # another thread's turn started meanwhile: its commands cannot be told apart, leave them
-        await end_commands_since(thread_id, *baseline)
+        before = await tools.first_scan()  # None: tracking stopped before its first scan ended
+        if before is None or self._running() - {thread_id}:
+            return  # or another thread's turn started meanwhile: its commands cannot be told apart, leave them
+        await end_commands_since(thread_id, tools.pid, before)
 
     # ----- per-thread records ----------------------------------------------------------------------------
     def _thread(self, thread_id: str) -> CodexThread:
