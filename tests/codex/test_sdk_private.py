@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 from openai_codex import AsyncCodex, AsyncThread, CodexConfig
 from openai_codex import api as codex_api
+from openai_codex._message_router import _TurnSubscription
 from openai_codex.api import AsyncTurnHandle
 from openai_codex.async_client import AsyncCodexClient
 from openai_codex.client import CodexClient
@@ -34,6 +35,8 @@ def test_the_private_functions_take_what_the_runner_passes() -> None:
     check_callable(SDK, MODULE, CodexClient, "_write_message", ["payload"])
     check_callable(SDK, MODULE, CodexClient, "_stderr_tail", ["limit"])
     check_callable(SDK, MODULE, CodexClient, "next_notification")
+    check_callable(SDK, MODULE, _TurnSubscription, "next")  # what ``turn_subscription`` gives (turn_feed reads it)
+    check_callable(SDK, MODULE, _TurnSubscription, "close")
 
 
 def test_the_private_attributes_are_where_the_runner_reads_them() -> None:

@@ -112,7 +112,8 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         self._app: AppServer | None = None
         self._launch: tuple[list[str], dict[str, str]] | None = None  # written at startup for the first app-server
         self.sdk = LazyModules("codex-sdk", "ambient_runner.bridges.codex_sdk.session",
-                               "ambient_runner.bridges.codex_sdk.mcp_status")
+                               "ambient_runner.bridges.codex_sdk.mcp_status",
+                               "ambient_runner.bridges.codex_sdk.turn_feed")
         self._prepare_lock = asyncio.Lock()
         self._threads: dict[str, CodexThread] = {}  # AG-UI thread id -> its Codex thread and running turn
         self._mcp_ready: set[tuple[int, str]] = set()  # (app-server, Codex thread) whose MCP startup was awaited
@@ -225,13 +226,15 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
 
     # ----- turns (the loop around them: bridges.turn_loop) ---------------------------------------------------
     async def start_turn(self, turn: Turn) -> CodexTurn | None:
+        from ambient_runner.bridges.codex_sdk.turn_feed import turn_notifications
+
         app = await self._prepare()
         if turn.interrupted.is_set():  # asked while the app-server was starting: no turn is started
             return None
         model = turn.options.model or self.default_model
         handle = await self._start_turn(app, turn, model)
         record = self._thread(turn.thread_id)
-        record.feed = PausableFeed(handle.stream())
+        record.feed = PausableFeed(turn_notifications(handle))
         return LiveTurn(record.feed, CodexEventAdapter(turn.thread_id, turn.run_id, model=model,
                                                        client_state=turn.input.state))
 

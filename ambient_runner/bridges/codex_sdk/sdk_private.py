@@ -93,6 +93,12 @@ async def start_turn(codex: AsyncCodex, thread_id: str, wire_input: list[Any], p
     return AsyncTurnHandle(codex, thread_id, started.turn.id, _subscription=subscription)
 
 
+def turn_subscription(handle: AsyncTurnHandle) -> Any:
+    """The SDK's subscription to a turn's notifications: ``next()`` blocks for the next one, ``close()`` ends it (a
+    waiting ``next()`` then raises)."""
+    return handle._subscription
+
+
 # ----- the app-server's requests, answered off the reader thread -------------------------------------------------
 class _Deferred:
     """What the reader gets back for a request: its answer is written later, not now."""
