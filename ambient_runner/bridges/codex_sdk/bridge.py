@@ -283,7 +283,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
             with contextlib.suppress(Exception):  # stop the turn and its running command
                 await asyncio.shield(self.interrupt(turn.thread_id))
         record.end_turn()
-        await live.stream.aclose()  # the SDK's stream closes its turn subscription
+        await live.stream.aclose()  # the turn feed (turn_feed) closes its turn subscription
 
     # ----- the app-server's requests -----------------------------------------------------------------------
     def _on_request(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
