@@ -22,7 +22,7 @@ from ambient_runner.state.extension import state_extensions  # noqa: E402
 
 configure_logging(settings.runner_log_level)
 report(platform_env)
-app = create_app(settings, extensions=state_extensions(settings))
+app = create_app(settings, extensions=state_extensions(settings), freeze_after_boot=True)
 
 if __name__ == "__main__":
     serve(app, settings)

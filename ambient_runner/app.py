@@ -71,12 +71,13 @@ class RunnerApp(FastAPI):
 
 def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = None, *,
                install_signal_handlers: bool = True,
-               extensions: list[StartupExtension] | None = None) -> RunnerApp:
-    """The app. Without ``bridge``, the one ``RUNNER_TYPE`` names is imported after the server starts (``Boot``)."""
+               extensions: list[StartupExtension] | None = None, freeze_after_boot: bool = False) -> RunnerApp:
+    """The app. Without ``bridge``, the one ``RUNNER_TYPE`` names is imported after the server starts (``Boot``).
+    ``freeze_after_boot``: the runner's own process (``Boot``'s ``freeze``)."""
     settings = settings or load_settings()
     metrics = RunnerMetrics(settings.runner_type)
     runs = RunManager(settings, bridge, Redactor([*settings.secret_values(), *environment_secrets()]), metrics)
-    boot = Boot(settings, runs, bridge, list(extensions or []))
+    boot = Boot(settings, runs, bridge, list(extensions or []), freeze=freeze_after_boot)
     workspace = Workspace.of(settings.workspace_path, settings.state_dir)
     workflows = Workflows(workspace, _active_workflow(settings))
     runs.turn_preambles.append(workflows.instructions_for)

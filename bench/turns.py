@@ -158,11 +158,15 @@ class BareCli:
 
 
 def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = True) -> dict[str, Any]:
-    """Runner, bare headless CLI and bare persistent CLI turns interleaved (the order rotating per repetition), so
-    all see the same machine: on a shared VM the noise drifts over a minute by more than the gap being measured.
-    Each repetition is a new thread with one first turn and ``later`` later turns. ``model_api``: the runner's
-    model is the bench's scripted server (the one the bare CLIs use), reached as a model API, not a scripted server
-    in the runner's own process (whose work there is the test model's, not the runner's)."""
+    """Runner, bare headless CLI and bare persistent CLI turns interleaved, so all see the same machine: on a shared
+    VM the noise drifts over a minute by more than the gap being measured. Each repetition: the headless CLI's two
+    turns (a new process each, the heavy part), then a new thread with one first turn and ``later`` later turns on
+    the runner and on the persistent CLI, turn by turn, the side going first swapping every turn (each turn after
+    the other side's: caches as cold for both as a turn after a person's pause finds them); then one such thread on
+    each side with its turns back to back (``*_warm``, ``overhead_warm_ms``: each turn after its own).
+    ``model_api``: the runner's model is the bench's scripted server (the one the bare CLIs use), reached as a model
+    API, not a scripted server in the runner's own process (whose work there is the test model's, not the
+    runner's)."""
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
         cli = BareCli(runner_type, Path(bare_root))
@@ -177,13 +181,8 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
                 cli.turn(PROMPT_1, None)
                 cli._call(kept.turn(PROMPT_1, new=True))
                 sides: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
-                    "runner": ([], []), "bare": ([], []), "persistent": ([], [])}
-
-                def through_runner() -> None:
-                    thread = f"bench-{uuid.uuid4()}"
-                    sides["runner"][0].append(runner_turn(runner.url, thread, PROMPT_1, client))
-                    for _ in range(later):
-                        sides["runner"][1].append(runner_turn(runner.url, thread, PROMPT_2, client))
+                    "runner": ([], []), "bare": ([], []), "persistent": ([], []), "runner_warm": ([], []),
+                    "persistent_warm": ([], [])}
 
                 def by_hand() -> None:
                     a, b, session = cli.turn(PROMPT_1, None)
@@ -191,15 +190,35 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
                     c, d, _ = cli.turn(PROMPT_2, session)
                     sides["bare"][1].append((c, d))
 
-                def kept_by_hand() -> None:
-                    sides["persistent"][0].append(cli._call(kept.turn(PROMPT_1, new=True)))
-                    for _ in range(later):
-                        sides["persistent"][1].append(cli._call(kept.turn(PROMPT_2)))
+                def one_turn(side: str, thread: str, turn: int) -> None:
+                    """Turn ``turn`` (0: the thread's first) of ``thread`` through the runner or on the persistent
+                    CLI (``side``: runner / persistent, with ``_warm`` for back-to-back turns), recorded."""
+                    prompt, index = (PROMPT_1, 0) if turn == 0 else (PROMPT_2, 1)
+                    sides[side][index].append(
+                        runner_turn(runner.url, thread, prompt, client) if side.startswith("runner")
+                        else cli._call(kept.turn(prompt, new=turn == 0)))
 
-                steps = [through_runner, kept_by_hand, by_hand]
+                def paired_threads(runner_leads: bool) -> None:
+                    """A new thread on each side, turn by turn: the runner's turn and the persistent CLI's with the
+                    same prompt, the one going first swapping every turn (neither side always follows the other)."""
+                    thread = f"bench-{uuid.uuid4()}"
+                    for turn in range(1 + later):
+                        leads = (turn % 2 == 0) == runner_leads
+                        for side in ("runner", "persistent") if leads else ("persistent", "runner"):
+                            one_turn(side, thread, turn)
+
+                def back_to_back(runner_leads: bool) -> None:
+                    """A new thread on each side, one side's turns back to back, then the other's."""
+                    for side in ("runner_warm", "persistent_warm") if runner_leads else (
+                            "persistent_warm", "runner_warm"):
+                        thread = f"bench-{uuid.uuid4()}"
+                        for turn in range(1 + later):
+                            one_turn(side, thread, turn)
+
                 for rep in range(runs):
-                    for step in steps[rep % 3:] + steps[:rep % 3]:
-                        step()
+                    by_hand()  # the headless CLI, a new process per turn: heavy, so before both kept sides alike
+                    paired_threads(runner_leads=rep % 2 == 0)
+                    back_to_back(runner_leads=rep % 2 == 1)
                 memory = tree_rss_kib(runner.proc.pid)  # idle, after the turns: the runner and the CLI it keeps
         finally:
             if kept is not None:
@@ -207,6 +226,7 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
             cli.close()
     out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items()}
     out["overhead_ms"] = _overhead(sides["runner"], sides["persistent"])
+    out["overhead_warm_ms"] = _overhead(sides["runner_warm"], sides["persistent_warm"])
     return {**out, "memory_kib": memory}
 
 
@@ -265,7 +285,7 @@ if __name__ == "__main__":
 
     isolate_or_die()
     kinds = tuple(a for a in sys.argv[1:] if not a.startswith("--")) or ("gemini-cli", "codex-sdk", "claude")
-    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(4, kinds, later=5)
-    print(json.dumps({t: {side: {k: round(v["p50"], 4) for k, v in d.items()} if side not in ("memory_kib",
-                                                                                             "overhead_ms") else d
+    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(5, kinds, later=10)
+    raw = ("memory_kib", "overhead_ms", "overhead_warm_ms")
+    print(json.dumps({t: {side: {k: round(v["p50"], 4) for k, v in d.items()} if side not in raw else d
                           for side, d in r.items()} for t, r in out.items()}, indent=1))

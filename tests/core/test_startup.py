@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -187,3 +188,33 @@ async def test_health_answers_while_booting_and_a_run_waits_for_the_boot(tmp_pat
                                                          "delta": "after boot"}}))
         assert (await runner.client.get("/ready")).status_code == 200
     assert events[2]["delta"] == "after boot"
+
+
+async def test_the_runners_own_process_moves_what_start_up_built_out_of_the_collector(tmp_path):
+    """main.py's app freezes start-up's objects once booted (a full collection then walks only what runs made); an
+    app built without ``freeze_after_boot`` (as in the tests) leaves the collector alone."""
+    built_before = [object()]  # a container start-up made, and one a run makes later
+    before = gc.get_freeze_count()
+    try:
+        async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
+            assert (await runner.client.get("/ready")).status_code == 200
+        assert gc.get_freeze_count() == before
+        async with RunnerHarness(FakeCliBridge(tmp_path), freeze_after_boot=True) as runner:
+            assert (await runner.client.get("/ready")).status_code == 200
+            assert gc.get_freeze_count() > before
+            assert not any(o is built_before for o in gc.get_objects())  # in the permanent generation
+            events = await runner.run("t1", script({"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                                                             "delta": "after the freeze"}}))
+            made_by_run = [object()]
+            assert any(o is made_by_run for o in gc.get_objects())  # still collected as usual
+        assert events[2]["delta"] == "after the freeze"
+    finally:
+        gc.unfreeze()
+
+
+def test_main_builds_the_app_that_freezes_after_boot():
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_"))}
+    result = subprocess.run([sys.executable, "-c", "import main; print(main.app.state.boot.freeze)"], cwd=ROOT,
+                            env=clean | {"RUNNER_TYPE": "gemini-cli"}, text=True, capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"

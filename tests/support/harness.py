@@ -115,7 +115,8 @@ class RunnerHarness:
     """``async with RunnerHarness(bridge) as runner``: the real app on a loopback port."""
 
     def __init__(self, bridge: Bridge, *, runner_type: str = "gemini-cli", check: bool = True,
-                 secrets: Iterable[str] = (), with_state_sync: bool = False, **settings: Any) -> None:
+                 secrets: Iterable[str] = (), with_state_sync: bool = False, freeze_after_boot: bool = False,
+                 **settings: Any) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="runner-harness-")
         root = Path(self._tmp.name)
         defaults: dict[str, Any] = {
@@ -127,7 +128,8 @@ class RunnerHarness:
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
         self.bridge = bridge
         extensions = state_extensions(self.settings) if with_state_sync else None  # STATE_STORE_URL's sync
-        self.app = create_app(self.settings, bridge, install_signal_handlers=False, extensions=extensions)
+        self.app = create_app(self.settings, bridge, install_signal_handlers=False, extensions=extensions,
+                              freeze_after_boot=freeze_after_boot)
         self.check = check
         self.secrets = tuple(secrets)
         self.thread_ids: dict[str, set[str]] = {}
