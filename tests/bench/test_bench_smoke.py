@@ -51,7 +51,7 @@ def run_script(*argv: str, timeout: float = 600) -> str:
     return done.stdout
 
 
-SIGNED = {"overhead_ms"}  # differences (runner minus bare CLI): any sign
+SIGNED = {"overhead_ms", "overhead_warm_ms"}  # differences (runner minus bare CLI): any sign
 
 
 def numbers(value: Any) -> list[float]:
