@@ -109,8 +109,11 @@ class ModelProxy:
         # HTTP(S)_PROXY / NO_PROXY apply to the upstream hop, as they did with httpx, read once here: aiohttp's
         # trust_env reads them (and ~/.netrc) again on every request, which cost ~0.5 ms each
         self._env_proxy = _env_proxy(self.upstream.base_url)
+        # No cookie jar: a model API's cookies (a CDN's bot cookie) go to the CLI as they came, and the proxy never
+        # adds one to a later request the CLI did not send it with (nor spends a jar lookup on every request).
         self._client = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=20, keepalive_timeout=60), auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
             timeout=aiohttp.ClientTimeout(total=None, connect=15.0, sock_read=900.0))
         # log_config and log_level None: a uvicorn.Config would otherwise reconfigure the process's uvicorn loggers.
         config = uvicorn.Config(self, host="127.0.0.1", port=0, lifespan="off", log_config=None, log_level=None,

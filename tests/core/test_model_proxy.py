@@ -5,6 +5,7 @@ included) pass through as they are, and an unreachable upstream is a 502 the run
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -197,6 +198,33 @@ async def test_no_encoding_is_asked_for_that_the_cli_did_not_ask_for(gemini) -> 
                           headers={"x-goog-api-key": proxy.placeholder, "accept-encoding": "gzip"})
     sent = [{k.lower(): v for k, v in q.headers.items()}.get("accept-encoding") for q in server.requests]
     assert sent == ["identity", "gzip"]
+
+
+class CookieSettingServer(ScriptedGeminiServer):
+    """A model API behind a CDN that sets a bot cookie on every answer."""
+
+    def respond(self, method, path, body):
+        response = super().respond(method, path, body)
+        return dataclasses.replace(response, headers={**response.headers,
+                                                      "set-cookie": "__cf_bm=upstream-cookie; Path=/; HttpOnly"})
+
+
+async def test_the_proxy_keeps_no_cookies_the_cli_gets_them_as_they_came() -> None:
+    server = CookieSettingServer().start()
+    upstream = f"http://localhost:{server.port}"  # a host name: a cookie jar takes no cookies from an IP address
+    proxy = await ModelProxy(Upstream(GEMINI, upstream, {"x-goog-api-key": REAL_KEY})).start()
+    try:
+        cookie_headers = []
+        for own_cookie in (None, None, "cli=own"):  # a new client each time: only the proxy could remember one
+            async with httpx.AsyncClient(base_url=proxy.base_url) as client:
+                response = await client.post(STREAM_PATH, json=GEMINI_BODY, headers={
+                    "x-goog-api-key": proxy.placeholder, **({"cookie": own_cookie} if own_cookie else {})})
+            assert response.headers["set-cookie"] == "__cf_bm=upstream-cookie; Path=/; HttpOnly"
+            cookie_headers.append([v for k, v in server.requests[-1].headers.items() if k.lower() == "cookie"])
+    finally:
+        await proxy.stop()
+        server.stop()
+    assert cookie_headers == [[], [], ["cli=own"]]
 
 
 def test_the_upstream_host_never_carries_a_password() -> None:
