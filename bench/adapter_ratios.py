@@ -114,45 +114,12 @@ STREAMS = {"gemini": gemini_stream, "claude": claude_stream, "acp": acp_stream}
 
 # ----- one side, in its own process --------------------------------------------------------------------------
 def _ours(kind: str) -> Any:
+    """Lines -> events -> SSE frames, each event encoded as it comes (``bench/adapters.py``, as the runner does)."""
     sys.path.insert(0, str(REPO / "bench"))
-    from adapters import _encode  # noqa: PLC0415 - bench/adapters.py: event_json + sse_frame, two secrets
+    from adapters import _claude, _gemini, _gemini_acp, encoded  # noqa: PLC0415
 
-    from ag_ui_claude import ClaudeEventAdapter  # noqa: PLC0415
-    from ag_ui_cli_common import Exit  # noqa: PLC0415
-    from ag_ui_gemini_cli import GeminiAcpAdapter, GeminiCliAdapter  # noqa: PLC0415
-
-    def gemini(lines: list[str]) -> tuple[int, int]:
-        adapter = GeminiCliAdapter("thread", "run")
-        events = [e for line in lines for e in adapter.feed(line)] + adapter.finish(Exit(0))
-        return len(events), _encode(events)
-
-    def claude(lines: list[str]) -> tuple[int, int]:
-        adapter = ClaudeEventAdapter("thread", "run")
-        events = [e for line in lines for e in adapter.feed(json.loads(line))] + adapter.finish()
-        return len(events), _encode(events)
-
-    def acp(lines: list[str]) -> tuple[int, int]:
-        """Each line typed as the runner types it (``acp_schema``), then the adapter."""
-        from ag_ui_gemini_cli.acp_schema import (  # noqa: PLC0415
-            PromptResult,
-            RequestPermissionParams,
-            UpdateNotification,
-            parse_message,
-        )
-
-        adapter = GeminiAcpAdapter("thread", "run", model="gemini-2.5-flash")
-        events = []
-        for line in lines:
-            message = parse_message(line)
-            if isinstance(message, UpdateNotification):
-                events += adapter.feed(message.params.update)
-            elif message.method == "session/request_permission":
-                events += adapter.permission(RequestPermissionParams.model_validate(message.params_object()).tool_call)
-            elif "stopReason" in message.result_object():
-                events += adapter.end(PromptResult.model_validate(message.result))
-        return len(events), _encode(events)
-
-    return {"gemini": gemini, "claude": claude, "acp": acp}[kind]
+    events = {"gemini": _gemini, "claude": _claude, "acp": _gemini_acp}[kind]
+    return lambda lines: encoded(events(lines))
 
 
 def _reference(kind: str, folder: Path) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from common import REPO, summary
@@ -23,45 +23,52 @@ FIXTURES = REPO / "tests" / "fixtures"
 REDACT = Redactor(["fake-api-key-0123456789", "agui-token-abcdef"])
 
 
-def _gemini(lines: list[str]) -> int:
+def _gemini(lines: list[str]) -> Iterator[Any]:
     adapter = GeminiCliAdapter("thread", "run")
-    return _encode([e for line in lines for e in adapter.feed(line)] + adapter.finish(Exit(0)))
+    for line in lines:
+        yield from adapter.feed(line)
+    yield from adapter.finish(Exit(0))
 
 
-def _gemini_acp(lines: list[str]) -> int:
+def _gemini_acp(lines: list[str]) -> Iterator[Any]:
     """One adapter per prompt (a prompt's result ends it); replies to other requests are only parsed."""
     adapter = GeminiAcpAdapter("thread", "run", model="gemini-2.5-flash")
-    events: list[Any] = []
     for line in lines:
         message = parse_message(line)
         if isinstance(message, UpdateNotification):
-            events += adapter.feed(message.params.update)
+            yield from adapter.feed(message.params.update)
         elif message.method == "session/request_permission":
-            events += adapter.permission(RequestPermissionParams.model_validate(message.params_object()).tool_call)
+            yield from adapter.permission(RequestPermissionParams.model_validate(message.params_object()).tool_call)
         elif "stopReason" in message.result_object():
-            events += adapter.end(PromptResult.model_validate(message.result))
+            yield from adapter.end(PromptResult.model_validate(message.result))
             adapter = GeminiAcpAdapter("thread", "run", model="gemini-2.5-flash")
-    return _encode(events + adapter.finish())
+    yield from adapter.finish()
 
 
-def _codex(lines: list[str]) -> int:
+def _codex(lines: list[str]) -> Iterator[Any]:
     adapter = CodexEventAdapter("thread", "run", model="gpt-5.5")
-    return _encode([e for line in lines for e in adapter.feed(json.loads(line))] + adapter.finish())
+    for line in lines:
+        yield from adapter.feed(json.loads(line))
+    yield from adapter.finish()
 
 
-def _claude(lines: list[str]) -> int:
+def _claude(lines: list[str]) -> Iterator[Any]:
     adapter = ClaudeEventAdapter("thread", "run")
-    return _encode([e for line in lines for e in adapter.feed(json.loads(line))] + adapter.finish())
+    for line in lines:
+        yield from adapter.feed(json.loads(line))
+    yield from adapter.finish()
 
 
-def _encode(events: list[Any]) -> int:
-    size = 0
-    for seq, event in enumerate(events, 1):
-        size += len(sse_frame(seq, event_json(event, REDACT)))
-    return size
+def encoded(events: Iterable[Any]) -> tuple[int, int]:
+    """Each event written as an SSE frame as it comes, as the runner sends it: (events, bytes). A run's events are
+    never held in a list (the collector would walk them all, again and again, on a long stream)."""
+    count = size = 0
+    for count, event in enumerate(events, 1):
+        size += len(sse_frame(count, event_json(event, REDACT)))
+    return count, size
 
 
-ADAPTERS: dict[str, tuple[str, str, Callable[[list[str]], int]]] = {
+ADAPTERS: dict[str, tuple[str, str, Callable[[list[str]], Iterator[Any]]]] = {
     "ag_ui_gemini_cli": ("gemini", "*.stdout.jsonl", _gemini),
     "ag_ui_gemini_cli (ACP)": ("gemini_acp", "*.stdout.jsonl", _gemini_acp),
     "ag_ui_codex_sdk": ("codex", "*.jsonl", _codex),
@@ -85,13 +92,13 @@ def measure(runs: int = 15, min_lines: int = 20_000) -> dict[str, Any]:
         per_pass = sum(len(s) for s in streams)
         passes = max(1, min_lines // per_pass)
         for stream in streams:  # warm-up
-            translate(stream)
+            encoded(translate(stream))
         rates = []
         for _ in range(runs):
             started = time.perf_counter()
             for _ in range(passes):
                 for stream in streams:
-                    translate(stream)
+                    encoded(translate(stream))
             rates.append(passes * per_pass / (time.perf_counter() - started))
         results[name] = {"lines_per_s": summary(rates), "streams": len(streams), "lines_per_pass": per_pass,
                          "files": [str(p.relative_to(REPO)) for p in sorted((FIXTURES / folder).glob(pattern))]}
