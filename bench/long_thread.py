@@ -7,9 +7,12 @@ history), the runner's RSS, the size of the run's ``MESSAGES_SNAPSHOT`` (the who
 bytes of the thread's event spool on disk, and the bytes the platform's backend keeps of the run after it compacts
 its log (``RUN_*``, ``MESSAGES_SNAPSHOT``, ``STATE_SNAPSHOT``, ``STEP_*``, ``RAW``, ``CUSTOM``, ``META``,
 ``ACTIVITY_SNAPSHOT`` and ``AskUserQuestion`` starts: /work/shared/research/platform-backend-contract.md section 2),
-summed over the runs. Snapshot build time: the thread's events (``GET /events``) fed, run by run, into the runner's
-own ``Conversation``, timing its wire JSON (``snapshot_json()``, redacted) at each run's end (the same code on the
-same events, in this process).
+summed over the runs. The thread's last ``INTERLEAVED`` turns take turns with the first ones of a new thread (on both
+sides, each thread with its own bare CLI session), so "the runner's cost at turn 500 against turn 2" compares windows
+measured at the same time; the runner's CPU per turn is what its process used from that turn's start to the next
+runner turn's (clock ticks: a window's mean). Snapshot build time: the thread's events (``GET /events``) fed, run
+by run, into the runner's own ``Conversation``, timing its wire JSON (``snapshot_json()``, redacted) at each run's
+end (the same code on the same events, in this process).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ KEPT = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT", "STATE_
         "STEP_FINISHED", "RAW", "CUSTOM", "META", "ACTIVITY_SNAPSHOT"}
 WINDOW = 50  # NOTOOL turns per window when comparing the start of the thread with its end (the machine is noisy)
 TOOL_EVERY = 10
+INTERLEAVED = 56  # the long thread's last turns, each beside a new thread's turn: 50 NOTOOL ones from turn 2
 
 
 def prompt(turn: int) -> str:
@@ -109,6 +113,10 @@ def all_events(client: httpx.Client, url: str, thread_id: str) -> list[dict[str,
 
 
 def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
+    """Turns 1..``turns`` of one thread, its last ``INTERLEAVED`` turns taking turns with the first ones of a new
+    thread (both sides), so the end of the long thread and the start of a short one are measured on the same machine
+    at the same time: this shared VM's speed drifts over the minutes a long thread takes by more than the runner's
+    cost changes with history."""
     # The scripted model keeps only its newest requests (it would keep every one, each with the whole history:
     # hundreds of MiB in the runner's process by turn 500, which is the test model's, not the runner's).
     os.environ["SCRIPTED_MODEL_KEEP_REQUESTS"] = "20"
@@ -116,81 +124,105 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
             tempfile.TemporaryDirectory(prefix="bench-long-bare-") as bare_root:
         events_dir = Path(root, "events")
         rows: list[dict[str, Any]] = []
+        fresh_rows: list[dict[str, Any]] = []  # the new thread's turns, beside the long thread's last ones
         cli = BareCli(runner_type, Path(bare_root))
         env = runner_env(runner_type, root, cli.bridge.scripted_url)  # the bare CLI's scripted server, as a model API
-        kept = None
+        kept: list[Any] = []
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
                     RunClient(runner.url) as client, \
                     httpx.Client(timeout=httpx.Timeout(10.0, read=300.0), trust_env=False) as reader:
                 wait_status(f"{runner.url}/ready")
-                kept = cli.persistent()
-                thread = "long-thread"
+                kept += [cli.persistent(), cli.persistent()]  # the long thread's bare CLI, and the new thread's
+
+                order: list[dict[str, Any]] = []  # every runner turn in the order they ran
+
+                def both_sides(thread: str, bare: Any, turn: int, runner_first: bool) -> dict[str, Any]:
+                    """One turn through the runner and on the bare CLI (``cpu_at``: the runner's CPU time as its
+                    turn started; a turn's CPU is what it used until the next runner turn starts)."""
+                    if not runner_first:
+                        bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1), timeout=600)
+                    cpu_at = cpu_seconds(runner.proc.pid)
+                    row = runner_turn(client, runner.url, thread, turn)
+                    if runner_first:
+                        bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1), timeout=600)
+                    order.append(row := row | {"turn": turn, "bare_done_s": bare_times[1], "cpu_at": cpu_at})
+                    return row
+
+                interleaved_from = turns - min(INTERLEAVED, turns - 1) + 1
                 for turn in range(1, turns + 1):
-                    bare: tuple[float, float] = (0.0, 0.0)
-                    if turn % 2:
-                        row = runner_turn(client, runner.url, thread, turn)
-                        bare = cli._call(kept.turn(prompt(turn), new=turn == 1), timeout=600)
-                    else:
-                        bare = cli._call(kept.turn(prompt(turn), new=turn == 1), timeout=600)
-                        row = runner_turn(client, runner.url, thread, turn)
-                    row |= {"turn": turn, "bare_done_s": bare[1], "rss_kib": rss_kib(runner.proc.pid)["VmRSS"],
-                            "spool_bytes": spool_bytes(events_dir), "cpu_s": cpu_seconds(runner.proc.pid)}
+                    row = both_sides("long-thread", kept[0], turn, runner_first=turn % 2 == 1)
+                    row |= {"rss_kib": rss_kib(runner.proc.pid)["VmRSS"], "spool_bytes": spool_bytes(events_dir),
+                            "cpu_s": cpu_seconds(runner.proc.pid)}
                     rows.append(row)
-                events = all_events(reader, runner.url, thread)
+                    if turn >= interleaved_from:
+                        fresh = turn - interleaved_from + 1
+                        fresh_rows.append(both_sides("new-thread", kept[1], fresh, runner_first=turn % 2 == 0))
+                ends = [r["cpu_at"] for r in order[1:]] + [cpu_seconds(runner.proc.pid)]
+                for r, end in zip(order, ends, strict=True):
+                    r["cpu_ms"] = (end - r.pop("cpu_at")) * 1000
+                events = all_events(reader, runner.url, "long-thread")
         finally:
-            if kept is not None:
-                cli._call(kept.close())
+            for bare in kept:
+                cli._call(bare.close())
             cli.close()
     build = snapshot_build_ms(events)
     for row, ms in zip(rows, build, strict=False):
         row["snapshot_build_ms"] = ms
-    return _figures(rows)
+    return _figures(rows, fresh_rows)
 
 
-def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The per-turn rows, and the start of the thread (turns 2..) against its end (the last turns), each a window
-    of ``WINDOW`` NOTOOL turns (a tool turn costs more on both sides)."""
-    plain = [r for r in rows if r["turn"] % TOOL_EVERY and r["turn"] >= 2]
-    early, late = plain[:WINDOW], plain[-WINDOW:]
+def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-turn rows; the long thread's last turns (``late``) against a new thread's first ones (``early``, from
+    its turn 2) measured interleaved with them, each a window of up to ``WINDOW`` NOTOOL turns (a tool turn costs
+    more on both sides); and the long thread's own first turns (``start``, measured minutes earlier)."""
+    def plain(window_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in window_rows if r["turn"] % TOOL_EVERY and r["turn"] >= 2]
+
+    early, late, start = plain(fresh_rows)[:WINDOW], plain(rows)[-WINDOW:], plain(rows)[:WINDOW]
 
     def p50(window: list[dict[str, Any]], key: Any) -> float:
-        return summary([key(r) for r in window])["p50"]
+        return summary([key(r) for r in window])["p50"] if window else 0.0
 
     def over(r: dict[str, Any]) -> float:
         return (r["done_s"] - r["bare_done_s"]) * 1000
 
+    def cpu(window: list[dict[str, Any]]) -> float:  # the runner's CPU per turn, tool turns included
+        return sum(r["cpu_ms"] for r in window) / len(window) if window else 0.0
+
+    def ratio(late_value: float, early_value: float) -> float | None:
+        return late_value / early_value if early_value > 0 else None
+
     early_over, late_over = p50(early, over), p50(late, over)
+    tail = rows[-len(fresh_rows):] if fresh_rows else []
+    early_cpu, late_cpu = cpu([r for r in fresh_rows if r["turn"] >= 2]), cpu(tail)
     rss = [r["rss_kib"] for r in rows]
     base = rss[min(49, len(rss) - 1)]
     stored = 0
     for r in rows:
         stored += r["kept_bytes"]
         r["stored_bytes"] = stored
-    span = min(WINDOW, max(len(rows) - 2, 1))  # turns 2.. and the last ones, tool turns included (1 in 10 each)
-
-    def cpu_ms(first: int, last: int) -> float:  # the runner's CPU per turn over rows[first..last]
-        return (rows[last]["cpu_s"] - rows[first - 1]["cpu_s"]) * 1000 / (last - first + 1)
-
-    early_cpu = cpu_ms(1, min(span, len(rows) - 1)) if len(rows) > 1 else 0.0
-    late_cpu = cpu_ms(max(len(rows) - span, 1), len(rows) - 1) if len(rows) > 1 else 0.0
     return {
         "turns": len(rows),
-        "cpu_ms_per_turn": {"early": early_cpu, "late": late_cpu,
-                            "ratio": late_cpu / early_cpu if early_cpu > 0 else None},
-        "overhead_ms": {"early": early_over, "late": late_over,
-                        "ratio": late_over / early_over if early_over > 0 else None},
+        "interleaved_turns": len(fresh_rows),
+        "cpu_ms_per_turn": {"early": early_cpu, "late": late_cpu, "ratio": ratio(late_cpu, early_cpu),
+                            "start": cpu([r for r in rows[1:len(fresh_rows) + 1]])},
+        "overhead_ms": {"early": early_over, "late": late_over, "ratio": ratio(late_over, early_over),
+                        "start": p50(start, over)},
         "runner_done_ms": {"early": p50(early, lambda r: r["done_s"] * 1000),
-                           "late": p50(late, lambda r: r["done_s"] * 1000)},
+                           "late": p50(late, lambda r: r["done_s"] * 1000),
+                           "start": p50(start, lambda r: r["done_s"] * 1000)},
         "bare_done_ms": {"early": p50(early, lambda r: r["bare_done_s"] * 1000),
-                         "late": p50(late, lambda r: r["bare_done_s"] * 1000)},
+                         "late": p50(late, lambda r: r["bare_done_s"] * 1000),
+                         "start": p50(start, lambda r: r["bare_done_s"] * 1000)},
         "rss_kib": {"after_50": base, "last": rss[-1], "max": max(rss), "growth": max(rss[50:] or rss) / base - 1},
         "snapshot": {"last_bytes": rows[-1]["snapshot_bytes"],
-                     "build_ms_early": p50(early, lambda r: r.get("snapshot_build_ms", 0.0)),
+                     "build_ms_early": p50(start, lambda r: r.get("snapshot_build_ms", 0.0)),
                      "build_ms_late": p50(late, lambda r: r.get("snapshot_build_ms", 0.0))},
         "spool_bytes": rows[-1]["spool_bytes"],
         "stored_bytes": stored,
         "rows": rows,
+        "fresh_rows": fresh_rows,
     }
 
 
@@ -211,4 +243,5 @@ if __name__ == "__main__":
         "gemini-cli", "codex-sdk", "claude")
     count = next((int(a) for a in sys.argv[1:] if a.isdigit()), 500)
     out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(count, kinds)
-    print(json.dumps({t: {k: v for k, v in r.items() if k != "rows"} for t, r in out.items()}, indent=1))
+    per_turn = ("rows", "fresh_rows")
+    print(json.dumps({t: {k: v for k, v in r.items() if k not in per_turn} for t, r in out.items()}, indent=1))

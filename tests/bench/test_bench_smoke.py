@@ -88,6 +88,10 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
         for runner in RUNNERS:
             thread = figures[runner]
             assert thread["turns"] == 3 and thread["runner_done_ms"]["late"] > 0 and thread["bare_done_ms"]["late"] > 0
+            # its last turns beside a new thread's first ones: both windows measured, the runner's CPU for each (in
+            # clock ticks: a single turn may count none)
+            assert thread["interleaved_turns"] == 2 and thread["runner_done_ms"]["early"] > 0
+            assert {"early", "late", "start"} <= set(thread["cpu_ms_per_turn"])
             # (the spool is written through a buffer: a 3-turn thread may not have reached the disk yet)
             assert thread["snapshot"]["last_bytes"] > 0 and thread["stored_bytes"] > thread["snapshot"]["last_bytes"]
     if script == "tracing.py":
