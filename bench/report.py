@@ -188,7 +188,8 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
             run, bare = sides["runner"][f"{key}_s"], sides["persistent"][f"{key}_s"]
             met = over[key]["p50"] <= 5 if key == "later_done" else None
             rows.append((f"Turn {kind}: {label}, runner minus bare persistent CLI (turns alternating)",
-                         f"p50 {over[key]['p50']:+.1f} ms, p95 {over[key]['p95']:+.1f} ms (runner "
+                         f"p50 {over[key]['p50']:+.1f} ms, p95 {over[key]['p95']:+.1f} ms, p50 of the paired "
+                         f"differences {over[key]['paired_p50']:+.1f} ms (runner "
                          f"{run['p50'] * 1000:.1f} / {run['p95'] * 1000:.1f}, bare {bare['p50'] * 1000:.1f} / "
                          f"{bare['p95'] * 1000:.1f} ms, n={run['n']})", "<= 5 ms p50" if met is not None else "", met))
         warm = sides.get("overhead_warm_ms")
