@@ -152,8 +152,7 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
                 interleaved_from = turns - min(INTERLEAVED, turns - 1) + 1
                 for turn in range(1, turns + 1):
                     row = both_sides("long-thread", kept[0], turn, runner_first=turn % 2 == 1)
-                    row |= {"rss_kib": rss_kib(runner.proc.pid)["VmRSS"], "spool_bytes": spool_bytes(events_dir),
-                            "cpu_s": cpu_seconds(runner.proc.pid)}
+                    row |= {"rss_kib": rss_kib(runner.proc.pid)["VmRSS"], "spool_bytes": spool_bytes(events_dir)}
                     rows.append(row)
                     if turn >= interleaved_from:
                         fresh = turn - interleaved_from + 1

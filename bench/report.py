@@ -202,11 +202,10 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
         n, over = res["turns"], res["overhead_ms"]
         ratio = over["ratio"]
         shown = "n/a" if ratio is None else f"{ratio:.2f}"
-        k = res.get("interleaved_turns", 0)
+        k = res["interleaved_turns"]
         window = f"turns {n - k + 1}-{n} / a new thread's turns 2-{k}, interleaved"
-        start = "" if "start" not in over else (
-            f"; the thread's own first turns, minutes earlier: {over['start']:.1f} ms, runner "
-            f"{res['runner_done_ms']['start']:.0f}, bare {res['bare_done_ms']['start']:.0f} ms")
+        start = (f"; the thread's own first turns, minutes earlier: {over['start']:.1f} ms, runner "
+                 f"{res['runner_done_ms']['start']:.0f}, bare {res['bare_done_ms']['start']:.0f} ms")
         rows.append((f"Long thread {kind}: runner's own cost per turn (runner minus bare, NOTOOL), {window}",
                      f"{shown} ({over['late']:.1f} / {over['early']:.1f} ms; runner "
                      f"{res['runner_done_ms']['late']:.0f} / {res['runner_done_ms']['early']:.0f} ms, bare "
@@ -217,7 +216,7 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
             cpu_ratio = "n/a" if cpu["ratio"] is None else f"{cpu['ratio']:.2f}"
             rows.append((f"Long thread {kind}: runner process CPU per turn, {window}",
                          f"{cpu_ratio} ({cpu['late']:.1f} / {cpu['early']:.1f} ms; the thread's first turns "
-                         f"{cpu.get('start', 0.0):.1f} ms)", "<= 1.25",
+                         f"{cpu['start']:.1f} ms)", "<= 1.25",
                          None if cpu["ratio"] is None else cpu["ratio"] <= 1.25))
         rss = res["rss_kib"]
         rows.append((f"Long thread {kind}: runner RSS growth after turn 50",
