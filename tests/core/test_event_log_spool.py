@@ -4,8 +4,13 @@ oldest event still kept."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from ambient_runner.runs.event_log import ThreadEventLog
 
@@ -74,4 +79,80 @@ def test_memory_holds_a_bounded_number_of_characters_and_the_rest_is_read_back(t
         log.append(json.dumps({"type": "MESSAGES_SNAPSHOT", "i": i, "messages": [big]}))
     assert sum(len(line) for _, line in log._recent) <= event_log.MEMORY_CHARS
     assert [json.loads(line)["i"] for _, line in replay(log, 0)] == list(range(40))
+    log.close()
+
+
+def spooled_lines(tmp_path: Path) -> list[str]:
+    return next(tmp_path.iterdir()).read_bytes().decode().splitlines()
+
+
+async def test_a_runs_end_reaches_its_follower_before_the_spool_is_written(tmp_path: Path) -> None:
+    log = ThreadEventLog("t", tmp_path, MEMORY)
+    log.begin_run()
+    log.append(json.dumps({"type": "RUN_STARTED"}))
+    follower = log.follow(0)
+    assert [seq for seq, _ in await anext(follower)] == [1]
+    end = asyncio.get_running_loop().call_soon(lambda: (
+        log.append(json.dumps({"type": "MESSAGES_SNAPSHOT", "messages": ["m" * 200_000]})),
+        log.append(json.dumps({"type": "RUN_FINISHED"}), terminal=True)))
+    batch = await anext(follower)  # woken by the appends, before the write they scheduled
+    assert end is not None and [seq for seq, _ in batch] == [2, 3]
+    assert spooled_lines(tmp_path) == []
+    await asyncio.sleep(0)
+    assert spooled_lines(tmp_path) == [line for _, line in replay(log, 0)]
+    assert len(spooled_lines(tmp_path)) == 3
+    log.close()
+
+
+async def test_lines_waiting_to_be_written_are_read_back_in_order(tmp_path: Path) -> None:
+    log = ThreadEventLog("t", tmp_path, 2)  # all but the newest two are read from the spool
+    log.begin_run()
+    for i in range(50):  # far under WRITE_BYTES, no terminal event: nothing written yet
+        log.append(json.dumps({"type": "TEXT_MESSAGE_CONTENT", "delta": f"part {i}"}))
+    assert spooled_lines(tmp_path) == []
+    events = replay(log, 0)
+    assert [seq for seq, _ in events] == list(range(1, 51))
+    assert [json.loads(line)["delta"] for _, line in events] == [f"part {i}" for i in range(50)]
+    assert len(spooled_lines(tmp_path)) == 50
+    log.close()
+
+
+def test_a_short_write_goes_on_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ambient_runner.runs import event_log  # noqa: PLC0415
+
+    def seven_bytes_at_most(fd: int, buffers: list[bytes]) -> int:  # what a real file may do near a full disk
+        return os.write(fd, b"".join(buffers)[:7])
+
+    monkeypatch.setattr(event_log.os, "writev", seven_bytes_at_most)
+    log = ThreadEventLog("t", tmp_path, MEMORY)
+    run(log, 3)
+    assert spooled_lines(tmp_path) == [line for _, line in replay(log, 0)]
+    assert len(spooled_lines(tmp_path)) == 13
+    log.close()
+
+
+async def test_a_full_disk_keeps_the_newest_events_and_the_log_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from ambient_runner.runs import event_log  # noqa: PLC0415
+
+    real_writev, calls = os.writev, []
+
+    def full_once(fd: int, buffers: list[bytes]) -> int:
+        calls.append(len(buffers))
+        if len(calls) == 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_writev(fd, buffers)
+
+    monkeypatch.setattr(event_log.os, "writev", full_once)
+    log = ThreadEventLog("t", tmp_path, MEMORY)
+    for number in (1, 2):  # 13 events each; the first run's write fails
+        run(log, number)
+        await asyncio.sleep(0)
+    assert "cannot write" in caplog.text and len(calls) == 2
+    events = replay(log, 0)
+    assert [seq for seq, _ in events] == list(range(log.last_seq - MEMORY + 1, log.last_seq + 1))  # memory kept them
+    assert json.loads(events[-1][1])["type"] == "RUN_FINISHED" and log.is_terminal(log.last_seq)
+    run(log, 3)
+    await asyncio.sleep(0)
+    assert [seq for seq, _ in replay(log, 0)] == list(range(14, 40))  # the spool went on from the run after it
     log.close()
