@@ -62,6 +62,47 @@ def rss_kib(pid: int) -> dict[str, int]:
     return out
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it (the kernel's child lists)."""
+    out, todo = [], [pid]
+    while todo:
+        out.append(current := todo.pop())
+        with contextlib.suppress(OSError):
+            for task in os.scandir(f"/proc/{current}/task"):
+                with open(f"{task.path}/children") as children:
+                    todo += map(int, children.read().split())
+    return out
+
+
+def cpu_ns(pids: list[int]) -> int:
+    """The CPU time the threads of ``pids`` have used, in ns (``/proc/<pid>/task/<tid>/schedstat``: exact, where
+    ``/proc/<pid>/stat`` counts 10 ms ticks)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for task in os.scandir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError), open(f"{task.path}/schedstat") as stat:
+                    total += int(stat.read().split()[0])
+    return total
+
+
+def settle(quiet_ns: int = 100_000, every: float = 0.002, limit: float = 0.2) -> float:
+    """Wait until every process this one started (the runner, the CLIs, theirs) is idle: under ``quiet_ns`` of CPU
+    in ``every`` s, at most ``limit`` s. A CLI goes on working after its turn (the Gemini CLI writes its whole chat
+    file, ~5 ms at turn 500): the next turn, the other side's, would share the two cores with that, and the side
+    with more processes at work (the runner's) would pay for it. Returns the wait in s."""
+    started = time.monotonic()
+    pids = process_tree(os.getpid())[1:]
+    last = cpu_ns(pids)
+    while time.monotonic() - started < limit:
+        time.sleep(every)
+        now = cpu_ns(pids)
+        if now - last < quiet_ns:
+            break
+        last = now
+    return time.monotonic() - started
+
+
 def wait_status(url: str, status: int = 200, timeout: float = 60.0, interval: float = 0.002) -> float:
     """Poll ``url`` until it answers ``status``; returns the monotonic time it did."""
     deadline = time.monotonic() + timeout

@@ -9,10 +9,12 @@ its log (``RUN_*``, ``MESSAGES_SNAPSHOT``, ``STATE_SNAPSHOT``, ``STEP_*``, ``RAW
 ``ACTIVITY_SNAPSHOT`` and ``AskUserQuestion`` starts: /work/shared/research/platform-backend-contract.md section 2),
 summed over the runs. The thread's last ``INTERLEAVED`` turns take turns with the first ones of a new thread (on both
 sides, each thread with its own bare CLI session), so "the runner's cost at turn 500 against turn 2" compares windows
-measured at the same time; the runner's CPU per turn is what its process used from that turn's start to the next
-runner turn's (clock ticks: a window's mean). Snapshot build time: the thread's events (``GET /events``) fed, run
-by run, into the runner's own ``Conversation``, timing its wire JSON (``snapshot_json()``, redacted) at each run's
-end (the same code on the same events, in this process).
+measured at the same time; the runner's CPU per turn is what its process's threads used from that turn's start to
+the next runner turn's (``schedstat``, in ns). Before each turn the bench waits until every process it started is
+idle (``common.settle``), so no turn shares the two cores with the other side's CLI finishing its last one.
+Snapshot build time: the thread's events (``GET /events``) fed, run by run, into the runner's own ``Conversation``,
+timing its wire JSON (``snapshot_json()``, redacted) at each run's end (the same code on the same events, in this
+process).
 """
 
 from __future__ import annotations
@@ -26,7 +28,20 @@ from typing import Any
 
 import httpx
 from bare import runner_env
-from common import PYTHON, REPO, RunClient, RunnerProcess, event_type, rss_kib, run_events, smoke, summary, wait_status
+from common import (
+    PYTHON,
+    REPO,
+    RunClient,
+    RunnerProcess,
+    cpu_ns,
+    event_type,
+    rss_kib,
+    run_events,
+    settle,
+    smoke,
+    summary,
+    wait_status,
+)
 from turns import BareCli
 
 KEPT = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "STEP_STARTED",
@@ -54,10 +69,8 @@ def runner_turn(client: RunClient, url: str, thread_id: str, turn: int) -> dict[
 
 
 def cpu_seconds(pid: int) -> float:
-    """The process's CPU time so far (user + system, /proc/<pid>/stat), in s: its own work, whatever the load."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The process's CPU time so far (its threads', not its children's), in s: its own work, whatever the load."""
+    return cpu_ns([pid]) / 1e9
 
 
 def spool_bytes(events_dir: Path) -> int:
@@ -136,15 +149,19 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
                 kept += [cli.persistent(), cli.persistent()]  # the long thread's bare CLI, and the new thread's
 
                 order: list[dict[str, Any]] = []  # every runner turn in the order they ran
+                waits: list[float] = []  # before each turn, until the machine is idle (``common.settle``)
 
                 def both_sides(thread: str, bare: Any, turn: int, runner_first: bool) -> dict[str, Any]:
                     """One turn through the runner and on the bare CLI (``cpu_at``: the runner's CPU time as its
                     turn started; a turn's CPU is what it used until the next runner turn starts)."""
                     if not runner_first:
+                        waits.append(settle())
                         bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1), timeout=600)
+                    waits.append(settle())
                     cpu_at = cpu_seconds(runner.proc.pid)
                     row = runner_turn(client, runner.url, thread, turn)
                     if runner_first:
+                        waits.append(settle())
                         bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1), timeout=600)
                     order.append(row := row | {"turn": turn, "bare_done_s": bare_times[1], "cpu_at": cpu_at})
                     return row
@@ -168,7 +185,7 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
     build = snapshot_build_ms(events)
     for row, ms in zip(rows, build, strict=False):
         row["snapshot_build_ms"] = ms
-    return _figures(rows, fresh_rows)
+    return _figures(rows, fresh_rows) | {"settle_ms": {k: v * 1000 for k, v in summary(waits).items() if k != "n"}}
 
 
 def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> dict[str, Any]:

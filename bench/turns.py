@@ -16,6 +16,7 @@ Persistent (``persistent``): the bare CLI kept across turns as the runner keeps 
 a minimal ACP client on ``gemini --acp``, the Codex app-server through its SDK, ``ClaudeSDKClient``), prompt sent ->
 first text and -> end of the turn; ``overhead_ms`` is runner minus persistent (p50 and p95 of each, and of the
 per-repetition differences): the runner's own cost per turn (HTTP, guard, event log, snapshot, model proxy, tracing).
+Each kept-CLI turn starts once every process the bench started is idle (``common.settle``, ``settle_ms``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bare import persistent, runner_env
-from common import PYTHON, REPO, RunClient, RunnerProcess, rss_kib, run_events, smoke, summary, wait_status
+from common import PYTHON, REPO, RunClient, RunnerProcess, rss_kib, run_events, settle, smoke, summary, wait_status
 
 from ambient_runner.process.proc_stat import descendants
 from ambient_runner.settings import RunnerSettings
@@ -184,6 +185,8 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
                     "runner": ([], []), "bare": ([], []), "persistent": ([], []), "runner_warm": ([], []),
                     "persistent_warm": ([], [])}
 
+                waits: list[float] = []
+
                 def by_hand() -> None:
                     a, b, session = cli.turn(PROMPT_1, None)
                     sides["bare"][0].append((a, b))
@@ -194,6 +197,7 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
                     """Turn ``turn`` (0: the thread's first) of ``thread`` through the runner or on the persistent
                     CLI (``side``: runner / persistent, with ``_warm`` for back-to-back turns), recorded."""
                     prompt, index = (PROMPT_1, 0) if turn == 0 else (PROMPT_2, 1)
+                    waits.append(settle())  # nothing else at work: the other side's CLI may still be finishing
                     sides[side][index].append(
                         runner_turn(runner.url, thread, prompt, client) if side.startswith("runner")
                         else cli._call(kept.turn(prompt, new=turn == 0)))
@@ -227,7 +231,7 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
     out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items()}
     out["overhead_ms"] = _overhead(sides["runner"], sides["persistent"])
     out["overhead_warm_ms"] = _overhead(sides["runner_warm"], sides["persistent_warm"])
-    return {**out, "memory_kib": memory}
+    return {**out, "memory_kib": memory, "settle_ms": {k: v * 1000 for k, v in summary(waits).items() if k != "n"}}
 
 
 def _overhead(runner: tuple[list[tuple[float, float]], list[tuple[float, float]]],
@@ -286,6 +290,6 @@ if __name__ == "__main__":
     isolate_or_die()
     kinds = tuple(a for a in sys.argv[1:] if not a.startswith("--")) or ("gemini-cli", "codex-sdk", "claude")
     out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(5, kinds, later=10)
-    raw = ("memory_kib", "overhead_ms", "overhead_warm_ms")
+    raw = ("memory_kib", "overhead_ms", "overhead_warm_ms", "settle_ms")
     print(json.dumps({t: {side: {k: round(v["p50"], 4) for k, v in d.items()} if side not in raw else d
                           for side, d in r.items()} for t, r in out.items()}, indent=1))
