@@ -88,9 +88,9 @@ def cpu_ns(pids: list[int]) -> int:
 
 def settle(quiet_ns: int = 100_000, every: float = 0.002, limit: float = 0.2) -> float:
     """Wait until every process this one started (the runner, the CLIs, theirs) is idle: under ``quiet_ns`` of CPU
-    in ``every`` s, at most ``limit`` s. A CLI goes on working after its turn (the Gemini CLI writes its whole chat
-    file, ~5 ms at turn 500): the next turn, the other side's, would share the two cores with that, and the side
-    with more processes at work (the runner's) would pay for it. Returns the wait in s."""
+    in ``every`` s, at most ``limit`` s. The processes go on working for a few ms after a turn (the wait's median
+    was 4-5 ms on a 500-turn Gemini thread): the next turn, the other side's, would share the two cores with that,
+    and the side with more processes at work (the runner's) would pay for it. Returns the wait in s."""
     started = time.monotonic()
     pids = process_tree(os.getpid())[1:]
     last = cpu_ns(pids)
