@@ -149,7 +149,7 @@ async def stream_turn(turn: Turn, live: LiveTurn[Any, Any], hooks: TurnHooks[Any
         raise error from exc
     finally:
         if end.paused:
-            pauses.park(turn.thread_id, live)
+            pauses.park(turn.thread_id, live, close=lambda: hooks.close_turn(turn, live))
             hooks.on_park(turn, live)
         else:
             await hooks.close_turn(turn, live)

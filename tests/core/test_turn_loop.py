@@ -143,3 +143,16 @@ async def test_a_run_closed_early_closes_its_turn() -> None:
     await anext(events)
     await events.aclose()  # the core stops reading (a timeout, an escalation)
     assert cli.closed == ["run-1"] and not pauses.parked("t")  # closed before aclose returned
+
+
+async def test_a_runner_stopping_closes_a_parked_turn_the_way_its_bridge_closes_a_turn() -> None:
+    book = InterruptBook()
+    pauses = Pauses(lambda: book)
+    cli = ScriptedCli(book, [[("text", "m1", "let me"), ("ask", "c1"), ("text", "m1", "ran it"), ("done",)]])
+    first = await run(cli, pauses, "do it", "run-1")
+    assert kinds(first)[-1] == "RUN_FINISHED" and pauses.parked("t") and cli.closed == []
+    book.close()  # as the runner stops: the interrupt is not answered
+    await pauses.close()  # the bridge's close_turn (for Gemini: cancel, then wait for the CLI to end the prompt)
+    assert cli.closed == ["run-1"] and not pauses.parked("t")
+    await pauses.close()  # nothing left to close
+    assert cli.closed == ["run-1"]
