@@ -170,7 +170,7 @@ TYPE = re.compile(r'\{"type":"([A-Z_]+)"')
 def event_type(line: str) -> str:
     """The type of an SSE ``data:`` line, read from its start (the type is the first field): the client does not
     parse a whole-thread snapshot, whose parsing would count as the runner's time."""
-    head = line[5:].lstrip()[:80]
+    head = line[5:85].lstrip()  # not line[5:]: a copy of a whole-thread snapshot, in the runner's timed window
     match = TYPE.match(head)
     return match.group(1) if match else json.loads(line[5:])["type"]
 

@@ -58,14 +58,19 @@ def prompt(turn: int) -> str:
 def runner_turn(client: RunClient, url: str, thread_id: str, turn: int) -> dict[str, Any]:
     body = {"threadId": thread_id, "runId": f"run-{turn}",
             "messages": [{"id": f"user-{turn}", "role": "user", "content": prompt(turn)}]}
-    kept = snapshot = 0
+    lines: list[tuple[str, str]] = []  # sized once the clock has stopped (a snapshot's copies are the bench's time)
     started = time.monotonic()
     for kind, line in run_events(client, url, body):
+        lines.append((kind, line))
+        if kind == "RUN_FINISHED":
+            done = time.monotonic() - started
+    kept = snapshot = 0
+    for kind, line in lines:
         if kind == "MESSAGES_SNAPSHOT":
             snapshot = len(line[5:].strip().encode())
         if kind in KEPT or (kind == "TOOL_CALL_START" and "askuserquestion" in line.lower()):
             kept += len(line[5:].strip().encode()) + 1
-    return {"done_s": time.monotonic() - started, "snapshot_bytes": snapshot, "kept_bytes": kept}
+    return {"done_s": done, "snapshot_bytes": snapshot, "kept_bytes": kept}
 
 
 def cpu_seconds(pid: int) -> float:
