@@ -126,7 +126,8 @@ class CliBridge(Bridge, Generic[AuthT]):
 
     async def shutdown(self) -> None:
         try:
-            await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
+            with contextlib.suppress(TimeoutError):  # the CLIs are stopped all the same
+                await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
             await asyncio.wait_for(self.stop_cli(), SHUTDOWN_TIMEOUT)
         finally:
             if self.scripted is not None and self._scripted_running:
