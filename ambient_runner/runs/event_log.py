@@ -32,7 +32,7 @@ from pathlib import Path
 
 MEMORY_CHARS = 1024 * 1024
 WRITE_BYTES = 64 * 1024  # pending bytes that get written without waiting for the run's end
-WRITEV_LINES = 512  # lines per writev (two buffers each: IOV_MAX is 1024 on Linux)
+IOV_MAX = 1024  # buffers one writev takes (Linux)
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,7 @@ class ThreadEventLog:
         if not pending or self._spool.closed:
             return
         try:
-            for start in range(0, len(pending), 2 * WRITEV_LINES):
-                _write_all(self._spool.fileno(), pending[start:start + 2 * WRITEV_LINES])
+            _write_all(self._spool.fileno(), pending)
         except OSError as exc:  # a full disk: the events so far stay only as long as memory holds them
             log.error("thread event spool: cannot write (%s); replay starts again from the newest events", exc)
             self._restart_spool()
@@ -180,10 +179,11 @@ class ThreadEventLog:
 
 
 def _write_all(fd: int, buffers: list[bytes]) -> None:
-    """``buffers`` to ``fd`` in order (``writev``; a short write goes on from where it stopped)."""
+    """``buffers`` to ``fd`` in order (``writev``, ``IOV_MAX`` at a time; a short write goes on from where it
+    stopped)."""
     first = 0
     while first < len(buffers):
-        written = os.writev(fd, buffers[first:] if first else buffers)
+        written = os.writev(fd, buffers[first:first + IOV_MAX])
         while first < len(buffers) and written >= len(buffers[first]):
             written -= len(buffers[first])
             first += 1

@@ -156,3 +156,16 @@ async def test_a_full_disk_keeps_the_newest_events_and_the_log_goes_on(tmp_path:
     await asyncio.sleep(0)
     assert [seq for seq, _ in replay(log, 0)] == list(range(14, 40))  # the spool went on from the run after it
     log.close()
+
+
+async def test_more_lines_than_one_writev_takes_are_all_written_in_order(tmp_path: Path) -> None:
+    from ambient_runner.runs import event_log  # noqa: PLC0415
+
+    log = ThreadEventLog("t", tmp_path, 2)
+    count = event_log.IOV_MAX * 2  # two buffers a line: four writev calls' worth, pending in one pass of the loop
+    for i in range(count):
+        log.append(json.dumps({"type": "TEXT_MESSAGE_CONTENT", "delta": str(i)}))
+    assert [json.loads(line)["delta"] for _, line in replay(log, 0)] == [str(i) for i in range(count)]
+    await asyncio.sleep(0)  # the write the appends scheduled finds nothing left
+    assert [json.loads(line)["delta"] for line in spooled_lines(tmp_path)] == [str(i) for i in range(count)]
+    log.close()
