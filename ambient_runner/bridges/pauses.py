@@ -73,8 +73,7 @@ class LiveTurn(Generic[StreamT, AdapterT]):
 class Pauses:
     def __init__(self, book: Callable[[], InterruptBook]) -> None:
         self._book = book  # the core's book (the bridge is lent it after construction)
-        self._parked: dict[str, LiveTurn[Any, Any]] = {}
-        self._closers: dict[str, Callable[[], Awaitable[None]]] = {}  # thread -> how its parked turn is ended
+        self._parked: dict[str, tuple[LiveTurn[Any, Any], Callable[[], Awaitable[None]]]] = {}  # turn, its close
         self._policies: dict[str, str] = {}  # thread -> the approval policy its turns run under
         self._notes: dict[str, list[str]] = {}  # thread -> the person's words with refusals, for the next prompt
 
@@ -117,16 +116,15 @@ class Pauses:
         """Keep ``turn`` for the thread's next run; ``close``: how its bridge ends it if the runner stops first (the
         way it closes a turn the core closed early: a CLI mid-turn is cancelled and given time to end it, so its
         session's files are whole for the next pod). Without one, its stream is closed."""
-        self._parked[thread_id] = turn
-        self._closers[thread_id] = close or turn.stream.aclose
+        self._parked[thread_id] = (turn, close or turn.stream.aclose)
 
     def parked(self, thread_id: str) -> bool:
         """A turn of the thread waits for the next run (which then needs no new message)."""
         return thread_id in self._parked
 
     def take(self, thread_id: str) -> LiveTurn[Any, Any] | None:
-        self._closers.pop(thread_id, None)
-        return self._parked.pop(thread_id, None)
+        parked = self._parked.pop(thread_id, None)
+        return parked[0] if parked is not None else None
 
     def ending(self, thread_id: str, run_id: str, *, started: Callable[[str], bool],
                note_started: Callable[[str], None]) -> list[BaseEvent]:
@@ -153,8 +151,8 @@ class Pauses:
 
     async def close(self) -> None:
         """Runner shutdown: each parked turn is closed the way it was parked to be (its bridge ends the CLI's turn)."""
-        closers, self._closers, self._parked = list(self._closers.values()), {}, {}
-        for close in closers:
+        parked, self._parked = list(self._parked.values()), {}
+        for _, close in parked:
             with contextlib.suppress(Exception):
                 await close()
 
