@@ -62,18 +62,6 @@ def rss_kib(pid: int) -> dict[str, int]:
     return out
 
 
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and every process below it (the kernel's child lists)."""
-    out, todo = [], [pid]
-    while todo:
-        out.append(current := todo.pop())
-        with contextlib.suppress(OSError):
-            for task in os.scandir(f"/proc/{current}/task"):
-                with open(f"{task.path}/children") as children:
-                    todo += map(int, children.read().split())
-    return out
-
-
 def cpu_ns(pids: list[int]) -> int:
     """The CPU time the threads of ``pids`` have used, in ns (``/proc/<pid>/task/<tid>/schedstat``: exact, where
     ``/proc/<pid>/stat`` counts 10 ms ticks)."""
@@ -91,8 +79,10 @@ def settle(quiet_ns: int = 100_000, every: float = 0.002, limit: float = 0.2) ->
     in ``every`` s, at most ``limit`` s. The processes go on working for a few ms after a turn (the wait's median
     was 4-5 ms on a 500-turn Gemini thread): the next turn, the other side's, would share the two cores with that,
     and the side with more processes at work (the runner's) would pay for it. Returns the wait in s."""
+    from ambient_runner.process.proc_stat import descendants  # noqa: PLC0415 - after the namespace is set up
+
     started = time.monotonic()
-    pids = process_tree(os.getpid())[1:]
+    pids = [child.pid for child in descendants(os.getpid())]
     last = cpu_ns(pids)
     while time.monotonic() - started < limit:
         time.sleep(every)
@@ -101,6 +91,11 @@ def settle(quiet_ns: int = 100_000, every: float = 0.002, limit: float = 0.2) ->
             break
         last = now
     return time.monotonic() - started
+
+
+def settle_ms(waits: list[float]) -> dict[str, float]:
+    """``settle``'s waits (s) as ``summary``'s figures in ms."""
+    return {k: v * 1000 for k, v in summary(waits).items() if k != "n"}
 
 
 def wait_status(url: str, status: int = 200, timeout: float = 60.0, interval: float = 0.002) -> float:

@@ -38,6 +38,7 @@ from common import (
     rss_kib,
     run_events,
     settle,
+    settle_ms,
     smoke,
     summary,
     wait_status,
@@ -190,7 +191,7 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
     build = snapshot_build_ms(events)
     for row, ms in zip(rows, build, strict=False):
         row["snapshot_build_ms"] = ms
-    return _figures(rows, fresh_rows) | {"settle_ms": {k: v * 1000 for k, v in summary(waits).items() if k != "n"}}
+    return _figures(rows, fresh_rows) | {"settle_ms": settle_ms(waits)}
 
 
 def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -34,7 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from bare import persistent, runner_env
-from common import PYTHON, REPO, RunClient, RunnerProcess, rss_kib, run_events, settle, smoke, summary, wait_status
+from common import (
+    PYTHON,
+    REPO,
+    RunClient,
+    RunnerProcess,
+    rss_kib,
+    run_events,
+    settle,
+    settle_ms,
+    smoke,
+    summary,
+    wait_status,
+)
 
 from ambient_runner.process.proc_stat import descendants
 from ambient_runner.settings import RunnerSettings
@@ -231,7 +243,7 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
     out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items()}
     out["overhead_ms"] = _overhead(sides["runner"], sides["persistent"])
     out["overhead_warm_ms"] = _overhead(sides["runner_warm"], sides["persistent_warm"])
-    return {**out, "memory_kib": memory, "settle_ms": {k: v * 1000 for k, v in summary(waits).items() if k != "n"}}
+    return {**out, "memory_kib": memory, "settle_ms": settle_ms(waits)}
 
 
 def _overhead(runner: tuple[list[tuple[float, float]], list[tuple[float, float]]],
