@@ -11,7 +11,9 @@ Each uses the CLI home, settings and environment the runner's bridge prepares (`
 talks to the scripted model directly, not through the model proxy (the proxy is part of the runner's cost).
 A turn returns (seconds to the first text, seconds to the end of the turn), from the moment the prompt is sent;
 ``new=True`` starts a new thread first, inside the time (a session on the live ACP process, a thread on the live
-app-server, a new Claude Code process: what the runner does for a new AG-UI thread).
+app-server, a new Claude Code process: what the runner does for a new AG-UI thread). ``thread`` names the thread,
+so one bare CLI holds several the way the runner holds them: Gemini's sessions in the one ACP process, Codex's
+threads in the one app-server, a Claude Code process each.
 """
 
 from __future__ import annotations
@@ -30,14 +32,14 @@ TURN_TIMEOUT = 300.0
 
 
 class BareAcp:
-    """A minimal ACP client on ``gemini --acp``: one session, one ``session/prompt`` per turn."""
+    """A minimal ACP client on ``gemini --acp``: a session per thread, one ``session/prompt`` per turn."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
         self.argv, self.env, self.cwd = argv, env, cwd
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._first_text: float | None = None
-        self.session_id = ""
+        self.sessions: dict[str, str] = {}  # thread -> its ACP session id
 
     async def start(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
@@ -47,8 +49,9 @@ class BareAcp:
         await self.request("initialize", {"protocolVersion": 1, "clientCapabilities": {
             "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}})
 
-    async def _new_session(self) -> None:
-        self.session_id = (await self.request("session/new", {"cwd": str(self.cwd), "mcpServers": []}))["sessionId"]
+    async def _new_session(self, thread: str) -> None:
+        self.sessions[thread] = (await self.request("session/new", {"cwd": str(self.cwd), "mcpServers": []}))[
+            "sessionId"]
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request_id = next(self._ids)
@@ -82,12 +85,12 @@ class BareAcp:
             elif method is None and message.get("id") in self._waiting:
                 self._waiting.pop(message["id"]).set_result(message)
 
-    async def turn(self, prompt: str, new: bool = False) -> tuple[float, float]:
+    async def turn(self, prompt: str, new: bool = False, thread: str = "") -> tuple[float, float]:
         self._first_text = None
         started = time.monotonic()
         if new:
-            await self._new_session()
-        result = await self.request("session/prompt", {"sessionId": self.session_id,
+            await self._new_session(thread)
+        result = await self.request("session/prompt", {"sessionId": self.sessions[thread],
                                                        "prompt": [{"type": "text", "text": prompt}]})
         end = time.monotonic()
         assert result.get("stopReason") == "end_turn" and self._first_text is not None, result
@@ -103,7 +106,7 @@ class BareAcp:
 
 
 class BareCodex:
-    """``codex app-server`` through its SDK: one thread, one turn per prompt."""
+    """``codex app-server`` through its SDK: a Codex thread per thread, one turn per prompt."""
 
     def __init__(self, codex_bin: str, overrides: list[str], env: dict[str, str], cwd: Path, model: str) -> None:
         from openai_codex import AsyncCodex, CodexConfig  # noqa: PLC0415
@@ -113,6 +116,7 @@ class BareCodex:
                 "--listen", "stdio://")
         self.codex = AsyncCodex(CodexConfig(launch_args_override=argv, cwd=str(cwd), env=full_env))
         self.cwd, self.model = cwd, model
+        self.threads: dict[str, Any] = {}  # thread -> its Codex thread
 
     async def start(self) -> None:
         from openai_codex import ApprovalMode  # noqa: PLC0415
@@ -120,15 +124,16 @@ class BareCodex:
         await self.codex.__aenter__()
         self._mode = ApprovalMode.deny_all
 
-    async def turn(self, prompt: str, new: bool = False) -> tuple[float, float]:
+    async def turn(self, prompt: str, new: bool = False, thread: str = "") -> tuple[float, float]:
         # The runner's own call (``session.start_turn``: the SDK's turn/start with approval policy ``never``).
         from ambient_runner.bridges.codex_sdk.session import start_turn  # noqa: PLC0415
 
         started = time.monotonic()
         first = None
         if new:
-            self.thread = await self.codex.thread_start(approval_mode=self._mode, cwd=str(self.cwd), model=self.model)
-        handle = await start_turn(self.thread, prompt, ask=False, model=self.model)
+            self.threads[thread] = await self.codex.thread_start(approval_mode=self._mode, cwd=str(self.cwd),
+                                                                 model=self.model)
+        handle = await start_turn(self.threads[thread], prompt, ask=False, model=self.model)
         async with asyncio.timeout(TURN_TIMEOUT):
             async for event in handle.stream():
                 if first is None and event.method == "item/agentMessage/delta":
@@ -143,7 +148,7 @@ class BareCodex:
 
 
 class BareClaude:
-    """``ClaudeSDKClient``: one Claude Code process, a ``query`` per turn."""
+    """``ClaudeSDKClient``: a Claude Code process per thread, a ``query`` per turn."""
 
     def __init__(self, cli: str, env: dict[str, str], cwd: Path) -> None:
         from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient  # noqa: PLC0415
@@ -154,24 +159,25 @@ class BareClaude:
             cli_path=cli, cwd=cwd, env=env, permission_mode="bypassPermissions", include_partial_messages=True,
             setting_sources=setting_sources(), system_prompt={"type": "preset", "preset": "claude_code"})
         self._client_class = ClaudeSDKClient
-        self.client: Any = None
+        self.clients: dict[str, Any] = {}  # thread -> its Claude Code process's client
 
     async def start(self) -> None:
         pass  # a Claude Code process per thread, as the runner keeps one: started by a thread's first turn
 
-    async def turn(self, prompt: str, new: bool = False) -> tuple[float, float]:
+    async def turn(self, prompt: str, new: bool = False, thread: str = "") -> tuple[float, float]:
         from claude_agent_sdk import ResultMessage  # noqa: PLC0415
         from claude_agent_sdk.types import StreamEvent  # noqa: PLC0415
 
         started = time.monotonic()
         first = None
         if new:
-            await self.close()
-            self.client = self._client_class(self.options)
-            await self.client.connect()
-        await self.client.query(prompt)
+            await self._disconnect(self.clients.pop(thread, None))
+            client = self.clients[thread] = self._client_class(self.options)
+            await client.connect()
+        client = self.clients[thread]
+        await client.query(prompt)
         async with asyncio.timeout(TURN_TIMEOUT):
-            async for message in self.client.receive_response():
+            async for message in client.receive_response():
                 if first is None and isinstance(message, StreamEvent) and \
                         message.event.get("delta", {}).get("type") == "text_delta":
                     first = time.monotonic()
@@ -182,7 +188,12 @@ class BareClaude:
         return first - started, end - started
 
     async def close(self) -> None:
-        client, self.client = self.client, None
+        clients, self.clients = self.clients, {}
+        for client in clients.values():
+            await self._disconnect(client)
+
+    @staticmethod
+    async def _disconnect(client: Any) -> None:
         if client is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.disconnect(), timeout=10)

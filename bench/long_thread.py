@@ -146,46 +146,50 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
         fresh_rows: list[dict[str, Any]] = []  # the new thread's turns, beside the long thread's last ones
         cli = BareCli(runner_type, Path(bare_root))
         env = runner_env(runner_type, root, cli.bridge.scripted_url)  # the bare CLI's scripted server, as a model API
-        kept: list[Any] = []
+        bare: Any = None  # the bare persistent CLI, both threads on it
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
                     RunClient(runner.url) as client, \
                     httpx.Client(timeout=httpx.Timeout(10.0, read=300.0), trust_env=False) as reader:
                 wait_status(f"{runner.url}/ready")
-                kept += [cli.persistent(), cli.persistent()]  # the long thread's bare CLI, and the new thread's
+                # Both threads on one bare CLI, held as the runner holds them (``bare``: Gemini's sessions in one
+                # ACP process, Codex's threads in one app-server, a Claude Code process each). A second process for
+                # the new thread would run its first turns cold at the end of the bench while the runner's CLI is
+                # warm, and the new thread's side-by-side figure, the ratio's base, would not be like for like.
+                bare = cli.persistent()
 
                 order: list[dict[str, Any]] = []  # every runner turn in the order they ran
                 waits: list[float] = []  # before each turn, until the machine is idle (``common.settle``)
 
-                def both_sides(thread: str, bare: Any, turn: int, runner_first: bool) -> dict[str, Any]:
+                def both_sides(thread: str, turn: int, runner_first: bool) -> dict[str, Any]:
                     """One turn through the runner and on the bare CLI (``cpu_at``: the runner's CPU time as its
                     turn started; a turn's CPU is what it used until the next runner turn starts)."""
                     if not runner_first:
                         waits.append(settle())
-                        bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1), timeout=600)
+                        bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1, thread=thread), timeout=600)
                     waits.append(settle())
                     cpu_at = cpu_seconds(runner.proc.pid)
                     row = runner_turn(client, runner.url, thread, turn)
                     if runner_first:
                         waits.append(settle())
-                        bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1), timeout=600)
+                        bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1, thread=thread), timeout=600)
                     order.append(row := row | {"turn": turn, "bare_done_s": bare_times[1], "cpu_at": cpu_at})
                     return row
 
                 interleaved_from = turns - min(INTERLEAVED, turns - 1) + 1
                 for turn in range(1, turns + 1):
-                    row = both_sides("long-thread", kept[0], turn, runner_first=turn % 2 == 1)
+                    row = both_sides("long-thread", turn, runner_first=turn % 2 == 1)
                     row |= {"rss_kib": rss_kib(runner.proc.pid)["VmRSS"], "spool_bytes": spool_bytes(events_dir)}
                     rows.append(row)
                     if turn >= interleaved_from:
                         fresh = turn - interleaved_from + 1
-                        fresh_rows.append(both_sides("new-thread", kept[1], fresh, runner_first=turn % 2 == 0))
+                        fresh_rows.append(both_sides("new-thread", fresh, runner_first=turn % 2 == 0))
                 ends = [r["cpu_at"] for r in order[1:]] + [cpu_seconds(runner.proc.pid)]
                 for r, end in zip(order, ends, strict=True):
                     r["cpu_ms"] = (end - r.pop("cpu_at")) * 1000
                 events = all_events(reader, runner.url, "long-thread")
         finally:
-            for bare in kept:
+            if bare is not None:
                 cli._call(bare.close())
             cli.close()
     build = snapshot_build_ms(events)
