@@ -8,8 +8,11 @@ bytes of the thread's event spool on disk, and the bytes the platform's backend 
 its log (``RUN_*``, ``MESSAGES_SNAPSHOT``, ``STATE_SNAPSHOT``, ``STEP_*``, ``RAW``, ``CUSTOM``, ``META``,
 ``ACTIVITY_SNAPSHOT`` and ``AskUserQuestion`` starts: /work/shared/research/platform-backend-contract.md section 2),
 summed over the runs. The thread's last ``INTERLEAVED`` turns take turns with the first ones of a new thread (on both
-sides, each thread with its own bare CLI session), so "the runner's cost at turn 500 against turn 2" compares windows
-measured at the same time; the runner's CPU per turn is what its process's threads used from that turn's start to
+sides, both threads on one bare CLI held as the runner holds them), so "the runner's cost at turn 500 against turn 2"
+compares windows measured at the same time. The side that goes first alternates turn by turn, and on this machine the
+side that goes second is favoured by up to ~12 ms (Claude); a window's runner-minus-bare figure is the mean of the p50
+of each order, which that cancels, where one p50 of both orders together lands in one group or the other (``pooled``,
+kept beside it); the runner's CPU per turn is what its process's threads used from that turn's start to
 the next runner turn's (``schedstat``, in ns). Before each turn the bench waits until every process it started is
 idle (``common.settle``), so no turn shares the two cores with the other side's CLI finishing its last one.
 Snapshot build time: the thread's events (``GET /events``) fed, run by run, into the runner's own ``Conversation``,
@@ -173,7 +176,8 @@ def long_thread(runner_type: str, turns: int) -> dict[str, Any]:
                     if runner_first:
                         waits.append(settle())
                         bare_times = cli._call(bare.turn(prompt(turn), new=turn == 1, thread=thread), timeout=600)
-                    order.append(row := row | {"turn": turn, "bare_done_s": bare_times[1], "cpu_at": cpu_at})
+                    order.append(row := row | {"turn": turn, "bare_done_s": bare_times[1], "cpu_at": cpu_at,
+                                               "runner_first": runner_first})
                     return row
 
                 interleaved_from = turns - min(INTERLEAVED, turns - 1) + 1
@@ -213,13 +217,21 @@ def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> di
     def over(r: dict[str, Any]) -> float:
         return (r["done_s"] - r["bare_done_s"]) * 1000
 
+    def over_p50(window: list[dict[str, Any]]) -> float:
+        """Runner minus bare: the p50 of the turns where the runner went first and of those where the bare CLI did,
+        averaged (an order's advantage cancels)."""
+        orders = [[r for r in window if r["runner_first"] is first] for first in (True, False)]
+        p50s = [p50(rows_in_order, over) for rows_in_order in orders if rows_in_order]
+        return sum(p50s) / len(p50s) if p50s else 0.0
+
     def cpu(window: list[dict[str, Any]]) -> float:  # the runner's CPU per turn, tool turns included
         return sum(r["cpu_ms"] for r in window) / len(window) if window else 0.0
 
     def ratio(late_value: float, early_value: float) -> float | None:
         return late_value / early_value if early_value > 0 else None
 
-    early_over, late_over = p50(early, over), p50(late, over)
+    early_over, late_over = over_p50(early), over_p50(late)
+    pooled_early, pooled_late = p50(early, over), p50(late, over)
     tail = rows[-len(fresh_rows):] if fresh_rows else []
     early_cpu, late_cpu = cpu([r for r in fresh_rows if r["turn"] >= 2]), cpu(tail)
     rss = [r["rss_kib"] for r in rows]
@@ -234,7 +246,9 @@ def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> di
         "cpu_ms_per_turn": {"early": early_cpu, "late": late_cpu, "ratio": ratio(late_cpu, early_cpu),
                             "start": cpu([r for r in rows[1:len(fresh_rows) + 1]])},
         "overhead_ms": {"early": early_over, "late": late_over, "ratio": ratio(late_over, early_over),
-                        "start": p50(start, over)},
+                        "start": over_p50(start),
+                        "pooled": {"early": pooled_early, "late": pooled_late,
+                                   "ratio": ratio(pooled_late, pooled_early)}},
         "runner_done_ms": {"early": p50(early, lambda r: r["done_s"] * 1000),
                            "late": p50(late, lambda r: r["done_s"] * 1000),
                            "start": p50(start, lambda r: r["done_s"] * 1000)},

@@ -206,7 +206,12 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
         window = f"turns {n - k + 1}-{n} / a new thread's turns 2-{k}, interleaved"
         start = (f"; the thread's own first turns, minutes earlier: {over['start']:.1f} ms, runner "
                  f"{res['runner_done_ms']['start']:.0f}, bare {res['bare_done_ms']['start']:.0f} ms")
-        rows.append((f"Long thread {kind}: runner's own cost per turn (runner minus bare, NOTOOL), {window}",
+        pooled = over.get("pooled")
+        if pooled and pooled["ratio"] is not None:
+            start += (f"; one p50 of both orders together: {pooled['ratio']:.2f} ({pooled['late']:.1f} / "
+                      f"{pooled['early']:.1f} ms)")
+        rows.append((f"Long thread {kind}: runner's own cost per turn (runner minus bare, NOTOOL, the mean of the "
+                     f"p50 of each order), {window}",
                      f"{shown} ({over['late']:.1f} / {over['early']:.1f} ms; runner "
                      f"{res['runner_done_ms']['late']:.0f} / {res['runner_done_ms']['early']:.0f} ms, bare "
                      f"{res['bare_done_ms']['late']:.0f} / {res['bare_done_ms']['early']:.0f} ms{start})", "<= 1.25",
