@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Iterable
 
 from ambient_runner.process.proc_stat import descendants, processes, read_stat
 
@@ -98,12 +99,15 @@ async def _reap_groups(groups: set[int], within: float) -> None:
 
 class GroupTracker:
     """Remembers the process groups of ``pid``'s descendants while it runs; ``kill()`` ends them. The first scan
-    starts at once (``first_scan()``: the groups that were there when tracking started)."""
+    starts at once, or ``first_after`` s later (``first_scan()``: the groups it found); ``known``: groups seen
+    before (an earlier turn's, still there), tracked from the start."""
 
-    def __init__(self, pid: int, interval: float = 0.25) -> None:
+    def __init__(self, pid: int, interval: float = 0.25, *, first_after: float = 0.0,
+                 known: Iterable[int] = ()) -> None:
         self.pid = pid
         self.interval = interval
-        self.groups: set[int] = set()
+        self.first_after = first_after
+        self.groups: set[int] = set(known)
         self._task: asyncio.Task[None] | None = None
         self._first: asyncio.Future[set[int] | None] | None = None
 
@@ -122,6 +126,8 @@ class GroupTracker:
 
     async def _poll(self) -> None:
         try:
+            if self.first_after > 0:
+                await asyncio.sleep(self.first_after)
             while True:
                 found = await asyncio.to_thread(descendant_groups, self.pid)
                 self.groups |= found
@@ -133,6 +139,10 @@ class GroupTracker:
     def _settle_first(self, groups: set[int] | None) -> None:
         if self._first is not None and not self._first.done():
             self._first.set_result(groups)
+
+    def live_groups(self) -> set[int]:
+        """The groups seen that still exist."""
+        return {pgid for pgid in self.groups if group_exists(pgid)}
 
     async def stop(self) -> None:
         """Stop watching (the groups seen are kept). Tools that exit later and were re-parented to us are reaped

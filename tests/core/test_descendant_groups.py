@@ -75,3 +75,32 @@ async def test_a_tracker_stopped_before_its_first_scan_has_none() -> None:
     tracker = tree.GroupTracker(os.getpid()).start()
     await tracker.stop()  # before the loop ran its first step
     assert await tracker.first_scan() is None
+
+
+async def test_a_tracker_told_to_wait_scans_first_after_that_and_tracks_known_groups_meanwhile() -> None:
+    """A Claude turn's tracker: its first scan ``first_after`` its start (a turn that ends sooner costs none), the
+    groups an earlier turn saw (``known``) tracked from the start and ended by ``kill()`` with the rest."""
+    cli = subprocess.Popen(["sh", "-c", "setsid sleep 60 & sleep 60"], start_new_session=True)
+    earlier = subprocess.Popen(["sleep", "60"], start_new_session=True)  # a group an earlier turn saw
+    loop = asyncio.get_running_loop()
+    tracker = tree.GroupTracker(cli.pid, interval=0.01, first_after=0.2, known={earlier.pid})
+    found: set[int] | None = set()
+    try:
+        async with asyncio.timeout(10):
+            while not tree.descendant_groups(cli.pid):  # the detached tool has started
+                await asyncio.sleep(0.01)
+            started = loop.time()
+            tracker.start()
+            assert tracker.groups == {earlier.pid}  # before any scan
+            found = await tracker.first_scan()
+            assert loop.time() - started >= 0.2
+        assert found and earlier.pid not in found and tracker.groups == found | {earlier.pid}
+        assert tracker.live_groups() == tracker.groups
+        await tracker.kill()
+        assert not tree.group_exists(earlier.pid) and not any(tree.group_exists(g) for g in found)
+    finally:
+        for group in {*(found or ()), cli.pid, earlier.pid}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+        cli.wait()
+        earlier.wait()

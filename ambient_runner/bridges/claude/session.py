@@ -34,6 +34,10 @@ DRAIN_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 25.0
 PAUSE_ORDER_BOUND = 1.0  # s a permission request waits for the messages before it to reach the turn
 EXIT_GRACE = 1.0  # how long the SDK may take to report a CLI that ended while starting
+# A turn's first scan for its commands' process groups comes this long after its start, as later ones do: most turns
+# (a reply, no command) end sooner and cost no scan (a /proc walk in a worker thread: ~0.85 ms of the runner's CPU a
+# turn, and the thread's bid for the GIL during the turn); the groups an earlier turn saw are tracked from the start.
+FIRST_TOOL_SCAN = 0.25
 
 # (resume session id, model, stderr callback, effort) -> the options of a new CLI process
 OptionsFactory = Callable[[str | None, str | None, Callable[[str], None], str | None], ClaudeAgentOptions]
@@ -110,6 +114,7 @@ class ClaudeSession:
         self._on_session_id = on_session_id
         self._new_session_id: str | None = None  # reported by the CLI, not yet confirmed by a finished turn
         self._tools: GroupTracker | None = None  # the process groups of the running turn's commands
+        self._tool_groups: set[int] = set()  # those an earlier turn of this process saw, still there
         self._client: ClaudeSDKClient | None = None
         self._reader: asyncio.Task[None] | None = None
         self._pid: int | None = None
@@ -169,7 +174,8 @@ class ClaudeSession:
         exited = False
         earlier: list[dict[str, Any]] = []  # results of CLI turns this turn went on through (steered messages)
         # Claude Code runs Bash commands in their own process groups: if the CLI dies, they are ended too.
-        tools = GroupTracker(self._pid).start() if self._pid else None
+        tools = GroupTracker(self._pid, first_after=FIRST_TOOL_SCAN, known=self._tool_groups).start() \
+            if self._pid else None
         self._tools = tools
         try:
             try:
@@ -198,6 +204,7 @@ class ClaudeSession:
             self._tools = None
             if tools is not None:
                 await asyncio.shield(tools.kill() if exited else tools.stop())
+                self._tool_groups = set() if exited else tools.live_groups()  # a background command's, say
             if not completed:
                 await self._abandon()
 
@@ -386,6 +393,7 @@ class ClaudeSession:
         processes the CLI left in it killed, the CLI and they reaped."""
         client, reader, transport = self._client, self._reader, self._transport
         self._client, self._reader, self._pid, self._transport = None, None, None, None
+        self._tool_groups = set()
         if client is not None:
             try:
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
