@@ -11,8 +11,8 @@ summed over the runs. The thread's last ``INTERLEAVED`` turns take turns with th
 sides, both threads on one bare CLI held as the runner holds them), so "the runner's cost at turn 500 against turn 2"
 compares windows measured at the same time. The side that goes first alternates turn by turn, and on this machine the
 side that goes second is favoured by up to ~12 ms (Claude); a window's runner-minus-bare figure is the mean of the p50
-of each order, which that cancels, where one p50 of both orders together lands in one group or the other (``pooled``,
-kept beside it); the runner's CPU per turn is what its process's threads used from that turn's start to
+of each order, which cancels that advantage, where one p50 of both orders together lands in one group or the other
+(``pooled``, kept beside it); the runner's CPU per turn is what its process's threads used from that turn's start to
 the next runner turn's (``schedstat``, in ns). Before each turn the bench waits until every process it started is
 idle (``common.settle``), so no turn shares the two cores with the other side's CLI finishing its last one.
 Snapshot build time: the thread's events (``GET /events``) fed, run by run, into the runner's own ``Conversation``,
