@@ -36,8 +36,9 @@ class BootError(RuntimeError):
 class Boot:
     def __init__(self, settings: RunnerSettings, runs: RunManager, bridge: Bridge | None,
                  extensions: list[StartupExtension], *, freeze: bool = False) -> None:
-        """``freeze``: once booted, what start-up built (modules, the app, the SDKs), which lives as long as the
-        process, leaves the collector's generations (``gc.freeze``), so a full collection walks only what runs made
+        """``freeze``: once booted, what start-up built (modules, the app; the SDK a bridge imports after ``/ready``
+        once that is in), which lives as long as the process, leaves the collector's generations (``gc.freeze``),
+        so a full collection walks only what runs made
         (a ~90 ms pause every few hundred turns before; docs/performance.md). For the runner's own process: in a
         process that builds many apps (the tests) it would also keep their uncollected garbage for good."""
         self.settings = settings
@@ -97,6 +98,17 @@ class Boot:
             if self.freeze:
                 gc.freeze()
             self.done.set()
+        if self.freeze and self.bridge is not None:
+            await self._freeze_once_loaded(self.bridge)
+
+    @staticmethod
+    async def _freeze_once_loaded(bridge: Bridge) -> None:
+        """What the bridge imports after ``/ready`` (its SDK, in a thread: ``bridges.lazy``) leaves the collector's
+        generations too once it is in. Frozen with start-up's objects it would not be (the import ends later): the
+        Claude and Codex SDKs left 52,000-62,000 objects there, and a full collection took 17-30 ms, inside a turn
+        (0.5-0.8 ms with them frozen; docs/performance.md)."""
+        await bridge.modules_loaded()
+        gc.freeze()
 
     def not_ready_reason(self) -> str | None:
         if not self.done.is_set():

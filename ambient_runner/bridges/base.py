@@ -32,6 +32,7 @@ from ag_ui.core import BaseEvent
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges import turn_loop
 from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions, Turn
+from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.pauses import Pauses
 from ambient_runner.bridges.session_map import SessionMap
@@ -75,6 +76,7 @@ class CliBridge(Bridge, Generic[AuthT]):
         self.mcp = settings.mcp_servers
         self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
         self.scripted: ScriptedModelServer | None = None
+        self.sdk: LazyModules | None = None  # the SDK this runner imports after start-up, if any
         self._scripted_running = False
         self._auth: AuthT | None = None
         self._sessions: SessionMap | None = None
@@ -97,6 +99,11 @@ class CliBridge(Bridge, Generic[AuthT]):
 
     async def stop_cli(self) -> None:  # noqa: B027 - optional hook
         """End the CLI processes (after the turns waiting for a person have ended)."""
+
+    async def modules_loaded(self) -> None:
+        if self.sdk is not None:
+            with contextlib.suppress(BridgeError):  # the first turn reports it
+                await self.sdk.ready()
 
     def turn_hooks(self) -> turn_loop.TurnHooks:
         """How this runner's CLI starts, streams and cancels a turn: the bridge itself when it is ``TurnHooks``."""

@@ -252,6 +252,10 @@ class Bridge(ABC):
     async def shutdown(self) -> None:  # noqa: B027 - optional hook
         """Called once when the process stops, after active runs have ended."""
 
+    async def modules_loaded(self) -> None:  # noqa: B027 - optional hook
+        """Returns once the modules this bridge's turns import after start-up (``bridges.lazy``) are imported, or
+        failed to import (the first turn says why). At once for a bridge that imports everything at start-up."""
+
     @abstractmethod
     def readiness(self) -> Readiness: ...
 

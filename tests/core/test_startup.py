@@ -140,6 +140,20 @@ async def test_a_missing_sdk_is_a_run_error_naming_the_runner(caplog):
                                     "this image may not hold the codex-sdk runner.")
 
 
+
+async def test_a_bridge_whose_sdk_failed_to_import_is_loaded_as_far_as_it_goes(tmp_path):
+    """``modules_loaded`` (what boot waits on to freeze the SDK's objects) returns when the import failed: the first
+    turn, not boot, says why."""
+    from ambient_runner.bridges.lazy import LazyModules
+
+    bridge = FakeCliBridge(tmp_path)
+    async with asyncio.timeout(10):
+        await bridge.modules_loaded()  # no lazy SDK: at once
+        bridge.sdk = LazyModules("codex-sdk", "no_such_sdk_module")
+        await bridge.modules_loaded()
+    assert not bridge.sdk.loaded
+
+
 async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path):
     state_root = tmp_path / "state"
     prompt = script({"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "started by itself"}})
@@ -208,6 +222,39 @@ async def test_the_runners_own_process_moves_what_start_up_built_out_of_the_coll
             made_by_run = [object()]
             assert any(o is made_by_run for o in gc.get_objects())  # still collected as usual
         assert events[2]["delta"] == "after the freeze"
+    finally:
+        gc.unfreeze()
+
+
+class LateSdkBridge(FakeCliBridge):
+    """A bridge whose SDK is still being imported when ``/ready`` answers (as Claude's and Codex's are)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        super().__init__(tmp_path)
+        self.sdk_in = asyncio.Event()
+
+    async def modules_loaded(self) -> None:
+        await self.sdk_in.wait()
+
+
+async def test_what_a_bridge_imports_after_ready_leaves_the_collector_once_it_is_in(tmp_path):
+    """The SDK a bridge imports in a thread after ``/ready`` (``bridges.lazy``) would stay in the collector's
+    generations, frozen with nothing: a full collection walked it (17-30 ms) inside a turn."""
+    bridge = LateSdkBridge(tmp_path)
+    before = gc.get_freeze_count()
+    try:
+        async with RunnerHarness(bridge, freeze_after_boot=True) as runner:
+            assert (await runner.client.get("/ready")).status_code == 200
+            imported_late = [object()]  # what the SDK's import builds, after start-up's freeze
+            assert any(o is imported_late for o in gc.get_objects())
+            bridge.sdk_in.set()
+            async with asyncio.timeout(10):
+                while any(o is imported_late for o in gc.get_objects()):
+                    await asyncio.sleep(0.01)
+            assert gc.get_freeze_count() > before
+            events = await runner.run("t1", script({"emit": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                                                             "delta": "after both freezes"}}))
+            assert events[2]["delta"] == "after both freezes"
     finally:
         gc.unfreeze()
 

@@ -67,6 +67,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
     credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
     steering: ClassVar[bool] = True  # a user message written while a turn runs
     options = OPTIONS
+    sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = AnthropicScriptedServer
 
     def __init__(self, settings: RunnerSettings) -> None:

@@ -102,6 +102,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
     steering: ClassVar[bool] = True  # turn/steer
     options = OPTIONS
+    sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = OpenAIResponsesServer
 
     def __init__(self, settings: RunnerSettings) -> None:
