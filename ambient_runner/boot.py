@@ -38,9 +38,9 @@ class Boot:
                  extensions: list[StartupExtension], *, freeze: bool = False) -> None:
         """``freeze``: once booted, what start-up built (modules, the app; the SDK a bridge imports after ``/ready``
         once that is in), which lives as long as the process, leaves the collector's generations (``gc.freeze``),
-        so a full collection walks only what runs made
-        (a ~90 ms pause every few hundred turns before; docs/performance.md). For the runner's own process: in a
-        process that builds many apps (the tests) it would also keep their uncollected garbage for good."""
+        so a full collection walks only what runs made (a ~90 ms pause every few hundred turns before;
+        docs/performance.md). For the runner's own process: in a process that builds many apps (the tests) it would
+        also keep their uncollected garbage for good."""
         self.settings = settings
         self.freeze = freeze
         self.runs = runs
