@@ -38,6 +38,7 @@ from common import (
     RunnerProcess,
     cpu_ns,
     event_type,
+    interval95,
     rss_kib,
     run_events,
     settle,
@@ -230,10 +231,17 @@ def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> di
     def ratio(late_value: float, early_value: float) -> float | None:
         return late_value / early_value if early_value > 0 else None
 
+    def by_order(window: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        return [[r for r in window if r["runner_first"] is first] for first in (True, False)]
+
+    def over_ratio(*orders: list[dict[str, Any]]) -> float | None:  # late's two orders, then early's
+        return ratio(over_p50([*orders[0], *orders[1]]), over_p50([*orders[2], *orders[3]]))
+
     early_over, late_over = over_p50(early), over_p50(late)
     pooled_early, pooled_late = p50(early, over), p50(late, over)
     tail = rows[-len(fresh_rows):] if fresh_rows else []
-    early_cpu, late_cpu = cpu([r for r in fresh_rows if r["turn"] >= 2]), cpu(tail)
+    fresh_cpu_rows = [r for r in fresh_rows if r["turn"] >= 2]
+    early_cpu, late_cpu = cpu(fresh_cpu_rows), cpu(tail)
     rss = [r["rss_kib"] for r in rows]
     base = rss[min(49, len(rss) - 1)]
     stored = 0
@@ -244,8 +252,10 @@ def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> di
         "turns": len(rows),
         "interleaved_turns": len(fresh_rows),
         "cpu_ms_per_turn": {"early": early_cpu, "late": late_cpu, "ratio": ratio(late_cpu, early_cpu),
+                            "ratio_interval95": interval95(lambda a, b: ratio(cpu(a), cpu(b)), tail, fresh_cpu_rows),
                             "start": cpu([r for r in rows[1:len(fresh_rows) + 1]])},
         "overhead_ms": {"early": early_over, "late": late_over, "ratio": ratio(late_over, early_over),
+                        "ratio_interval95": interval95(over_ratio, *by_order(late), *by_order(early)),
                         "start": over_p50(start),
                         "pooled": {"early": pooled_early, "late": pooled_late,
                                    "ratio": ratio(pooled_late, pooled_early)}},

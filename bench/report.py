@@ -177,6 +177,16 @@ def _plot_long_thread(plt: Any, long: dict[str, Any], save: Any) -> None:
     save(fig, "long_thread")
 
 
+def _within(interval: list[float] | tuple[float, float] | None, unit: str = "") -> str:
+    """`` [95 % interval lo to hi]`` (bench/common.interval95), or nothing when the figure has none."""
+    if not interval:
+        return ""
+    lo, hi = interval
+    signed = "+" if unit else ""
+    upper = "unbounded" if hi == float("inf") else f"{hi:{signed}.{1 if unit else 2}f}"
+    return f" [95 % interval {lo:{signed}.{1 if unit else 2}f} to {upper}{' ' + unit if unit else ''}]"
+
+
 def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     """The runner against the bare persistent CLI (bench/turns.py) and the long thread (bench/long_thread.py)."""
     rows: list[tuple[str, str, str, bool | None]] = []
@@ -188,8 +198,9 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
             run, bare = sides["runner"][f"{key}_s"], sides["persistent"][f"{key}_s"]
             met = over[key]["p50"] <= 5 if key == "later_done" else None
             rows.append((f"Turn {kind}: {label}, runner minus bare persistent CLI (turns alternating)",
-                         f"p50 {over[key]['p50']:+.1f} ms, p95 {over[key]['p95']:+.1f} ms, p50 of the paired "
-                         f"differences {over[key]['paired_p50']:+.1f} ms (runner "
+                         f"p50 {over[key]['p50']:+.1f} ms{_within(over[key].get('p50_interval95'), 'ms')}, p95 "
+                         f"{over[key]['p95']:+.1f} ms, p50 of the paired differences {over[key]['paired_p50']:+.1f} "
+                         f"ms{_within(over[key].get('paired_p50_interval95'), 'ms')} (runner "
                          f"{run['p50'] * 1000:.1f} / {run['p95'] * 1000:.1f}, bare {bare['p50'] * 1000:.1f} / "
                          f"{bare['p95'] * 1000:.1f} ms, n={run['n']})", "<= 5 ms p50" if met is not None else "", met))
         warm = sides.get("overhead_warm_ms")
@@ -212,7 +223,8 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
                       f"{pooled['early']:.1f} ms)")
         rows.append((f"Long thread {kind}: runner's own cost per turn (runner minus bare, NOTOOL, the mean of the "
                      f"p50 of each order), {window}",
-                     f"{shown} ({over['late']:.1f} / {over['early']:.1f} ms; runner "
+                     f"{shown}{_within(over.get('ratio_interval95'))} ({over['late']:.1f} / {over['early']:.1f} ms; "
+                     f"runner "
                      f"{res['runner_done_ms']['late']:.0f} / {res['runner_done_ms']['early']:.0f} ms, bare "
                      f"{res['bare_done_ms']['late']:.0f} / {res['bare_done_ms']['early']:.0f} ms{start})", "<= 1.25",
                      None if ratio is None else ratio <= 1.25))
@@ -220,7 +232,8 @@ def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]
         if cpu:
             cpu_ratio = "n/a" if cpu["ratio"] is None else f"{cpu['ratio']:.2f}"
             rows.append((f"Long thread {kind}: runner process CPU per turn, {window}",
-                         f"{cpu_ratio} ({cpu['late']:.1f} / {cpu['early']:.1f} ms; the thread's first turns "
+                         f"{cpu_ratio}{_within(cpu.get('ratio_interval95'))} ({cpu['late']:.1f} / "
+                         f"{cpu['early']:.1f} ms; the thread's first turns "
                          f"{cpu['start']:.1f} ms)", "<= 1.25",
                          None if cpu["ratio"] is None else cpu["ratio"] <= 1.25))
         rss = res["rss_kib"]

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 import threading
@@ -39,6 +40,7 @@ from common import (
     REPO,
     RunClient,
     RunnerProcess,
+    interval95,
     rss_kib,
     run_events,
     settle,
@@ -256,9 +258,19 @@ def _overhead(runner: tuple[list[tuple[float, float]], list[tuple[float, float]]
             ours = [t[pos] * 1000 for t in runner[index]]
             theirs = [t[pos] * 1000 for t in bare[index]]
             a, b = summary(ours), summary(theirs)
+            pairs = list(zip(ours, theirs, strict=False))
             out[f"{turn}_{what}"] = {"p50": a["p50"] - b["p50"], "p95": _p95(ours) - _p95(theirs),
-                                     "paired_p50": summary([x - y for x, y in zip(ours, theirs, strict=False)])["p50"]}
+                                     "paired_p50": _paired_p50(pairs)}
+            if what == "done":  # how far this run's figure can be trusted (the report shows the interval)
+                out[f"{turn}_{what}"] |= {
+                    "p50_interval95": interval95(lambda x, y: statistics.median(x) - statistics.median(y), ours,
+                                                 theirs),
+                    "paired_p50_interval95": interval95(_paired_p50, pairs)}
     return out
+
+
+def _paired_p50(pairs: list[tuple[float, float]]) -> float:
+    return statistics.median(x - y for x, y in pairs)
 
 
 def _p95(values: list[float]) -> float:

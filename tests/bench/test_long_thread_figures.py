@@ -4,6 +4,7 @@ each order, so that advantage cancels, where one p50 of both orders together lan
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ def test_the_order_a_turn_ran_in_cancels_out() -> None:
 
     assert abs(overhead["late"] - 3.0) < 1e-6 and abs(overhead["early"] - 3.0) < 1e-6
     assert abs(overhead["ratio"] - 1.0) < 1e-6
+    low, high = overhead["ratio_interval95"]  # no noise: every redraw gives the same figure
+    assert abs(low - 1.0) < 1e-6 and abs(high - 1.0) < 1e-6
     # one p50 of both orders lands in the larger group: 9 ms, three times the runner's cost
     assert abs(overhead["pooled"]["late"] - 9.0) < 1e-6
 
@@ -48,3 +51,19 @@ def test_a_cost_that_grows_with_the_thread_still_shows() -> None:
     overhead = _figures(long, fresh)["overhead_ms"]
 
     assert abs(overhead["ratio"] - 2.0) < 1e-6
+
+
+def test_a_noisy_window_says_how_far_its_ratio_can_be_trusted() -> None:
+    draw = random.Random(7)
+    long = rows(range(1, 121), 3.0, 0.0, runner_first_on_odd=True)
+    fresh = rows(range(1, 57), 3.0, 0.0, runner_first_on_odd=False)
+    for r in long + fresh:
+        r["done_s"] += draw.gauss(0, 0.004)  # 4 ms of noise a turn against a 3 ms cost
+        r["cpu_ms"] += draw.gauss(0, 0.2)
+
+    figures = _figures(long, fresh)
+
+    low, high = figures["overhead_ms"]["ratio_interval95"]
+    assert low < figures["overhead_ms"]["ratio"] < high and high - low > 0.5
+    cpu_low, cpu_high = figures["cpu_ms_per_turn"]["ratio_interval95"]
+    assert cpu_low < 1.0 < cpu_high and cpu_high - cpu_low < 0.2
