@@ -85,7 +85,7 @@ import main
 from ambient_runner.bridges.registry import create_bridge
 bridge = create_bridge(main.settings)
 bridge.readiness(), bridge.capabilities()
-if hasattr(bridge, "sdk"):
+if getattr(bridge, "sdk", None) is not None:  # what it imports after /ready (Claude, Codex)
     asyncio.run(bridge.sdk.ready())
 from ambient_runner.scripted_models import anthropic, gemini, openai_responses
 print(sorted({m.partition(".")[0] for m in sys.modules} & blocked - at_start))
