@@ -234,8 +234,9 @@ def _figures(rows: list[dict[str, Any]], fresh_rows: list[dict[str, Any]]) -> di
     def by_order(window: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         return [[r for r in window if r["runner_first"] is first] for first in (True, False)]
 
-    def over_ratio(*orders: list[dict[str, Any]]) -> float | None:  # late's two orders, then early's
-        return ratio(over_p50([*orders[0], *orders[1]]), over_p50([*orders[2], *orders[3]]))
+    def over_ratio(late_runner_first: list[dict[str, Any]], late_bare_first: list[dict[str, Any]],
+                   early_runner_first: list[dict[str, Any]], early_bare_first: list[dict[str, Any]]) -> float | None:
+        return ratio(over_p50(late_runner_first + late_bare_first), over_p50(early_runner_first + early_bare_first))
 
     early_over, late_over = over_p50(early), over_p50(late)
     pooled_early, pooled_late = p50(early, over), p50(late, over)

@@ -181,10 +181,10 @@ def _within(interval: list[float] | tuple[float, float] | None, unit: str = "") 
     """`` [95 % interval lo to hi]`` (bench/common.interval95), or nothing when the figure has none."""
     if not interval:
         return ""
-    lo, hi = interval
-    signed = "+" if unit else ""
-    upper = "unbounded" if hi == float("inf") else f"{hi:{signed}.{1 if unit else 2}f}"
-    return f" [95 % interval {lo:{signed}.{1 if unit else 2}f} to {upper}{' ' + unit if unit else ''}]"
+    low, high = interval
+    spec = "+.1f" if unit else ".2f"  # a signed difference in ms, or a ratio
+    upper = "unbounded" if high == float("inf") else format(high, spec)
+    return f" [95 % interval {format(low, spec)} to {upper}{' ' + unit if unit else ''}]"
 
 
 def _overhead_rows(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:

@@ -257,25 +257,22 @@ def _overhead(runner: tuple[list[tuple[float, float]], list[tuple[float, float]]
         for pos, what in ((0, "text"), (1, "done")):
             ours = [t[pos] * 1000 for t in runner[index]]
             theirs = [t[pos] * 1000 for t in bare[index]]
-            a, b = summary(ours), summary(theirs)
             pairs = list(zip(ours, theirs, strict=False))
-            out[f"{turn}_{what}"] = {"p50": a["p50"] - b["p50"], "p95": _p95(ours) - _p95(theirs),
+            out[f"{turn}_{what}"] = {"p50": _p50_difference(ours, theirs),
+                                     "p95": summary(ours)["p95"] - summary(theirs)["p95"],
                                      "paired_p50": _paired_p50(pairs)}
             if what == "done":  # how far this run's figure can be trusted (the report shows the interval)
-                out[f"{turn}_{what}"] |= {
-                    "p50_interval95": interval95(lambda x, y: statistics.median(x) - statistics.median(y), ours,
-                                                 theirs),
-                    "paired_p50_interval95": interval95(_paired_p50, pairs)}
+                out[f"{turn}_{what}"] |= {"p50_interval95": interval95(_p50_difference, ours, theirs),
+                                          "paired_p50_interval95": interval95(_paired_p50, pairs)}
     return out
+
+
+def _p50_difference(ours: list[float], theirs: list[float]) -> float:
+    return statistics.median(ours) - statistics.median(theirs)
 
 
 def _paired_p50(pairs: list[tuple[float, float]]) -> float:
     return statistics.median(x - y for x, y in pairs)
-
-
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def tree_rss_kib(pid: int) -> dict[str, int]:
@@ -290,11 +287,8 @@ def tree_rss_kib(pid: int) -> dict[str, int]:
 
 
 def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) -> dict[str, Any]:
-    def stats(values: list[float]) -> dict[str, Any]:
-        return summary(values) | {"p95": _p95(values)}
-
-    return {"first_text_s": stats([a for a, _ in first]), "first_done_s": stats([b for _, b in first]),
-            "later_text_s": stats([a for a, _ in later]), "later_done_s": stats([b for _, b in later])}
+    return {"first_text_s": summary([a for a, _ in first]), "first_done_s": summary([b for _, b in first]),
+            "later_text_s": summary([a for a, _ in later]), "later_done_s": summary([b for _, b in later])}
 
 
 # The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
