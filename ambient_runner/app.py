@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.applications import Starlette
 
@@ -23,7 +23,7 @@ from ambient_runner.api import tasks as tasks_api
 from ambient_runner.api import workspace as workspace_api
 from ambient_runner.api.access_log import AccessLogMiddleware
 from ambient_runner.api.errors import EXCEPTION_HANDLERS
-from ambient_runner.api.routing import require_token
+from ambient_runner.api.token import TokenMiddleware, is_open, security_schemes
 from ambient_runner.boot import Boot, StartupExtension
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.logging_setup import install_redaction
@@ -41,7 +41,7 @@ from ambient_runner.workspace.repos import Repositories
 from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
 
 log = logging.getLogger(__name__)
-ROUTERS = [status_api.open_routes, status_api.routes, capabilities_api.routes, runs_api.routes, model_api.routes,
+ROUTERS = [status_api.routes, capabilities_api.routes, runs_api.routes, model_api.routes,
            feedback_api.routes, workspace_api.routes, tasks_api.routes]
 DESCRIPTION = "Runs a coding-agent CLI and streams its work as AG-UI events."
 
@@ -56,13 +56,20 @@ class RunnerApp(FastAPI):
                          redoc_url=None)
         for router in ROUTERS:
             self.include_router(router)
-        self.add_api_route("/openapi.json", self._openapi_json, methods=["GET"], include_in_schema=False,
-                           dependencies=[Depends(require_token)])
+        self.add_api_route("/openapi.json", self._openapi_json, methods=["GET"], include_in_schema=False)
 
     def openapi(self) -> dict[str, Any]:
+        """The document, with the token's two schemes on every operation the token middleware guards."""
         if self.openapi_schema is None:
-            self.openapi_schema = get_openapi(title=self.title, version=self.version, openapi_version="3.1.0",
-                                              description=self.description, routes=self.routes)
+            document = get_openapi(title=self.title, version=self.version, openapi_version="3.1.0",
+                                   description=self.description, routes=self.routes)
+            schemes = security_schemes()
+            document.setdefault("components", {})["securitySchemes"] = schemes
+            for path, operations in document["paths"].items():
+                for method, operation in operations.items():
+                    if not is_open(method, path):
+                        operation["security"] = [{name: []} for name in schemes]
+            self.openapi_schema = document
         return self.openapi_schema
 
     async def _openapi_json(self) -> dict[str, Any]:
@@ -130,6 +137,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     app.state.repos = Repositories(workspace)
     app.state.workflows = workflows
     app.state.on_workflow_change = session_turns.workflow_changed
+    app.add_middleware(TokenMiddleware, expected=lambda: _expected_token(settings))  # before routing, once
     app.add_middleware(AccessLogMiddleware)  # outermost: refused requests are logged too
     return app
 
@@ -179,6 +187,10 @@ def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:
         signal.signal(signal.SIGTERM, previous)
 
     return restore
+
+
+def _expected_token(settings: RunnerSettings) -> str | None:
+    return settings.agui_token.get_secret_value() if settings.agui_token else None
 
 
 def _active_workflow(settings: RunnerSettings) -> WorkflowSpec | None:

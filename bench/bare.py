@@ -133,7 +133,7 @@ class BareCodex:
         if new:
             self.threads[thread] = await self.codex.thread_start(approval_mode=self._mode, cwd=str(self.cwd),
                                                                  model=self.model)
-        handle = await start_turn(self.threads[thread], prompt, ask=False, model=self.model)
+        handle = await start_turn(self.threads[thread], prompt, ask=False, cwd=self.cwd, model=self.model)
         async with asyncio.timeout(TURN_TIMEOUT):
             async for event in handle.stream():
                 if first is None and event.method == "item/agentMessage/delta":

@@ -1,23 +1,21 @@
-"""What every endpoint shares, written once: the route class that checks a body before FastAPI reads it, the
-session-token security dependency, and the typed dependencies that hand a handler the runner's objects.
+"""What every endpoint shares, written once: the route class that checks a body before FastAPI reads it and the typed
+dependencies that hand a handler the runner's objects (the session token is checked before routing: ``token.py``).
 
-``CheckedRoute`` runs, for every call, in this order: the token (so a caller without it learns nothing from a 422),
-then the body's size (``BodyRules.limit``, 413 ``BODY_TOO_LARGE``) and its JSON (422 ``INVALID_JSON``: not JSON, not
-UTF-8, NaN/Infinity, a lone surrogate, nesting over 100), then the endpoint's own ``prepare`` of the parsed value.
+``CheckedRoute`` runs, for every call, in this order: the body's size (``BodyRules.limit``, 413 ``BODY_TOO_LARGE``)
+and its JSON (422 ``INVALID_JSON``: not JSON, not UTF-8, NaN/Infinity, a lone surrogate, nesting over 100), then the
+endpoint's own ``prepare`` of the parsed value.
 FastAPI then validates the result against the handler's body model; its errors become the API's envelope in
 ``errors.py``, under the endpoint's ``invalid_code`` unless a validator named its own code.
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, Request, Security
+from fastapi import APIRouter, Depends, Request
 from fastapi.routing import APIRoute
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import Response
 
 from ambient_runner.api.errors import ApiError, ErrorBody
@@ -64,55 +62,13 @@ def rules_of(endpoint: Any) -> BodyRules:
     return getattr(endpoint, "body_rules", NO_RULES)
 
 
-# ----- the session token --------------------------------------------------------------------------------------
-SESSION_TOKEN = APIKeyHeader(name="X-Ambient-Session-Token", auto_error=False,
-                             description="AGUI_TOKEN, as the platform's backend sends it")
-BEARER = HTTPBearer(auto_error=False, description="AGUI_TOKEN as a bearer token")
-
-
-def check_token(expected: str | None, session_token: str | None, bearer: str | None) -> None:
-    """``AGUI_TOKEN``, when set, as ``X-Ambient-Session-Token`` or ``Authorization: Bearer``. When the session token
-    header is present it alone decides: the platform's backend also forwards the user's own ``Authorization`` on
-    content and git calls. Constant-time; neither header is ever logged."""
-    if expected is None:
-        return
-    presented = (session_token if session_token is not None else bearer or "").strip()
-    if not hmac.compare_digest(presented.encode(), expected.encode()):
-        raise ApiError(401, "UNAUTHORIZED", "missing or wrong token (AGUI_TOKEN)")
-
-
-def _expected_token(request: Request) -> str | None:
-    token = request.app.state.settings.agui_token
-    return token.get_secret_value() if token else None
-
-
-async def require_token(request: Request, session_token: Annotated[str | None, Security(SESSION_TOKEN)],
-                        bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]) -> None:
-    """The security dependency of every endpoint but ``/health`` (documented in ``/openapi.json``); a route of
-    ``CheckedRoute`` has checked the same headers already, before reading the body."""
-    if getattr(request.state, "token_checked", False):
-        return
-    check_token(_expected_token(request), session_token, bearer.credentials if bearer else None)
-
-
-def _token_first(request: Request) -> None:
-    """The same check, before the body is read (FastAPI reads the body before it solves dependencies)."""
-    bearer = request.headers.get("authorization", "")
-    check_token(_expected_token(request), request.headers.get("x-ambient-session-token"),
-                bearer[7:] if bearer[:7].lower() == "bearer " else None)
-
-
 class CheckedRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
-        rules, open_route = rules_of(self.endpoint), not any(
-            d.call is require_token for d in self.dependant.dependencies)
+        rules = rules_of(self.endpoint)
         required = any(field.field_info.is_required() for field in self.dependant.body_params)
 
         async def checked(request: Request) -> Response:
-            if not open_route:
-                _token_first(request)
-                request.state.token_checked = True
             if request.method in BODY_METHODS:
                 body = await read_body(request, limit=rules.bound(request.app.state.settings))
                 request._body = body  # what FastAPI reads next
@@ -126,11 +82,10 @@ class CheckedRoute(APIRoute):
         return checked
 
 
-def router(*, open_route: bool = False) -> APIRouter:
-    """A module's router: the checked route class, the error envelope as every call's error answer, and the token
-    (unless ``open_route``: ``/health`` alone)."""
-    return APIRouter(route_class=CheckedRoute, dependencies=[] if open_route else [Depends(require_token)],
-                     responses={"default": {"model": ErrorBody, "description": "an error"}})
+def router() -> APIRouter:
+    """A module's router: the checked route class and the error envelope as every call's error answer. The token is
+    checked before routing, for every call but ``GET /health`` (``token.py``)."""
+    return APIRouter(route_class=CheckedRoute, responses={"default": {"model": ErrorBody, "description": "an error"}})
 
 
 # ----- the runner's objects, typed ------------------------------------------------------------------------------

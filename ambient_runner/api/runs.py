@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
 from ambient_runner.api.errors import ApiError, ready_bridge
-from ambient_runner.api.routing import Metrics, Runs, Settings, WorkspaceRoot, body_rules, router
+from ambient_runner.api.routing import Metrics, Runs, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
 from ambient_runner.api.run_input import MAX_BODY_BYTES, RunInput, check_id, check_run_input, prepare_run_input
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Attachment, Bridge, OptionError, RunOptions
@@ -126,12 +126,12 @@ async def admit(runs: RunManager, run_input: RunAgentInput, prompt: str, options
 @body_rules(limit=body_limit, prepare=prepare_run_input, invalid_code="INVALID_RUN_INPUT",
             invalid_message="the body is not a valid AG-UI RunAgentInput")
 async def start_run(body: RunInput, request: Request, runs: Runs, settings: Settings, metrics: Metrics,
-                    workspace: WorkspaceRoot) -> EventSourceResponse:
+                    workspace: WorkspaceRoot, workflows: WorkflowSet) -> EventSourceResponse:
     """Start a run of ``threadId`` (or answer its paused one) and stream its events."""
     run_input = check_run_input(body)
     answers = interrupt_answers(runs, run_input)
-    try:
-        prompt = with_context(run_input, run_prompt(runs, run_input, answers))
+    try:  # a workflow's /command, /skill or @agent as the agent gets it (what the person typed stays in the thread)
+        prompt = with_context(run_input, workflows.expand(run_prompt(runs, run_input, answers)))
     except NoPromptError as exc:
         raise ApiError(422, "NO_PROMPT", str(exc)) from None
     except ContextTooLargeError as exc:

@@ -13,7 +13,6 @@ from ambient_runner.api.errors import ready_bridge
 from ambient_runner.api.routing import Metrics, Settings, router
 from ambient_runner.mcp.status import platform_shape
 
-open_routes = router(open_route=True)  # /health alone needs no token
 routes = router()
 BOOT_WAIT = 30.0  # what /mcp-status waits for a runner that is still starting
 
@@ -29,9 +28,9 @@ class Readiness(BaseModel):
     detail: str = ""
 
 
-@open_routes.get("/health", response_model=Health)
+@routes.get("/health", response_model=Health)
 async def health(settings: Settings) -> Health:
-    """Liveness: 200 while the process serves."""
+    """Liveness: 200 while the process serves; the one call that needs no token."""
     return Health(status="ok", runnerType=settings.runner_type)
 
 

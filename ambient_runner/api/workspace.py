@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from ambient_runner.api.errors import ApiError
-from ambient_runner.api.routing import Repos, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
+from ambient_runner.api.routing import Repos, Runs, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitError, GitTokens
@@ -174,9 +174,12 @@ async def repos_status(repos: Repos) -> dict[str, Any]:
 
 
 @routes.post("/workflow", summary="Select the active workflow")
-async def select_workflow(body: WorkflowBody, workflows: WorkflowSet, workspace: WorkspaceRoot, request: Request,
-                          github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
+async def select_workflow(body: WorkflowBody, workflows: WorkflowSet, workspace: WorkspaceRoot, runs: Runs,
+                          request: Request, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
     spec = WorkflowSpec(body.git_url.strip(), body.branch.strip() or "main", body.path.strip().strip("/"))
+    if workflows.would_change(spec) and runs.holds_turns():
+        raise ApiError(409, "RUN_ACTIVE", "a run is in progress, waiting or paused for a person; switch the "
+                       "workflow once it has finished (nothing was changed)")
     folder, changed = await _guarded(workflows.select, spec, _tokens(github, gitlab), git_status_code=502)
     if changed:
         await request.app.state.on_workflow_change()

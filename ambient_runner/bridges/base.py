@@ -40,6 +40,7 @@ from ambient_runner.mcp import config as mcp_config
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.workspace.workflows import AgentPlace
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,10 @@ class CliBridge(Bridge, Generic[AuthT]):
         if not auth.ok:
             raise BridgeError(f"{auth.problem} {OFFLINE_HINT}", code=ErrorCode.AUTH_MISSING)
         return auth
+
+    def place(self, turn: Turn) -> AgentPlace:
+        """Where the turn's CLI works: the core's choice (the active workflow's folder), else the workspace."""
+        return turn.place or AgentPlace(self.settings.workspace_path)
 
     def secret_values(self) -> Iterable[str]:
         return [*self.auth.secrets, *self.settings.secret_values(), *mcp_config.secret_values(self.mcp)]

@@ -36,6 +36,7 @@ from ambient_runner.model_proxy import ModelProxy, Upstream
 from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
+from ambient_runner.workspace.workflows import AgentPlace
 
 TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
 
@@ -181,6 +182,9 @@ class Turn:
     lost_interrupts: list[str] = field(default_factory=list)
     # Who sent the run (the platform's X-Caller-Token / X-Current-User-ID): whose connected accounts it gets.
     caller: Caller = field(default_factory=Caller)
+    # Where the CLI works for this turn (the active workflow's folder, reaching the workspace root too); None: the
+    # workspace root (``CliBridge.place``).
+    place: AgentPlace | None = None
 
 
 class Bridge(ABC):

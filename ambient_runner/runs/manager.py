@@ -51,6 +51,7 @@ from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
 from ambient_runner.stream.outcome import RunOutcome
+from ambient_runner.workspace.workflows import AgentPlace
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,8 @@ class RunManager:
         self.observers: list[RunObserver] = []  # see every run's events (tracing)
         # Text put before a turn's prompt (a workflow's instructions, once per thread after each change).
         self.turn_preambles: list[Callable[[str], str]] = []
+        # Where the CLI works for a turn (the active workflow's folder); None: the workspace root.
+        self.agent_place: Callable[[], AgentPlace] | None = None
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
         self.tasks = TaskRegistry()  # the agent's background tasks, for /tasks
         self.interrupts = InterruptBook(settings.state_dir / INTERRUPTS_FILE, settings.runner_interrupt_timeout)
@@ -175,6 +178,11 @@ class RunManager:
 
     def active_runs(self) -> list[ActiveRun]:
         return [t.active for t in self.threads.values() if t.active is not None]
+
+    def holds_turns(self) -> bool:
+        """Whether a run streams or is about to, a message waits, or a turn is paused for a person, in any
+        thread: what a change of where the agent works (a workflow switch) must not cut through."""
+        return any(state.busy or self.interrupts.pending(thread_id) for thread_id, state in self.threads.items())
 
     def unsettled_runs(self) -> list[ActiveRun]:
         """Runs that have sent their terminal event but are still settling."""
@@ -226,7 +234,8 @@ class RunManager:
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
         prompt = f"{preamble}{prompt}" if preamble else prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
-                    options=options, attachments=attachments, caller=caller or Caller())
+                    options=options, attachments=attachments, caller=caller or Caller(),
+                    place=self.agent_place() if self.agent_place is not None else None)
         new_message_instead = bool(self.interrupts.pending(run_input.thread_id)) and not (answers and answers.given)
         resumed = self._answer_interrupts(run_input.thread_id, answers) or _paused(state.settling)
         turn.lost_interrupts = list(answers.lost) if answers else []

@@ -20,9 +20,21 @@ from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitTokens
 from ambient_runner.workspace.paths import PathRefused, Workspace
 from ambient_runner.workspace.repos import check_branch, check_remote_url, clone, move_in, remove_in, repo_name
+from ambient_runner.workspace.workflow_files import SubAgent, WorkflowFiles, front_matter
 
 log = logging.getLogger(__name__)
 NO_ORDER = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class AgentPlace:
+    """Where the agent works: its CLI's working folder (the active workflow's, else the workspace root) and the
+    folders its file tools must reach besides (the workspace root, when the CLI works in a workflow)."""
+
+    cwd: Path
+    also: tuple[Path, ...] = ()
+    agents: tuple[SubAgent, ...] = ()  # the workflow's sub-agents (Claude Code takes them as its own)
+    generation: int = 0  # counts the workflow switches: a CLI started in an earlier one's folder starts again
 
 
 @dataclass(frozen=True)
@@ -33,9 +45,13 @@ class WorkflowSpec:
 
 
 class Workflows:
-    def __init__(self, workspace: Workspace, active: WorkflowSpec | None = None) -> None:
+    def __init__(self, workspace: Workspace, active: WorkflowSpec | None = None,
+                 root_instructions: tuple[str, ...] = ()) -> None:
         self.workspace = workspace
         self.active = active
+        # The workspace root's instruction files the CLI reads only in its working folder (GEMINI.md, AGENTS.md):
+        # once it works in a workflow's folder, the preamble carries them.
+        self.root_instructions = root_instructions
         self._lock = asyncio.Lock()
         self.changes = 0  # how many times the active workflow changed at run time
         self._instructed: dict[str, int] = {}  # thread -> the change whose instructions it got
@@ -101,17 +117,70 @@ class Workflows:
         value = self.config().get(key)
         return value.strip() if isinstance(value, str) else ""
 
+    def would_change(self, spec: WorkflowSpec) -> bool:
+        """Whether selecting ``spec`` would replace the active workflow (or install a missing folder)."""
+        return self.active != spec or self.active_dir() is None
+
+    def place(self) -> AgentPlace:
+        """Where the agent works now: in the active workflow's folder (reaching the workspace root too), else in
+        the workspace root."""
+        folder = self.active_dir()
+        if folder is None:
+            return AgentPlace(self.workspace.root)
+        return AgentPlace(folder, (self.workspace.root,), WorkflowFiles.read(self.workspace, folder).agents,
+                          self.changes)
+
+    def files(self) -> WorkflowFiles | None:
+        """The active workflow's commands, skills, sub-agents and CLAUDE.md, read now."""
+        folder = self.active_dir()
+        return WorkflowFiles.read(self.workspace, folder) if folder is not None else None
+
+    def expand(self, text: str) -> str:
+        """The person's message as the agent gets it (``WorkflowFiles.expand``): unchanged without a workflow, and
+        unless it runs one of the workflow's commands or skills or mentions one of its sub-agents."""
+        if not text or ("/" not in text[:1] and "@" not in text):
+            return text
+        found = self.files()
+        return found.expand(text) if found is not None else text
+
     def instructions_for(self, thread_id: str) -> str:
-        """The active workflow's ``systemPrompt`` for a thread's next turn, once per thread after each change.
+        """The active workflow's preamble for a thread's next turn, once per thread after each change: where the
+        agent works, the ``systemPrompt``, the workflow's ``CLAUDE.md``, its skills and sub-agents.
 
         The three CLIs fix their system prompt when they start and keep it across resumed sessions, so the workflow's
         instructions join the conversation as the preamble of its next turn instead (they stay in its history).
         """
-        instructions = self.prompt("systemPrompt")
-        if not instructions or self._instructed.get(thread_id) == self.changes:
+        folder = self.active_dir()
+        if folder is None or self._instructed.get(thread_id) == self.changes:
             return ""
         self._instructed[thread_id] = self.changes
-        return f"<workflow-instructions>\n{instructions}\n</workflow-instructions>\n\n"
+        return f"<workflow>\n{self._preamble(folder)}\n</workflow>\n\n"
+
+    def _preamble(self, folder: Path) -> str:
+        root = self.workspace.root
+        artifacts = str(self.config().get("artifactsDir") or "artifacts").strip("/") or "artifacts"
+        found = WorkflowFiles.read(self.workspace, folder)
+        blocks = ["\n".join([
+            f"Working directory: {folder} (the active workflow's folder: your shell starts here, and the "
+            "workflow's paths and scripts are relative to it; what you write here is replaced when the person "
+            "switches to another workflow)",
+            f"Workspace root: {root}", f"Repositories: {root / 'repos'}",
+            f"Results (artifacts): {root / artifacts} (write what you produce there)"])]
+        if instructions := self.prompt("systemPrompt"):
+            blocks.append(f"<workflow-instructions>\n{instructions}\n</workflow-instructions>")
+        if found.instructions:
+            blocks.append(f"<workflow-claude-md>\n{found.instructions}\n</workflow-claude-md>")
+        if listing := found.listing():
+            blocks.append(listing)
+        for name in self.root_instructions:
+            try:
+                text = files.read_text(self.workspace, name, 256 * 1024)
+            except (PathRefused, OSError):
+                continue
+            if text and text.strip():
+                blocks.append(f"<workspace-instructions file=\"{root / name}\">\n{text.strip()}\n"
+                              "</workspace-instructions>")
+        return "\n\n".join(blocks)
 
     def metadata(self) -> dict[str, Any]:
         """``{commands, agents, config}`` for the platform's workflow picker."""
@@ -161,14 +230,3 @@ def _install(workspace: Workspace, temporary: str, folder: str, name: str) -> No
     remove_in(workspace, "workflows", name)
     move_in(workspace, "workflows", f"{temporary}/{folder}" if folder else temporary, name)
 
-
-def front_matter(text: str) -> dict[str, str]:
-    """``key: value`` pairs of a markdown text's leading ``---`` block."""
-    if not text.startswith("---\n") or (end := text.find("\n---", 4)) < 0:
-        return {}
-    pairs = {}
-    for line in text[4:end].splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            pairs[key.strip()] = value.strip().strip("\"'")
-    return pairs

@@ -24,6 +24,7 @@ from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resol
 from ambient_runner.bridges.claude.config import (
     EFFORTS,
     build_options,
+    carry_session,
     claude_environment,
     find_cli,
     launcher_dir,
@@ -44,6 +45,7 @@ from ambient_runner.mcp.render import claude_servers
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.workspace.workflows import AgentPlace
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
@@ -77,6 +79,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         self._mcp_status = ClaudeMcpStatus(self.mcp)
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
         self._frontend_tools: dict[str, list[Tool]] = {}  # thread -> the frontend tools of its latest run
+        self._places: dict[str, AgentPlace] = {}  # thread -> where its latest run works (a workflow's folder)
         self._frontend_calls = FrontendCalls()
         self.sdk = LazyModules("claude", "ambient_runner.bridges.claude.session", "ag_ui_claude", "ag_ui_claude.tasks")
 
@@ -135,9 +138,12 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         model = turn.options.model or self.default_model
         permission_mode = "plan" if turn.options.mode == "plan" else DEFAULT_PERMISSION_MODE
         self._frontend_tools[turn.thread_id] = list(turn.input.tools or ())
+        place = self._places[turn.thread_id] = self.place(turn)
+        # A workflow switch (its folder replaced, maybe moved) starts the CLI again there, resuming the session
+        process_key = f"{tools_key(self._frontend_tools[turn.thread_id])}|{place.cwd}|{place.generation}"
         messages = session.turn(user_content(turn), model, turn.stderr_tail, effort=turn.options.reasoning_effort,
                                 permission_mode=permission_mode, interrupted=turn.interrupted,
-                                process_key=tools_key(self._frontend_tools[turn.thread_id]))
+                                process_key=process_key)
         return LiveTurn(messages, ClaudeEventAdapter(turn.thread_id, turn.run_id))
 
     def translate(self, turn: Turn, live: ClaudeTurn, item: Any) -> Step:
@@ -255,7 +261,11 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
                 self._cli_path = process_group_launcher(cli, launcher_dir())
             env = claude_environment(self.settings, through_proxy(self.auth, self.model_proxy).env,
                                      passthrough=self.mcp.references())
+            place = self._places.get(thread_id)
+            if resume and place is not None:
+                carry_session(self.settings.state_dir, resume, place.cwd)
             return build_options(self.settings, cli_path=self._cli_path, env=env, model=model, resume=resume,
+                                 place=place,
                                  stderr=stderr, effort=effort, mcp_servers={
                                      **claude_servers(self.mcp), **frontend_server(
                                          thread_id, self._frontend_tools.get(thread_id, ()), self._frontend_result)},

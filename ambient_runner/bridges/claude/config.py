@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ambient_runner.process.environment import agent_environment
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.workspace.workflows import AgentPlace
 
 if TYPE_CHECKING:  # the SDK is imported by the first turn, not for readiness (ambient_runner.bridges.lazy)
     from claude_agent_sdk import CanUseTool, ClaudeAgentOptions
@@ -134,15 +135,22 @@ def project_instructions(workspace: Path) -> str:
 
 def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, str], model: str | None,
                   resume: str | None, stderr: Callable[[str], None], effort: str | None = None,
-                  mcp_servers: dict[str, Any] | None = None, can_use_tool: CanUseTool | None = None
-                  ) -> ClaudeAgentOptions:
+                  mcp_servers: dict[str, Any] | None = None, can_use_tool: CanUseTool | None = None,
+                  place: AgentPlace | None = None) -> ClaudeAgentOptions:
     """``mcp_servers``: ``ambient_runner.mcp.render.claude_servers`` (passed in memory, ``${VAR}`` kept: Claude
-    Code expands them from its environment). ``effort``: the run's reasoning effort (``--effort``)."""
-    from claude_agent_sdk import ClaudeAgentOptions
+    Code expands them from its environment). ``effort``: the run's reasoning effort (``--effort``). ``place``: where
+    it works (a workflow's folder, the workspace root added for its file tools) and the workflow's sub-agents, given
+    through the SDK (``agents``) while ``setting_sources`` keeps the workflow's settings out."""
+    from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
+    place = place or AgentPlace(Path(settings.workspace_path))
     return ClaudeAgentOptions(
         cli_path=cli_path,
-        cwd=settings.workspace_path,
+        cwd=place.cwd,
+        add_dirs=list(place.also),
+        agents={agent.id: AgentDefinition(description=agent.description or agent.mention, prompt=agent.body,
+                                          tools=[t.strip() for t in agent.tools.split(",") if t.strip()] or None)
+                for agent in place.agents} or None,
         env=env,
         model=model,
         resume=resume,
@@ -169,3 +177,23 @@ def _system_prompt(instructions: str) -> SystemPromptPreset:
     if instructions:
         prompt["append"] = instructions
     return prompt
+
+
+def project_key(cwd: Path) -> str:
+    """Claude Code's folder name for the sessions of ``cwd`` (``projects/<key>``): every character other than an
+    ASCII letter or digit becomes ``-``."""
+    return "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in str(cwd))
+
+
+def carry_session(config_dir: Path, session_id: str, cwd: Path) -> None:
+    """Make ``session_id`` resumable in ``cwd``: Claude Code looks for it only in ``projects/<cwd's key>``, so after
+    a workflow switch its newest transcript (from the folder the thread worked in before) is copied there."""
+    projects = Path(config_dir) / "projects"
+    name = f"{session_id}.jsonl"
+    target = projects / project_key(cwd) / name
+    found = [p for p in projects.glob(f"*/{name}") if p.is_file() and not p.is_symlink()]
+    newest = max(found, key=lambda p: p.stat().st_mtime_ns, default=None)
+    if newest is None or newest == target:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(newest, target)

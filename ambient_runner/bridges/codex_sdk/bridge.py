@@ -317,8 +317,10 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         from ambient_runner.bridges.codex_sdk.session import start_turn
 
         codex_thread_id = self.sessions.get(turn.thread_id)
+        place = self.place(turn)
         try:
-            thread = await app.thread(codex_thread_id, model=model, tools=dynamic_tools(turn.input.tools or ()))
+            thread = await app.thread(codex_thread_id, model=model, tools=dynamic_tools(turn.input.tools or ()),
+                                      cwd=place.cwd)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             what = f"resume Codex thread {codex_thread_id}" if codex_thread_id else "start a Codex thread"
             died = await app.exit_code()
@@ -349,8 +351,8 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         record.tools = GroupTracker(app.pgid).start() if app.pgid else None
         try:
             ask = self.pauses.policy(turn.thread_id) == "ask"
-            handle = await start_turn(thread, turn_input(turn), ask=ask, plan=turn.options.mode == "plan",
-                                      **options)
+            handle = await start_turn(thread, turn_input(turn), ask=ask, cwd=place.cwd,
+                                      plan=turn.options.mode == "plan", **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server
             if record.tools is not None:
                 await record.tools.stop()

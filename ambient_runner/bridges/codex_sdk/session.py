@@ -162,37 +162,39 @@ class AppServer:
 
     # ----- threads ---------------------------------------------------------------------------------------
     async def thread(self, codex_thread_id: str | None, *, model: str | None,
-                     tools: Sequence[dict[str, Any]] = ()) -> AsyncThread:
+                     tools: Sequence[dict[str, Any]] = (), cwd: Path | None = None) -> AsyncThread:
         """The Codex thread: resumed by id (first use in this app-server), or a new one, offered ``tools`` (dynamic
-        tools: Codex fixes them when a thread starts)."""
+        tools: Codex fixes them when a thread starts), working in ``cwd`` (default: the workspace; each turn names
+        its own too, ``start_turn``)."""
         codex = await self.ensure()
         if codex_thread_id is not None and codex_thread_id in self._threads:
             return self._threads[codex_thread_id]
-        options: dict[str, Any] = {"approval_mode": ApprovalMode.deny_all, "cwd": str(self.workspace),
-                                   "model": model}
+        folder = str(cwd or self.workspace)
+        options: dict[str, Any] = {"approval_mode": ApprovalMode.deny_all, "cwd": folder, "model": model}
         if codex_thread_id is not None:
             thread = await codex.thread_resume(codex_thread_id, **options)
         elif tools:
-            thread = await _start_with_tools(codex, tools, cwd=str(self.workspace), model=model)
+            thread = await _start_with_tools(codex, tools, cwd=folder, model=model)
         else:
             thread = await codex.thread_start(**options)
         self._threads[thread.id] = thread
         return thread
 
 
-async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, plan: bool = False, effort: Any = None,
-                     model: str | None = None, sandbox: Any = None) -> AsyncTurnHandle:
+async def start_turn(thread: AsyncThread, run_input: Any, *, ask: bool, cwd: Path, plan: bool = False,
+                     effort: Any = None, model: str | None = None, sandbox: Any = None) -> AsyncTurnHandle:
     """``thread.turn(...)`` with the turn's approval policy: ``untrusted`` when the run asks for approvals (every
     command that is not known to be safe, every file change), else ``never`` (the SDK's high-level ``turn`` offers
-    only its own two modes); ``plan``: also Codex's plan collaboration mode (an experimental turn field), in which
-    the model may ask the person questions (``request_user_input``)."""
+    only its own two modes); ``cwd``: where the turn works (and the thread's later turns: a workflow switch moves
+    the thread's next turn into the new folder); ``plan``: also Codex's plan collaboration mode (an experimental
+    turn field), in which the model may ask the person questions (``request_user_input``)."""
     codex = sdk.codex_of(thread)
     wire_input, tool_output = sdk.to_wire_turn_input(run_input)
     await sdk.ensure_initialized(codex)
     policy = AskForApprovalValue.untrusted if ask else AskForApprovalValue.never
     params = TurnStartParams(thread_id=thread.id, input=[UserInput.model_validate(item) for item in wire_input],
                              tool_output=tool_output,
-                             approval_policy=AskForApproval(root=policy), effort=effort, model=model,
+                             approval_policy=AskForApproval(root=policy), effort=effort, model=model, cwd=str(cwd),
                              sandbox_policy=sdk.sandbox_policy(sandbox))
     wire: dict[str, Any] = params.model_dump(by_alias=True, exclude_none=True, mode="json")
     if plan:

@@ -137,7 +137,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             self._runner = TurnRunner(self.sessions)
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
             self._acp = AcpTurns(self.live, self.sessions, files, self.pauses, lambda: self.host.interrupts,
-                                 self.settings.workspace_path, self._model, self._one_process_turn)
+                                 self.place, self._model, self._one_process_turn)
 
     def _acp_command(self) -> CliCommand:
         cli = find_cli()
@@ -146,7 +146,8 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         attachments = self.settings.runner_attachments_dir
         attachments.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
-        return CliCommand(acp_argv(cli, self._model(None), attachments), self.settings.workspace_path,
+        return CliCommand(acp_argv(cli, self._model(None), attachments, self.settings.workspace_path),
+                          self.settings.workspace_path,
                           self._cli_environment(), ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes))
 
     @staticmethod
@@ -233,14 +234,14 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         cli = find_cli()
         if cli is None:
             raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
-        workspace = self.settings.workspace_path
+        place = self.place(turn)
         resume = self.sessions.get(turn.thread_id)
         files = [a.path for a in turn.attachments]
         spec = TurnSpec(
             argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan",
                            attachments_dir=files[0].parent if files else None,
-                           ask=self.pauses.policy(turn.thread_id) == "ask"),
-            cwd=workspace,
+                           ask=self.pauses.policy(turn.thread_id) == "ask", also=place.also),
+            cwd=place.cwd,
             env=self._cli_environment(),
             resume_session=resume,
             limits=ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes),

@@ -135,24 +135,29 @@ def transport(environ: Mapping[str, str] | None = None) -> str:
     return raw or TRANSPORTS[0]
 
 
-def acp_argv(cli: str, model: str, attachments_dir: Path) -> list[str]:
-    """The live CLI: ACP on stdio; each session's approval mode is set per turn (``session/set_mode``)."""
-    return [cli, "--acp", "--model", model, "--approval-mode", "yolo", "--include-directories", str(attachments_dir)]
+def acp_argv(cli: str, model: str, attachments_dir: Path, workspace: Path | None = None) -> list[str]:
+    """The live CLI: ACP on stdio; each session's approval mode is set per turn (``session/set_mode``). Its file
+    tools reach the attachments and the workspace root (a session may work in a workflow's folder inside it)."""
+    folders = ",".join(str(p) for p in (attachments_dir, workspace) if p is not None)
+    return [cli, "--acp", "--model", model, "--approval-mode", "yolo", "--include-directories", folders]
 
 
 def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = False,
-              attachments_dir: Path | None = None, ask: bool = False) -> list[str]:
+              attachments_dir: Path | None = None, ask: bool = False,
+              also: tuple[Path, ...] = ()) -> list[str]:
     """One headless turn. The prompt goes through stdin (``-p ""`` makes the run headless and the CLI uses
     stdin as the prompt), so there is no argv size limit, no quoting and no leading-dash problem.
     ``plan``: ``--approval-mode plan`` (read-only tools only), else ``yolo`` (nobody can confirm a call), or with
     ``ask`` ``default``: headless, a call that needs a confirmation is then refused, never run unasked.
-    ``attachments_dir``: the run's attachments, outside the workspace, which the CLI reads only when included."""
+    ``attachments_dir``: the run's attachments, outside the workspace, which the CLI reads only when included;
+    ``also``: more folders its file tools reach (the workspace root, when the turn works in a workflow's folder)."""
     approval = "plan" if plan else "default" if ask else "yolo"
     argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", approval]
     if resume_session:
         argv += ["--resume", resume_session]
-    if attachments_dir is not None:
-        argv += ["--include-directories", str(attachments_dir)]
+    folders = [str(p) for p in (attachments_dir, *also) if p is not None]
+    if folders:
+        argv += ["--include-directories", ",".join(folders)]
     return argv
 
 

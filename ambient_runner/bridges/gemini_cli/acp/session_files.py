@@ -10,6 +10,7 @@ a load, to put them back if the load fails.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -68,6 +69,30 @@ class SessionFiles:
         """Whether a ``session/load`` is safe now: the session has a file and was not created in this minute."""
         created = self.created_minute(session_id)
         return created is not None and created < current_minute()
+
+    def project_of(self, cwd: Path) -> str | None:
+        """The CLI's name for the project of ``cwd`` (``tmp/<name>``), from its registry (``projects.json``, written
+        the first time a session works there); None while it has none."""
+        try:
+            projects = json.loads((self.chats.parent / "projects.json").read_text()).get("projects", {})
+        except (OSError, ValueError, AttributeError):
+            return None
+        name = projects.get(str(Path(cwd).absolute())) if isinstance(projects, dict) else None
+        return name if isinstance(name, str) and name and "/" not in name and name not in (".", "..") else None
+
+    def carry(self, session_id: str, project: str) -> bool:
+        """Put the newest file of ``session_id`` into ``tmp/<project>/chats`` (the CLI loads a session only from
+        the project of the folder it is loaded in: after a workflow switch that is another one); whether it is there."""
+        found = self.files(session_id)
+        target_dir = self.chats / project / "chats"
+        if any(p.parent == target_dir for p in found):
+            return True
+        newest = max(found, key=lambda p: p.stat().st_mtime_ns, default=None)
+        if newest is None:
+            return False
+        target_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(newest, target_dir / newest.name)
+        return True
 
     def backup(self, session_id: str) -> Backup:
         self.backup_root.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,7 @@ from ambient_runner.bridges.interrupts import Answer, InterruptBook, PendingInte
 from ambient_runner.bridges.pauses import LiveTurn, Pauses
 from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
+from ambient_runner.workspace.workflows import AgentPlace
 
 log = logging.getLogger(__name__)
 CANCEL_WAIT = 5.0  # s for the CLI to end a cancelled prompt before it is restarted
@@ -64,14 +65,15 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
     """The turn hooks of ``gemini --acp`` (``fallback``: a turn through ``gemini -p --resume``)."""
 
     def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, pauses: Pauses,
-                 book: Callable[[], InterruptBook], workspace: Path, default_model: Callable[[str | None], str],
-                 fallback: Fallback) -> None:
+                 book: Callable[[], InterruptBook], place: Callable[[Turn], AgentPlace],
+                 default_model: Callable[[str | None], str], fallback: Fallback) -> None:
         self.live = live
         self.sessions = sessions
         self.files = files
         self.pauses = pauses
         self._book = book  # the core's (lent to the bridge after construction)
-        self.workspace = workspace
+        self.place = place  # where a turn's session works (the active workflow's folder, else the workspace)
+        self._cwds: dict[str, Path] = {}  # session -> the folder it works in
         self._model = default_model
         self.fallback = fallback
         self._threads: dict[str, str] = {}  # thread -> its session in this runner (persisted once it answered)
@@ -117,25 +119,39 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         return LiveTurn(feed, GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
                                                expects_usage=not turn.prompt.lstrip().startswith("/")))
 
+    async def _carry(self, session_id: str, cwd: Path) -> None:
+        """The session's file where a load in ``cwd`` looks for it (a workflow switch changes the folder, and so
+        the CLI's project): a project the CLI has not seen yet is registered by a session made there first."""
+        project = self.files.project_of(cwd)
+        if project is None:
+            await self.live.new_session(cwd)  # the CLI names the folder's project (projects.json)
+            project = self.files.project_of(cwd)
+        if project is None or not self.files.carry(session_id, project):
+            log.warning("session %s could not be carried into %s: its load there may not find it", session_id, cwd)
+
     async def _session(self, turn: Turn) -> AcpSession | None:
         """The thread's session in the live CLI (created, or loaded); None when it must not be loaded now."""
         thread = turn.thread_id
+        cwd = self.place(turn).cwd
         await self.live.connection()  # a CLI that died is started again first (and its sessions forgotten)
         persisted = self.sessions.get(thread)
         session_id = self._threads.get(thread) or persisted
-        if session_id is not None and session_id in self.live.sessions:
+        if session_id is not None and session_id in self.live.sessions and self._cwds.get(session_id) in (cwd, None):
             return self.live.sessions[session_id]
         if session_id is None or persisted != session_id:  # new, or one that never answered (nothing to keep)
-            session = await self.live.new_session(self.workspace)
+            session = await self.live.new_session(cwd)
             self._threads[thread] = session.id
+            self._cwds[session.id] = cwd
             return session
+        if self._cwds.get(session_id) != cwd:  # loaded (or resumed by the fallback) in a folder new to it
+            await self._carry(session_id, cwd)
         if not self.files.loadable_now(session_id):
             log.info("thread %s: session %s was created this minute (or has no file): this turn runs through "
                      "gemini -p --resume", thread, session_id)
             return None
         backup = self.files.backup(session_id)
         try:
-            session = await self.live.load_session(session_id, self.workspace)
+            session = await self.live.load_session(session_id, cwd)  # in a new folder too (a workflow switch)
         except (AcpError, TimeoutError) as exc:
             backup.restore()
             log.warning("thread %s: session/load of %s failed (%s); its files were put back and this turn runs "
@@ -146,6 +162,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             raise
         backup.discard()
         self._threads[thread] = session.id
+        self._cwds[session.id] = cwd
         return session
 
     # ----- the items of one prompt -----------------------------------------------------------------------------

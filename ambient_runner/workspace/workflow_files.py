@@ -1,0 +1,187 @@
+"""What a workflow gives the agent, read from its folder: its commands, skills, sub-agents and instructions.
+
+A workflow is written for Claude Code (``.claude/commands/*.md``, ``.claude/skills/<name>/SKILL.md``,
+``.claude/agents/*.md``, ``CLAUDE.md``); the runner gives all three CLIs the same thing from these files
+(docs/workflows.md):
+
+* ``/<name> <text>`` for one of its commands (or skills) becomes that file's body, front matter removed, with
+  ``<text>`` in place of ``$ARGUMENTS``, or after the body as ``ARGUMENTS: <text>`` when the body has none, as the
+  pinned Claude Code expands a project command. No other ``$`` is touched (an awk ``$2`` stays as written).
+* ``@<agent name>`` (as the platform's UI writes it: the front-matter name before `` - ``) or ``@<file id>`` brings
+  that sub-agent's instructions into the turn.
+* the skills' and agents' names and descriptions, and ``CLAUDE.md``, go into the workflow's preamble.
+
+Every file is read beneath the workspace (a link out of it is not followed), bounded in size.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ambient_runner.workspace import files
+from ambient_runner.workspace.paths import PathRefused, Workspace
+
+MAX_FILE_BYTES = 256 * 1024
+INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
+_SLASH = re.compile(r"\A/([A-Za-z0-9][\w.:-]*)(?:[ \t]+|\n|\Z)(.*)\Z", re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+def front_matter(text: str) -> dict[str, str]:
+    """``key: value`` pairs of a markdown text's leading ``---`` block."""
+    if not text.startswith("---\n") or (end := text.find("\n---", 4)) < 0:
+        return {}
+    pairs = {}
+    for line in text[4:end].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            pairs[key.strip()] = value.strip().strip("\"'")
+    return pairs
+
+
+def body_of(text: str) -> str:
+    """A markdown text without its leading ``---`` front matter."""
+    return _FRONT_MATTER.sub("", text, count=1).strip("\n")
+
+
+def fill_arguments(body: str, arguments: str) -> str:
+    """``body`` with ``arguments`` in place of each ``$ARGUMENTS``; appended as ``ARGUMENTS: ...`` when it has none
+    (and there are arguments), as Claude Code does."""
+    if "$ARGUMENTS" in body:
+        return body.replace("$ARGUMENTS", arguments)
+    return f"{body}\n\nARGUMENTS: {arguments}" if arguments else body
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command (``.claude/commands/<name>.md``) or a skill run by name; ``path``: its file, absolute."""
+
+    name: str
+    description: str
+    body: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Skill(Command):
+    model_invocable: bool = True  # ``disable-model-invocation: true``: only a person runs it, never offered
+
+
+@dataclass(frozen=True)
+class SubAgent:
+    id: str  # the file's name without ``.md``
+    name: str  # the front matter's ``name`` (e.g. ``Archie (Architect) - Principal Architect``)
+    description: str
+    tools: str
+    body: str
+
+    @property
+    def mention(self) -> str:
+        """How the platform's UI writes it after ``@``: the name before `` - ``."""
+        return (self.name.split(" - ", 1)[0].strip() or self.id) if self.name else self.id
+
+
+@dataclass(frozen=True)
+class WorkflowFiles:
+    """The agent-facing files of one workflow folder (``folder`` absolute)."""
+
+    folder: Path
+    commands: dict[str, Command] = field(default_factory=dict)
+    skills: dict[str, Skill] = field(default_factory=dict)
+    agents: tuple[SubAgent, ...] = ()
+    instructions: str = ""  # the workflow's CLAUDE.md (both, when it has both)
+
+    @classmethod
+    def read(cls, workspace: Workspace, folder: Path) -> WorkflowFiles:
+        base = folder.relative_to(workspace.root).as_posix()
+        reader = _Reader(workspace, base)
+        commands = {}
+        for name in reader.names(".claude/commands"):
+            if name.endswith(".md") and (text := reader.text(f".claude/commands/{name}")) is not None:
+                stem = name.removesuffix(".md")
+                commands[stem] = Command(stem, front_matter(text).get("description", ""), body_of(text),
+                                         str(folder / ".claude" / "commands" / name))
+        skills = {}
+        for name in reader.names(".claude/skills"):
+            if (text := reader.text(f".claude/skills/{name}/SKILL.md")) is not None:
+                meta = front_matter(text)
+                skill_name = meta.get("name") or name
+                skills[skill_name] = Skill(skill_name, meta.get("description", ""), body_of(text),
+                                           str(folder / ".claude" / "skills" / name / "SKILL.md"),
+                                           meta.get("disable-model-invocation", "").lower() != "true")
+        agents = []
+        for name in reader.names(".claude/agents"):
+            if name.endswith(".md") and (text := reader.text(f".claude/agents/{name}")) is not None:
+                meta = front_matter(text)
+                agents.append(SubAgent(name.removesuffix(".md"), meta.get("name", ""), meta.get("description", ""),
+                                       meta.get("tools", ""), body_of(text)))
+        instructions = "\n\n".join(text.strip() for relative in INSTRUCTION_FILES
+                                   if (text := reader.text(relative)) and text.strip())
+        return cls(folder, commands, skills, tuple(agents), instructions)
+
+    def runnable(self, name: str) -> Command | None:
+        """The command ``name``, else the skill of that name (a command wins)."""
+        return self.commands.get(name) or self.skills.get(name)
+
+    def expand(self, text: str) -> str:
+        """The person's message as the agent gets it: a ``/command`` (or ``/skill``) of this workflow replaced by its
+        body, then the instructions of each sub-agent it mentions with ``@``. Anything else is left as it is."""
+        expanded = text
+        match = _SLASH.match(text.strip())
+        if match and (command := self.runnable(match.group(1))) is not None:
+            expanded = (f"<command-name>/{command.name}</command-name>\n"
+                        f"{fill_arguments(command.body, match.group(2).strip())}")
+        mentioned = self.mentioned(text)
+        if mentioned:
+            expanded += "".join(f"\n\n<agent-instructions name=\"{agent.id}\">\nYou are {agent.mention}. "
+                                f"{agent.description}\n\n{agent.body}\n</agent-instructions>" for agent in mentioned)
+        return expanded
+
+    def mentioned(self, text: str) -> list[SubAgent]:
+        """The sub-agents ``text`` mentions: ``@<UI name>`` (longest first, case-insensitive) or ``@<file id>``."""
+        lowered = text.lower()
+        found: list[SubAgent] = []
+        for agent in sorted(self.agents, key=lambda a: -len(a.mention)):
+            for handle in {agent.mention.lower(), agent.id.lower()}:
+                at = lowered.find(f"@{handle}")
+                end = at + 1 + len(handle)
+                if at >= 0 and (end == len(lowered) or not (lowered[end].isalnum() or lowered[end] in "-_")):
+                    found.append(agent)
+                    break
+        return found
+
+    def listing(self) -> str:
+        """The skills the model may use and the sub-agents it may take on, with where each skill's file is."""
+        lines: list[str] = []
+        offered = [s for s in self.skills.values() if s.model_invocable]
+        if offered:
+            lines.append("Skills of this workflow (read a skill's file and follow it when its description fits the "
+                         "task; the person may also run one as /<name>):")
+            lines += [f"- {s.name}: {s.description} (file: {s.path})" for s in offered]
+        if self.agents:
+            lines.append("Sub-agents of this workflow (a person brings one in with @<name>; take on its role and "
+                         "follow its file when asked to):")
+            lines += [f"- @{a.mention} ({a.id}): {a.description}" for a in self.agents]
+        return "\n".join(lines)
+
+
+class _Reader:
+    """Files beneath ``<workspace>/<base>``, through the workspace's confinement (links out are refused)."""
+
+    def __init__(self, workspace: Workspace, base: str) -> None:
+        self.workspace = workspace
+        self.base = base
+
+    def names(self, relative: str) -> list[str]:
+        try:
+            return sorted(files.names_in(self.workspace, f"{self.base}/{relative}"))
+        except (PathRefused, OSError):
+            return []
+
+    def text(self, relative: str) -> str | None:
+        try:
+            return files.read_text(self.workspace, f"{self.base}/{relative}", MAX_FILE_BYTES)
+        except (PathRefused, OSError, ValueError):
+            return None
