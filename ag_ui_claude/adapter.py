@@ -37,7 +37,7 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-from ag_ui_claude.errors import describe_failure, is_interrupted
+from ag_ui_claude.errors import describe_failure, is_interrupted, is_refusal_only
 from ag_ui_claude.inputs import Unparsed, coerce
 from ag_ui_claude.results import result_summary, token_usage, tool_result_text
 from ag_ui_claude.subagents import SubagentTracker
@@ -257,7 +257,7 @@ class ClaudeEventAdapter(CliAdapter[Any]):
         if is_interrupted(message, self._saw_interrupt_marker):
             self.interrupted = True  # no terminal event: the core ends the run as cancelled
             return events + self.blocks.close_all()
-        if message.is_error:
+        if message.is_error and not is_refusal_only(message):  # plan mode's refusals alone: the turn finished
             return events + self.blocks.fail(describe_failure(message, self._cli_error_text))
         return events + self.blocks.finish(RunFinishedEvent(
             thread_id=self.thread_id, run_id=self.run_id, usage=token_usage(message), result=result_summary(message)))

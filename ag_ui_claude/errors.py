@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from claude_agent_sdk import ResultMessage
 
 from ag_ui_cli_common import ErrorCode, Failure, code_for_status
@@ -15,6 +17,31 @@ def is_interrupted(result: ResultMessage, saw_interrupt_marker: bool) -> bool:
     if not result.is_error or result.subtype != "error_during_execution":
         return False
     return saw_interrupt_marker or (result.terminal_reason or "") in INTERRUPTED_REASONS
+
+
+# Claude Code (2.1.337 on: docs/runners.md#versions) ends a turn whose tool calls plan mode refused with
+# ``is_error: true``, subtype ``success``, one ``errors`` entry tagged so per refusal ("... so they did not run: Bash.
+# ... [auto_mode_unchecked]") and the refused calls in ``permission_denials`` (each with ``auto_mode_unchecked``).
+REFUSAL_TAG = "[auto_mode_unchecked]"
+_REFUSED_TOOLS = re.compile(r"did not run: (?P<names>[^.]+)\.")
+
+
+def is_refusal_only(result: ResultMessage) -> bool:
+    """True for an ``is_error`` result whose only errors are plan-mode refusals of calls its ``permission_denials``
+    lists: the turn itself finished (what the CLI said about the refusal is its text), nothing failed."""
+    errors = [str(e) for e in (result.errors or []) if e]
+    denials = [d for d in (result.permission_denials or []) if isinstance(d, dict)]
+    if result.subtype != "success" or result.api_error_status is not None or not errors or not denials:
+        return False
+    refused = {str(d.get("tool_name")) for d in denials}
+    return all(_refuses_only(error, refused) for error in errors)
+
+
+def _refuses_only(error: str, refused: set[str]) -> bool:
+    if not error.rstrip().endswith(REFUSAL_TAG):
+        return False
+    named = _REFUSED_TOOLS.search(error)  # the tools it names, when it names them in the words 2.1.337 uses
+    return named is None or {n.strip() for n in named["names"].split(",")} <= refused
 
 
 def describe_failure(result: ResultMessage, cli_text: str = "") -> Failure:
