@@ -57,7 +57,7 @@ test-slow: install
 	$(PY) -m pytest -q -m slow
 
 lint: install  ## ruff, then the layers and no import cycles (import-linter: pyproject's [tool.importlinter])
-	$(VENV)/bin/ruff check ambient_runner ag_ui_cli_common ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy
+	$(VENV)/bin/ruff check ambient_runner ag_ui_cli_common ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy tools
 	$(VENV)/bin/mypy  # the packages and main.py, as [tool.mypy] in pyproject.toml lists them
 	$(VENV)/bin/lint-imports --no-cache --no-logo
 

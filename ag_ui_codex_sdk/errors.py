@@ -3,7 +3,7 @@
 Codex reports provider failures as ``error`` notifications and as ``turn.error`` of a failed
 ``turn/completed``: ``{"message": "unexpected status 401 Unauthorized: ...", "codexErrorInfo": ...}`` where
 ``codexErrorInfo`` is a camelCase code (``"unauthorized"``, ``"usageLimitExceeded"``...) or an object such as
-``{"httpConnectionFailed": {"httpStatusCode": 401}}``. A request the API refused (HTTP 400, codex 0.163) comes as
+``{"httpConnectionFailed": {"httpStatusCode": 401}}``. A request the API refused (HTTP 400, the pinned codex) comes as
 ``codexErrorInfo`` ``"other"`` with the API's error body as the message (``{"error": {"type":
 "invalid_request_error", "message": ...}}``): its ``type`` says the status.
 """

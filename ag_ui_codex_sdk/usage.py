@@ -1,9 +1,9 @@
 """The turn's token usage from ``thread/tokenUsage/updated``.
 
-Measured on codex 0.163: the notification comes after every model response; ``tokenUsage.last`` is that one
-response and ``tokenUsage.total`` is cumulative for the *thread*. The turn's usage is therefore the last
-``total`` minus the ``total`` before the turn's first response (first ``total`` - first ``last``), which also
-holds when an update is repeated.
+Measured on the pinned codex (docs/runners.md#versions): the notification comes after every model response;
+``tokenUsage.last`` is that one response and ``tokenUsage.total`` is cumulative for the *thread*. The turn's usage
+is therefore the last ``total`` minus the ``total`` before the turn's first response (first ``total`` - first
+``last``), which also holds when an update is repeated.
 """
 
 from __future__ import annotations

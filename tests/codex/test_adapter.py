@@ -1,5 +1,5 @@
 """The Codex adapter on recorded app-server notification streams (tests/fixtures/codex, recorded with
-tests/fixtures/record_codex.py against the real codex 0.163 app-server) and on hand-written edge cases."""
+tests/fixtures/record_codex.py against the real app-server, docs/runners.md#versions) and on hand-written edge cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Codex bridge with the real bundled codex app-server (openai-codex-cli-bin 0.163) against the scripted
+"""The Codex bridge with the real bundled codex app-server (docs/runners.md#versions) against the scripted
 Responses API, end to end through the real service (RunnerHarness: every stream passes check_stream)."""
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ async def test_idle_timeout_stops_the_turn_and_the_thread_stays_usable(
 async def test_plan_mode_runs_commands_read_only(runner: RunnerHarness) -> None:
     events = await run(runner, "t-plan", "Create out.txt with hello", forwarded_props={"mode": "plan"})
     assert not (runner.settings.workspace_path / "out.txt").exists()
-    # codex 0.163 emits no commandExecution item for a command its read-only sandbox failed; the model sees it
+    # the pinned codex emits no commandExecution item for a command its read-only sandbox failed; the model sees it
     (output,) = [t for t in request_texts(runner) if '"function_call_output"' in t]
     assert "Read-only file system" in output
     assert events[-1]["type"] == "RUN_FINISHED"

@@ -28,7 +28,8 @@ OPTIONAL_PASSTHROUGH = ("ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_MODEL", "ANTHROPI
 MISSING_HINT = list(PRIMARY_CREDENTIALS)
 SCRIPTED_KEY = "sk-ant-scripted-offline-key"
 ANTHROPIC_API_BASE = "https://api.anthropic.com"
-# The credential variables Claude Code reads, and the header it sends each in (measured with 2.1.332).
+# The credential variables Claude Code reads, and the header it sends each in (measured with the pinned version:
+# docs/runners.md#versions).
 PROXIED_SOURCES = ("scripted", "api-key", "oauth", "gateway")  # not Vertex AI: Claude Code signs those itself
 CREDENTIAL_HEADERS = {"ANTHROPIC_API_KEY": "x-api-key", "ANTHROPIC_AUTH_TOKEN": "authorization",
                       "CLAUDE_CODE_OAUTH_TOKEN": "authorization"}

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEFAULT_MODEL = "gpt-5.5"  # a slug in codex 0.163's bundled model catalog
+DEFAULT_MODEL = "gpt-5.5"  # a slug in the pinned codex's bundled model catalog (docs/runners.md#versions)
 PROVIDER_ID = "ambient"
 OPENAI_API_BASE = "https://api.openai.com/v1"
 SANDBOX_MODE = "danger-full-access"

@@ -1,0 +1,1 @@
+"""Maintainer's tools (not part of the runner): ``python -m tools.bump`` takes a CLI release."""
