@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import PYTHON, REPO, summary
+from common import PYTHON, REPO, shown_path, summary
 
 REFERENCE_VAR = "AMBIENT_REFERENCE_RUNNER"
 FIXTURES = REPO / "tests" / "fixtures"
@@ -223,7 +223,7 @@ def measure(lines: int = 100_000, runs: int = 5, callgrind_lines: int = 3_000,
             reference: str | None = None) -> dict[str, Any]:
     folder = reference_dir(reference)
     has_valgrind = callgrind_lines > 0 and shutil.which("valgrind") is not None
-    results: dict[str, Any] = {"reference": str(folder) if folder else "reference not available",
+    results: dict[str, Any] = {"reference": shown_path(folder) if folder else "reference not available",
                                "lines": lines, "runs": runs, "callgrind_lines": callgrind_lines}
     with tempfile.TemporaryDirectory() as tmp:
         for kind, make in STREAMS.items():

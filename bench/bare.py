@@ -1,8 +1,8 @@
 """The bare persistent CLIs, driven directly (no runner), one process kept across turns as the runner keeps it:
 
 * gemini-cli: ``gemini --acp`` with a minimal ACP client written here (JSON-RPC 2.0 over NDJSON stdio:
-  ``initialize``, ``session/new``, one ``session/prompt`` per turn; the protocol as in
-  /work/shared/research/gemini-acp-and-approvals.md);
+  ``initialize``, ``session/new``, one ``session/prompt`` per turn; the messages as in
+  ``ag_ui_gemini_cli/acp_schema.py``);
 * codex-sdk: ``codex app-server`` through its SDK (``openai_codex.AsyncCodex``: ``thread_start``, a turn, its
   notification stream to ``turn/completed``);
 * claude: ``ClaudeSDKClient`` (one Claude Code process: ``query`` then ``receive_response`` to the ``ResultMessage``).

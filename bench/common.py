@@ -34,6 +34,23 @@ def smoke() -> bool:
     return "--smoke" in sys.argv[1:]
 
 
+def shown_path(path: Path) -> str:
+    """``path`` as results written for the repository show it: relative to this checkout when inside it, else to the
+    top of its own git repository (the reference runner: ``components/runners/ambient-runner``), else its name; never
+    the absolute path of the machine that ran the bench (``tests/core/test_docs.py`` looks for those)."""
+    path = path.resolve()
+    if path.is_relative_to(REPO):
+        return path.relative_to(REPO).as_posix()
+    try:
+        top = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        top = ""
+    if top and path != Path(top).resolve() and path.is_relative_to(Path(top).resolve()):
+        return path.relative_to(Path(top).resolve()).as_posix()
+    return path.name
+
+
 def summary(values: list[float]) -> dict[str, Any]:
     """Median, p1/p25/p75/p95/p99, min/max and the count of ``values``."""
     ordered = sorted(values)

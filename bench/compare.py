@@ -2,7 +2,7 @@
 another one (``--before DIR``, e.g. a worktree of main), interleaved: per round and runner type, one memory sample
 and ``--starts`` start-ups of each side, the side going first alternating, so both see the same shared machine.
 
-    python bench/compare.py --before /work/wt-before --rounds 3
+    git worktree add ../main-before main && python bench/compare.py --before ../main-before --rounds 3
 
 Prints one JSON document: per runner type and side, the summaries (start-up in s, memory in KiB) and every sample."""
 

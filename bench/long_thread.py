@@ -6,7 +6,7 @@ turn: the runner's and the bare CLI's time to the end of the turn, their differe
 history), the runner's RSS, the size of the run's ``MESSAGES_SNAPSHOT`` (the whole thread, as the contract asks), the
 bytes of the thread's event spool on disk, and the bytes the platform's backend keeps of the run after it compacts
 its log (``RUN_*``, ``MESSAGES_SNAPSHOT``, ``STATE_SNAPSHOT``, ``STEP_*``, ``RAW``, ``CUSTOM``, ``META``,
-``ACTIVITY_SNAPSHOT`` and ``AskUserQuestion`` starts: /work/shared/research/platform-backend-contract.md section 2),
+``ACTIVITY_SNAPSHOT`` and ``AskUserQuestion`` starts: the platform's ``components/backend/websocket/agui_store.go``),
 summed over the runs. The thread's last ``INTERLEAVED`` turns take turns with the first ones of a new thread (on both
 sides, both threads on one bare CLI held as the runner holds them), so "the runner's cost at turn 500 against turn 2"
 compares windows measured at the same time. The side that goes first alternates turn by turn, and on this machine the
