@@ -113,8 +113,12 @@ def test_home_layout(tmp_path: Path) -> None:
 def test_command_line() -> None:
     assert turn_argv("gemini", "gemini-2.5-pro", None) == [
         "gemini", "--prompt=", "--model", "gemini-2.5-pro", "--output-format", "stream-json",
-        "--approval-mode", "yolo"]
+        "--approval-mode", "yolo", "--allowed-mcp-server-names", "ambient-runner-no-mcp-server"]
     assert turn_argv("gemini", "m", "sid")[-2:] == ["--resume", "sid"]
+    assert turn_argv("gemini", "m", None, mcp_names=["jira", "echo"])[-2:] == ["--allowed-mcp-server-names",
+                                                                               "echo,jira"]
+    assert turn_argv("gemini", "m", None, attachments_dir=Path("/a"), also=(Path("/w"),))[-2:] == [
+        "--include-directories", "/a,/w"]
 
 
 @pytest.mark.parametrize("content", ["", "not json", '{"access_token": "ya29.only-an-access-token"}',

@@ -60,6 +60,7 @@ from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.environment import agent_environment, agent_values
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.workspace.workflows import AgentPlace
 
 if TYPE_CHECKING:
     from openai_codex import ImageInput, TextInput
@@ -112,6 +113,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         self.codex_bin, self.path_dir = bundled_codex()
         self._app: AppServer | None = None
         self._launch: tuple[list[str], dict[str, str]] | None = None  # written at startup for the first app-server
+        self._app_place: tuple[Path, int] | None = None  # the folder (and workflow switch) it was configured for
         self.sdk = LazyModules("codex-sdk", "ambient_runner.bridges.codex_sdk.session",
                                "ambient_runner.bridges.codex_sdk.mcp_status",
                                "ambient_runner.bridges.codex_sdk.turn_feed")
@@ -153,23 +155,30 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
                               code=ErrorCode.CLI_NOT_FOUND)
         return self.codex_bin
 
-    def _configure(self) -> tuple[list[str], dict[str, str]]:
-        """Write CODEX_HOME (config.toml, auth.json): the app-server's ``-c`` overrides and environment."""
+    def _configure(self, place: AgentPlace | None = None) -> tuple[list[str], dict[str, str]]:
+        """Write CODEX_HOME (config.toml, auth.json): the app-server's ``-c`` overrides and environment, for an
+        app-server whose agent works in ``place`` (its folders untrusted: the trust rule)."""
         self._installed_codex()
         auth = through_proxy(self.auth, self.model_proxy)
         mcp = self._mcp_render()
-        overrides = self.write_config(auth, mcp.lines)
+        place = place or AgentPlace(Path(self.settings.workspace_path))
+        self._app_place = (place.cwd, place.generation)
+        overrides = self.write_config(auth, mcp.lines, untrusted=(Path(self.settings.workspace_path), place.cwd))
         self.runner_home.mkdir(parents=True, exist_ok=True)
         env = agent_environment({"CODEX_HOME": str(self.codex_home), "HOME": str(self.runner_home),
                                **mcp.aliases, **auth.environment()}, passthrough=mcp.passthrough)
         return overrides, env
 
-    async def _prepare(self) -> AppServer:
-        """CODEX_HOME written (at startup, or again for a new app-server) and the (not yet started) app-server."""
+    async def _prepare(self, place: AgentPlace | None = None) -> AppServer:
+        """CODEX_HOME written (at startup, or again for a new app-server) and the (not yet started) app-server; one
+        that was started for an earlier workflow's folder is stopped first (no turn is held across a switch)."""
         async with self._prepare_lock:
+            if self._app is not None and place is not None and self._app_place != (place.cwd, place.generation):
+                await self.stop_cli()
             if self._app is not None:
                 return self._app
-            overrides, env = self._launch or self._configure()
+            launch = self._launch if place is None or self._app_place == (place.cwd, place.generation) else None
+            overrides, env = launch or self._configure(place)
             self._launch = None
             await self.sdk.ready()
             from ambient_runner.bridges.codex_sdk.session import AppServer
@@ -185,7 +194,8 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         except mcp_config.McpConfigError as exc:
             raise BridgeError(str(exc), code=ErrorCode.MCP_CONFIG) from None
 
-    def write_config(self, auth: CodexAuth, mcp_lines: list[str] | None = None) -> list[str]:
+    def write_config(self, auth: CodexAuth, mcp_lines: list[str] | None = None,
+                     untrusted: tuple[Path, ...] = ()) -> list[str]:
         """Write config.toml and auth.json; returns the same choices as the app-server's ``-c`` overrides."""
         extra: dict[str, object] = {}
         base_url: str | None = auth.base_url
@@ -199,7 +209,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
                                  extra=extra, mcp_lines=tuple(mcp_lines or ()))
         config.write(self.codex_home)
         install_auth_file(auth, self.codex_home)
-        return config.session_overrides()
+        return config.session_overrides(untrusted)
 
     # ----- description -----------------------------------------------------------------------------------
     @property
@@ -229,7 +239,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     async def start_turn(self, turn: Turn) -> CodexTurn | None:
         from ambient_runner.bridges.codex_sdk.turn_feed import turn_notifications
 
-        app = await self._prepare()
+        app = await self._prepare(self.place(turn))
         if turn.interrupted.is_set():  # asked while the app-server was starting: no turn is started
             return None
         model = turn.options.model or self.default_model

@@ -80,11 +80,14 @@ class CodexConfigFile:
         lines += self.mcp_lines
         return "\n".join(lines) + "\n"
 
-    def session_overrides(self) -> list[str]:
+    def session_overrides(self, untrusted: tuple[Path, ...] = ()) -> list[str]:
         """The same choices as ``-c key=value`` arguments of ``codex app-server``. Codex trusts the workspace on the
         first thread and then loads its ``.codex/config.toml`` above ``config.toml``; command-line values rank
         above both, so a repository cannot change the approval policy, the sandbox, the provider or the features.
-        (Codex itself ignores a project's ``model_provider(s)``, ``openai_base_url`` and ``profile``.)"""
+        (Codex itself ignores a project's ``model_provider(s)``, ``openai_base_url`` and ``profile``.) ``untrusted``:
+        the folders where the agent works (the workspace, the active workflow's folder), marked untrusted above the
+        trust Codex records for them itself, so that their ``.codex/config.toml`` (MCP servers, hooks, ``notify``,
+        environment) is not loaded at all: the trust rule (docs/workflows.md)."""
         values: dict[str, object] = {
             "approval_policy": "never", "sandbox_mode": SANDBOX_MODE, "check_for_update_on_startup": False,
             "analytics.enabled": False, "feedback.enabled": False,
@@ -94,7 +97,11 @@ class CodexConfigFile:
         if self.base_url is not None:
             values |= {"model_provider": PROVIDER_ID, f"model_providers.{PROVIDER_ID}.base_url": self.base_url,
                        f"model_providers.{PROVIDER_ID}.env_key": self.env_key}
-        return [arg for key, value in values.items() for arg in ("-c", f"{key}={_toml(value)}")]
+        arguments = [arg for key, value in values.items() for arg in ("-c", f"{key}={_toml(value)}")]
+        if untrusted:
+            table = ", ".join(f'{_toml(str(folder))} = {{ trust_level = "untrusted" }}' for folder in untrusted)
+            arguments += ["-c", f"projects={{ {table} }}"]
+        return arguments
 
     def write(self, codex_home: Path) -> Path:
         codex_home.mkdir(parents=True, exist_ok=True)

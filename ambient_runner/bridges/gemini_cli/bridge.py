@@ -146,7 +146,8 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         attachments = self.settings.runner_attachments_dir
         attachments.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
-        return CliCommand(acp_argv(cli, self._model(None), attachments, self.settings.workspace_path),
+        return CliCommand(acp_argv(cli, self._model(None), attachments, self.settings.workspace_path,
+                                   gemini_servers(self.mcp)),
                           self.settings.workspace_path,
                           self._cli_environment(), ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes))
 
@@ -240,7 +241,8 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         spec = TurnSpec(
             argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan",
                            attachments_dir=files[0].parent if files else None,
-                           ask=self.pauses.policy(turn.thread_id) == "ask", also=place.also),
+                           ask=self.pauses.policy(turn.thread_id) == "ask", also=place.also,
+                           mcp_names=gemini_servers(self.mcp)),
             cwd=place.cwd,
             env=self._cli_environment(),
             resume_session=resume,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,16 +135,28 @@ def transport(environ: Mapping[str, str] | None = None) -> str:
     return raw or TRANSPORTS[0]
 
 
-def acp_argv(cli: str, model: str, attachments_dir: Path, workspace: Path | None = None) -> list[str]:
+# No MCP server has this name: the allow-list of a runner without MCP servers (an empty one would allow all).
+NO_MCP_SERVER = "ambient-runner-no-mcp-server"
+
+
+def mcp_allowlist(names: Iterable[str]) -> list[str]:
+    """Only the runner's own MCP servers start: a ``.gemini/settings.json`` in the workspace or a workflow's folder
+    may declare others (the trust rule, docs/workflows.md); the flag ranks above every settings file."""
+    return ["--allowed-mcp-server-names", ",".join(sorted(names)) or NO_MCP_SERVER]
+
+
+def acp_argv(cli: str, model: str, attachments_dir: Path, workspace: Path | None = None,
+             mcp_names: Iterable[str] = ()) -> list[str]:
     """The live CLI: ACP on stdio; each session's approval mode is set per turn (``session/set_mode``). Its file
     tools reach the attachments and the workspace root (a session may work in a workflow's folder inside it)."""
     folders = ",".join(str(p) for p in (attachments_dir, workspace) if p is not None)
-    return [cli, "--acp", "--model", model, "--approval-mode", "yolo", "--include-directories", folders]
+    return [cli, "--acp", "--model", model, "--approval-mode", "yolo", "--include-directories", folders,
+            *mcp_allowlist(mcp_names)]
 
 
 def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = False,
               attachments_dir: Path | None = None, ask: bool = False,
-              also: tuple[Path, ...] = ()) -> list[str]:
+              also: tuple[Path, ...] = (), mcp_names: Iterable[str] = ()) -> list[str]:
     """One headless turn. The prompt goes through stdin (``-p ""`` makes the run headless and the CLI uses
     stdin as the prompt), so there is no argv size limit, no quoting and no leading-dash problem.
     ``plan``: ``--approval-mode plan`` (read-only tools only), else ``yolo`` (nobody can confirm a call), or with
@@ -152,7 +164,8 @@ def turn_argv(cli: str, model: str, resume_session: str | None, plan: bool = Fal
     ``attachments_dir``: the run's attachments, outside the workspace, which the CLI reads only when included;
     ``also``: more folders its file tools reach (the workspace root, when the turn works in a workflow's folder)."""
     approval = "plan" if plan else "default" if ask else "yolo"
-    argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", approval]
+    argv = [cli, "--prompt=", "--model", model, "--output-format", "stream-json", "--approval-mode", approval,
+            *mcp_allowlist(mcp_names)]
     if resume_session:
         argv += ["--resume", resume_session]
     folders = [str(p) for p in (attachments_dir, *also) if p is not None]
