@@ -37,11 +37,12 @@ async def health(settings: Settings) -> Health:
 @routes.get("/ready", response_model=Readiness, response_model_exclude_defaults=True,
             responses={503: {"model": Readiness, "description": "not ready, and why"}})
 async def ready(request: Request) -> JSONResponse:
-    """Readiness: 200 only when the CLI/SDK is present, credentials are configured and the runner is not draining."""
+    """Readiness: 200 only when the CLI/SDK is present, credentials are configured and the runner is not draining.
+    The detail may carry what a CLI printed when it could not start: redacted, as every event is."""
     missing, details = not_ready(request.app.state)
     if missing or details:
-        return JSONResponse({"ready": False, "missing": missing, "detail": "; ".join(d for d in details if d)},
-                            status_code=503)
+        detail = request.app.state.runs.redactor("; ".join(d for d in details if d))
+        return JSONResponse({"ready": False, "missing": missing, "detail": detail}, status_code=503)
     return JSONResponse({"ready": True})
 
 

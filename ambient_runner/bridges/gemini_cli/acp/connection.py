@@ -42,11 +42,15 @@ SHOWN_CHARS = 300
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 
+MAX_DATA_CHARS = 1000  # of an error's ``data`` in the message a person reads
+
+
 class AcpError(Exception):
-    """A JSON-RPC error reply (or a result that does not fit its method's model)."""
+    """A JSON-RPC error reply (or a result that does not fit its method's model); its message is the method, the
+    error's ``message`` and, bounded, its ``data`` (where a CLI puts the cause: the file, the detail)."""
 
     def __init__(self, method: str, error: JsonRpcError) -> None:
-        super().__init__(f"{method}: {error.message}")
+        super().__init__(f"{method}: {error.message}{_shown_data(error.data)}")
         self.method = method
         self.error = error
 
@@ -55,13 +59,26 @@ class AcpError(Exception):
         return self.error.code
 
 
-class AcpClosed(Exception):
-    """The CLI's JSON-RPC channel ended: ``message`` says how, ``code`` is the ``RUN_ERROR`` code."""
+def _shown_data(data: Any) -> str:
+    if data in (None, "", {}, []):
+        return ""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    return f" ({text[:MAX_DATA_CHARS]}{' …[cut]' if len(text) > MAX_DATA_CHARS else ''})"
 
-    def __init__(self, message: str, code: ErrorCode = ErrorCode.CLI_EXITED) -> None:
+
+class AcpClosed(Exception):
+    """The CLI's JSON-RPC channel ended: ``message`` says how, ``code`` is the ``RUN_ERROR`` code, ``stderr`` what
+    the CLI printed on its way out (when it ended while starting: the reason it gives, such as a broken
+    settings file)."""
+
+    def __init__(self, message: str, code: ErrorCode = ErrorCode.CLI_EXITED, stderr: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.stderr = stderr
+
+    def __str__(self) -> str:
+        return f"{self.message}\n{self.stderr}" if self.stderr else self.message
 
 
 @dataclass

@@ -108,6 +108,15 @@ class LiveGemini:
             return self._connection
 
     async def _start(self) -> AcpConnection:
+        """Started and initialized; an ``AcpClosed`` carries what the CLI printed when it could not start."""
+        mark = self.stderr_tail.count
+        try:
+            return await self._started()
+        except AcpClosed as exc:
+            exc.stderr = exc.stderr or "\n".join(self.stderr_tail.since(mark))
+            raise
+
+    async def _started(self) -> AcpConnection:
         command = self._command()
         started = time.monotonic()
         try:

@@ -92,10 +92,15 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         when the session cannot be loaded now."""
         if turn.interrupted.is_set():
             return None
+        mark = self.live.stderr_tail.count
         try:
             session = await self._session(turn)
         except AcpClosed as exc:
             raise self._error(exc, turn) from exc
+        except AcpError as exc:  # session/new refused: the CLI's reason is the error's message, data and stderr
+            self._take_stderr(turn, mark)
+            raise BridgeError(f"The Gemini CLI could not open the thread's session: {exc}",
+                              code=ErrorCode.SESSION_ERROR, stderr_tail=turn.stderr_tail.text()) from exc
         if session is None:  # the session cannot be loaded now: this turn through ``gemini -p --resume``
             return self.fallback(turn)
         model = self._model(turn.options.model)
@@ -265,6 +270,10 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             turn.stderr_tail.add(line)
 
     def _error(self, closed: AcpClosed, turn: Turn, mark: int | None = None) -> BridgeError:
-        self._take_stderr(turn, mark)
+        if closed.stderr:  # it ended while starting: what it printed then
+            for line in closed.stderr.splitlines():
+                turn.stderr_tail.add(line)
+        else:
+            self._take_stderr(turn, mark)
         return BridgeError(f"{closed.message} The next run starts it again and continues the thread.",
                            code=closed.code, stderr_tail=turn.stderr_tail.text())
