@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 RUNNER_TYPE ?= gemini-cli
 export RUNNER_TYPE
 
-.PHONY: install install-runtime run client test test-fast test-slow lint bench image image-smoke deploy-render clean
+.PHONY: install install-runtime run client test test-fast test-slow lint bench bump image image-smoke deploy-render clean
 
 # The runtime: the runner with every runner's SDK, the terminal client, the Gemini CLI (pyproject's `all` extra,
 # each version as requirements.lock pins it). The development environment adds the test tools (the `test` extra),
@@ -60,6 +60,9 @@ lint: install  ## ruff, then the layers and no import cycles (import-linter: pyp
 	$(VENV)/bin/ruff check ambient_runner ag_ui_cli_common ag_ui_gemini_cli ag_ui_codex_sdk ag_ui_claude main.py tests deploy tools
 	$(VENV)/bin/mypy  # the packages and main.py, as [tool.mypy] in pyproject.toml lists them
 	$(VENV)/bin/lint-imports --no-cache --no-logo
+
+bump: install  ## take a CLI release: make bump RUNNER=claude [VERSION=0.2.190] (docs/development.md#taking-a-cli-release)
+	$(PY) -m tools.bump $(RUNNER) $(VERSION)
 
 image:  ## build the images (one per runner, and the all-in-one) with buildah as root, no Docker engine: deploy/image/build.sh
 	bash deploy/image/build.sh

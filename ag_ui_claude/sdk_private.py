@@ -3,9 +3,10 @@ place: the adapter's and the Claude bridge's (the bridge imports this module; th
 
 The SDK's public API has no way to: parse a raw stream-json message (a recording replays like a live client), keep
 the CLI's process once a start fails (its transport drops it), read the CLI's messages as raw dicts (its public
-iterator drops message kinds it does not know), or see how many messages it has read but not handed on. Nothing else
-in the project touches an underscore name of the SDK; ``tests/claude/test_sdk_private.py`` checks that each name used
-here exists with the parameters used, and fails naming it and the pinned version when an SDK update changes it.
+iterator drops message kinds it does not know), see how many messages it has read but not handed on, or see the
+command line its transport starts the CLI with (``make bump``'s protocol diff compares it between versions). Nothing
+else in the project touches an underscore name of the SDK; ``tests/claude/test_sdk_private.py`` checks that each name
+used here exists with the parameters used, and fails naming it and the pinned version when an SDK update changes it.
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ from claude_agent_sdk._errors import MessageParseError
 from claude_agent_sdk._internal.message_parser import parse_message
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
-__all__ = ["MessageParseError", "SubprocessCLITransport", "buffered_messages", "parse_message", "raw_messages",
-           "transport_process"]
+__all__ = ["MessageParseError", "SubprocessCLITransport", "buffered_messages", "command_line", "parse_message",
+           "raw_messages", "transport_process"]
 
 
 def transport_process(transport: SubprocessCLITransport) -> Any:
     """The CLI's process as the transport holds it (``None`` before it is spawned or once the SDK let go of it)."""
     return getattr(transport, "_process", None)
+
+
+def command_line(transport: SubprocessCLITransport) -> list[str]:
+    """The command line the transport would start the CLI with (nothing is started)."""
+    return list(transport._build_command())
 
 
 def buffered_messages(client: Any) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 from ag_ui.core import BaseEvent, RawEvent, RunFinishedCancelledOutcome, RunFinishedEvent
 
 from ag_ui_cli_common import CliAdapter
+from ag_ui_codex_sdk import protocol
 from ag_ui_codex_sdk.errors import describe_failure
 from ag_ui_codex_sdk.notifications import to_wire
 from ag_ui_codex_sdk.plan import PlanTracker
@@ -30,11 +31,7 @@ from ag_ui_codex_sdk.tools import TOOL_ITEM_TYPES, args_known_at_start, tool_arg
 from ag_ui_codex_sdk.usage import TurnUsage
 
 SOURCE = "codex"
-DROPPED = frozenset({
-    "turn/started", "thread/started", "thread/status/changed", "item/reasoning/summaryPartAdded",
-    "item/commandExecution/outputDelta", "item/fileChange/outputDelta", "serverRequest/resolved",
-    "thread/name/updated", "account/rateLimits/updated", "turn/diff/updated",
-})
+DROPPED = frozenset(protocol.DROPPED)  # bookkeeping notifications: no event
 TEXT_ITEMS = ("agentMessage", "plan")
 UNPARSED = "(not a notification)"  # the kind of a recorded line that is not a JSON object
 

@@ -33,6 +33,7 @@ def test_the_private_imports_and_functions_are_there() -> None:
     transport = _private("claude_agent_sdk._internal.transport.subprocess_cli", "SubprocessCLITransport")
     check_callable(SDK, MODULE, transport, "__init__", ["prompt", "options"])  # WatchedTransport's super().__init__
     check_callable(SDK, MODULE, transport, "connect")
+    check_callable(SDK, MODULE, transport, "_build_command")  # command_line (make bump's diff)
     check_callable(SDK, MODULE, _private("claude_agent_sdk._internal.query", "Query"), "receive_messages")
 
     message = sdk_private.parse_message({"type": "assistant", "message": {
@@ -52,6 +53,8 @@ async def test_the_private_attributes_are_where_the_project_reads_them(tmp_path:
     transport = sdk_private.SubprocessCLITransport(prompt=_no_prompt(), options=options)
     assert check_attribute(SDK, MODULE, transport, "_process") is None  # the CLI's process, once spawned
     assert sdk_private.transport_process(transport) is None
+    argv = sdk_private.command_line(transport)
+    assert argv[0] == str(tmp_path / "claude") and "--output-format" in " ".join(argv)
 
     client = ClaudeSDKClient(options)
     assert check_attribute(SDK, MODULE, client, "_query") is None  # the control protocol, once connected

@@ -45,7 +45,7 @@ def test_no_version_note_in_the_code_names_a_cli_version_of_its_own() -> None:
     found = []
     for top in CODE:
         for path in sorted((ROOT / top).rglob("*.py")) if (ROOT / top).is_dir() else [ROOT / top]:
-            if "fixtures" in path.parts and path.suffix != ".py":
+            if path.parent == Path(__file__).parent:  # the bump's own tests: versions are their data
                 continue
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 if VERSION_NOTE.search(line) and path != Path(__file__):
