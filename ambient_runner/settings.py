@@ -83,6 +83,9 @@ class RunnerSettings(BaseSettings):
     runner_model_proxy: bool = Field(
         True, description="serve each CLI's model API through the runner's proxy (the CLI never holds the key)")
     runner_max_queued: int = Field(8, ge=0, description="messages a busy thread queues before a 429 QUEUE_FULL")
+    runner_max_live_clis: int = Field(
+        4, ge=1, description="CLI processes kept alive per pod (Claude runs one per thread): beyond it the least "
+                             "recently used idle one is closed, and its thread resumes its saved session next time")
     runner_settle_timeout: float = Field(
         60.0, gt=0, description="s a thread's next run waits for the previous run's clean-up before a 503")
     # The platform's own variables (its operator sets them): read as text, so a value the runner cannot use is

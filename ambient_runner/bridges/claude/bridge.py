@@ -10,6 +10,7 @@ import, with its MCP stack) and the adapter are imported in a thread once the br
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
 OPTIONS = RunnerOptions(runner="the Claude runner", efforts=EFFORTS, approvals=True,
                         mode_note="plan = Claude Code's plan permission mode (read-only tools)",
                         effort_note="Claude Code --effort (thinking depth)")
+
+log = logging.getLogger(__name__)
 
 
 class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]", "ClaudeEventAdapter"]):
@@ -135,6 +138,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         from ambient_runner.bridges.claude.session import DEFAULT_PERMISSION_MODE
 
         session = self._session(turn.thread_id)
+        await self._make_room(turn.thread_id)
         model = turn.options.model or self.default_model
         permission_mode = "plan" if turn.options.mode == "plan" else DEFAULT_PERMISSION_MODE
         self._frontend_tools[turn.thread_id] = list(turn.input.tools or ())
@@ -238,9 +242,33 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
             self.host.publish(event)
 
     # ----- sessions --------------------------------------------------------------------------------------
+    async def _make_room(self, thread_id: str) -> None:
+        """At most ``RUNNER_MAX_LIVE_CLIS`` Claude Code processes: before a thread's CLI starts, the least recently
+        used idle ones are closed (their threads resume their saved sessions on their next run, as after a pod
+        restart). Never one whose thread runs, waits for a person, or has a background task still running."""
+        live = [t for t, s in self._clients.items() if s.pid is not None and t != thread_id]
+        if self._clients[thread_id].pid is not None:
+            return
+        excess = len(live) + 1 - self.settings.runner_max_live_clis
+        for other in live:  # least recently used first (``_session`` moves a used thread to the end)
+            if excess <= 0:
+                break
+            if self._evictable(other):
+                await self._clients.pop(other).close()
+                excess -= 1
+                log.info("closed the idle Claude Code of thread %s (RUNNER_MAX_LIVE_CLIS=%d): its next run resumes "
+                         "its session", other, self.settings.runner_max_live_clis)
+
+    def _evictable(self, thread_id: str) -> bool:
+        session = self._clients[thread_id]
+        running = any(t.thread_id == thread_id and t.status == "running" for t in self.host.tasks.list())
+        return session.idle and not self.pauses.parked(thread_id) and not running
+
     def _session(self, thread_id: str) -> ClaudeSession:
-        session = self._clients.get(thread_id)
-        if session is None:
+        session = self._clients.pop(thread_id, None)
+        if session is not None:
+            self._clients[thread_id] = session  # the most recently used last
+        else:
             from ambient_runner.bridges.claude.session import ClaudeSession
 
             session_map = self.sessions

@@ -411,6 +411,11 @@ class ClaudeSession:
     def pid(self) -> int | None:
         return self._pid
 
+    @property
+    def idle(self) -> bool:
+        """No turn runs or starts in this CLI (nor waits for its result)."""
+        return self._idle.is_set() and not self._lock.locked()
+
 
 async def _end_group(transport: WatchedTransport) -> None:
     """SIGKILL to the CLI's process group (the launcher's ``setsid`` makes the CLI lead it: its id is the CLI's
