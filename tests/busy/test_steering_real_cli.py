@@ -215,3 +215,26 @@ async def test_reject_a_full_queue_and_interrupts_with_and_without_drop_queued(t
     assert [e["type"] for e in never] == ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]
     assert never[-1]["outcome"] == {"type": "cancelled"}
     assert not model_saw(r.server, "NOTOOL dropped") and not model_saw(r.server, "too many")
+
+
+@pytest.mark.parametrize("gap", [0.3, 1.5])
+async def test_two_messages_steered_during_the_final_text_end_with_the_turn_that_answers_them(
+        gap: float, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However Claude Code groups them into turns (one turn for both, or one each), the live run ends once they are
+    answered, its snapshot holding both."""
+    async with scripted_runner("claude", tmp_path, monkeypatch) as r:
+        r.server.slow_delay = 0.2
+        client = r.harness.client
+        assert client is not None
+        live = Stream(client, body("t", "run-a", "NOTOOL SLOW tell a story"))
+        await wait_for(lambda: "slow chunk" in deltas(r.logged("t")), what="the final text")
+        first_steer = await Stream(client, body("t", "run-s1", "NOTOOL first-steer-marker")).done()
+        await asyncio.sleep(gap)  # the second one while the CLI has (or has not yet) taken the first in
+        second_steer = await Stream(client, body("t", "run-s2", "NOTOOL second-steer-marker")).done()
+        async with asyncio.timeout(60):
+            first = await live.done()
+    assert first_steer[1]["value"]["mode"] == second_steer[1]["value"]["mode"] == "steered"
+    check_stream(first, thread_ids=set())
+    assert first[-1]["type"] == "RUN_FINISHED" and first[-1]["runId"] == "run-a"
+    assert model_saw(r.server, "first-steer-marker") and model_saw(r.server, "second-steer-marker")
+    assert users_in_snapshot(first) == ["msg-run-a", "msg-run-s1", "msg-run-s2"]

@@ -68,7 +68,21 @@ def _is_replay(item: Any) -> bool:
 
 def _replay_text(item: dict[str, Any]) -> str:
     content = (item.get("message") or {}).get("content")
+    if isinstance(content, list):  # content blocks: their text
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     return content if isinstance(content, str) else ""
+
+
+def _taken_in(steers: list[str], replayed: str) -> list[str]:
+    """The steered messages a replay holds: the CLI takes one in alone, or several that waited, joined by newlines
+    into one user message (in the order they were written)."""
+    taken, position = [], 0
+    for text in steers:
+        found = replayed.find(text.strip(), position) if text.strip() else -1
+        if found >= 0:
+            taken.append(text)
+            position = found + len(text.strip())
+    return taken
 
 
 def _ended_early(result: Any) -> bool:
@@ -328,8 +342,7 @@ class ClaudeSession:
 
     def _route(self, item: Any) -> None:
         if _is_replay(item):  # the CLI took a user message in (``--replay-user-messages``): never a turn's event
-            text = _replay_text(item)
-            if text in self._steers:
+            for text in _taken_in(self._steers, _replay_text(item)):
                 self._steers.remove(text)
             return
         session_id = _init_session_id(item)
