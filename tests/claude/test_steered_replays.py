@@ -1,5 +1,5 @@
 """Which steered messages a replay of Claude Code's holds (``--replay-user-messages``): it takes a message in alone,
-or several that waited joined by newlines into one user message (seen with Claude Code 2.1.332: two messages steered
+or several that waited joined by newlines into one user message (seen with the pinned Claude Code: two messages steered
 during the final text came back as ``"first\\nsecond"``), so the live run ends once both are answered."""
 
 from __future__ import annotations
