@@ -16,11 +16,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 README_LIMIT = 12 * 1024
 # An absolute path that names a machine's own folders: a work tree or home (/work/..., /root/..., /home/<user>/...,
-# /Users/<user>), a named temporary file or folder (/tmp/<name>: pytest's, mkdtemp's; /tmp alone is the container's),
-# macOS's temporary folders. It starts a path: not inside a URL or a longer path (github.com/work/... is not one),
-# except after file://.
+# /Users/<user>), a temporary folder a run made (pytest's /tmp/pytest-of-<user>, mkdtemp's /tmp/tmp<8 random>, a
+# prefix's /tmp/<prefix>-<8 random>), macOS's temporary folders. /tmp itself (the container's) and a name a
+# document chooses for an example command (/tmp/old.json) are not one. It starts a path: not inside a URL or a longer
+# path (github.com/work/... is not one), except after file://.
+RANDOM_PART = r"(?=[a-z0-9_]*\d)(?=[a-z0-9_]*[a-z])[a-z0-9_]{8}\b"
 MACHINE_PATH = re.compile(r"(?:(?<![\w.~$/\\-])|(?<=file://))"
-                          r"(/(?:work|root)/[^\s`'\")\]]+|/(?:home|Users)/[\w.-]+|/tmp/[\w.+-]+|/(?:private/)?var/folders/)")
+                          r"(/(?:work|root)/[^\s`'\")\]]+|/(?:home|Users)/[\w.-]+|/(?:private/)?var/folders/"
+                          rf"|/tmp/(?:pytest-of-[\w.-]+|tmp{RANDOM_PART}|[\w.+-]+[-_]{RANDOM_PART}))")
 
 
 def machine_paths(text: str) -> list[str]:
@@ -60,7 +63,8 @@ def test_no_machine_path_in_readme_docs_or_bench():
     "/work/main/bench/run.py", "summed: /work/shared/research/platform-backend-contract.md §2",
     '"reference": "/work/ref/components/runners/ambient-runner"', "python bench/compare.py --before /work/wt-before",
     "/root/.cache/ambient-runner", "`/home/alice/src/x`", "(/Users/bob)", "/tmp/pytest-of-root/pytest-3/x",
-    "TMPDIR=/tmp/tmpa1b2c3", "file:///work/main/docs", "/private/var/folders/xy/T/", "/var/folders/xy/T/"])
+    "TMPDIR=/tmp/tmpa1b2c3d4", "/tmp/runner-harness-k2j3h4x9/workspace", "file:///work/main/docs",
+    "/private/var/folders/xy/T/", "/var/folders/xy/T/"])
 def test_the_rule_finds_a_machine_path(text):
     assert machine_paths(text), text
 
@@ -70,7 +74,8 @@ def test_the_rule_finds_a_machine_path(text):
     "/var/run/secrets/kubernetes.io/serviceaccount/token", "leaves nothing in `/tmp`.", "emptyDirs for `/workspace`, "
     "the state root and `/tmp`;", "`~/.cache/ambient-runner/local-8001/workspace`", "https://github.com/work/x",
     "$HOME/work/x", "`$XDG_CACHE_HOME/ambient-runner`", "components/runners/ambient-runner", "../main-before",
-    "bench/work/x", "http://127.0.0.1:8001/run", "`/health`, `/ready`"])
+    "bench/work/x", "http://127.0.0.1:8001/run", "`/health`, `/ready`", "--out /tmp/old.json",
+    "npm install --prefix /tmp/codex171 @openai/codex@0.171.0", "/tmp/codex171/node_modules/.bin/codex"])
 def test_the_rule_leaves_documented_paths_alone(text):
     assert machine_paths(text) == [], text
 
