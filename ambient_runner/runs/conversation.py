@@ -9,8 +9,10 @@ contents are cut, messages are never dropped.
 
 It rebuilds what the platform's page built from the stream (its reducer, ``hooks/agui/event-handlers.ts``): a text or
 reasoning message joins at its end and only with content; a tool call is held by the message its
-``parentMessageId`` names (the ``StreamGuard`` gives every call one), and a holder the stream never opened as text
-joins where the page put the call, at its ``TOOL_CALL_END``.
+``parentMessageId`` names (the ``StreamGuard`` gives every call one), from its ``TOOL_CALL_END`` on. A holder that is
+not a text (a call with nothing said before it) joins, empty, where the stream announced it (a RAW event of
+``HOLDER_SOURCE``, which the page makes the same empty assistant message of); one never announced (a stream that did
+not pass the guard) where the page would put it, at its call's end.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ag_ui.core import (
     BaseEvent,
     EventType,
     MessagesSnapshotEvent,
+    RawEvent,
     ReasoningMessageContentEvent,
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
@@ -37,6 +40,7 @@ from ag_ui.core import (
 )
 
 from ambient_runner.stream.encoding import Redactor
+from ambient_runner.stream.guard import HOLDER_SOURCE
 
 SNAPSHOT_LIMIT = 8 * 1024 * 1024 - 64 * 1024  # the platform skips SSE lines over 8 MiB; room for the envelope
 CUT_TO = 16 * 1024
@@ -130,6 +134,11 @@ class Conversation:
             if event.message_id not in self._by_id:
                 self._append({"id": event.message_id, "role": "tool", "content": event.content,
                               "toolCallId": event.tool_call_id})
+        elif isinstance(event, RawEvent) and event.source == HOLDER_SOURCE:  # the page has the holder from here on
+            holder = str(event.event.get("id", "")) if isinstance(event.event, dict) else ""
+            if holder and holder not in self._by_id:
+                self._opening.pop(holder, None)
+                self._append({"id": holder, "role": "assistant"})
 
     def snapshot_json(self, redactor: Redactor, *, waiting: bool = False) -> str:
         """``snapshot()``'s wire JSON (what ``event_json`` writes) redacted by ``redactor``: a join of each message's

@@ -82,7 +82,8 @@ class AnthropicScriptedServer(ScriptedModelServer):
         if plan.think:
             blocks.append({"type": "thinking", "chunks": list(THINKING_TEXT),
                            "signature": f"scripted-signature-{len(self.requests)}"})
-        blocks.append({"type": "text", "chunks": list(plan.chunks)})
+        if plan.chunks:  # BARECALL: no text block before the call
+            blocks.append({"type": "text", "chunks": list(plan.chunks)})
         if plan.kind in ("tool", "patch", "background"):
             command: dict[str, str | bool] = {"command": self.shell_command,
                                               "description": "run the scripted command"}

@@ -23,7 +23,9 @@ Script, decided from the latest user turn of each request (``decide``):
 * the prompt contains ``QUESTION``                -> a question to the person, ``QUESTION`` with its options (Claude's
                                                      ``AskUserQuestion``, Codex's ``request_user_input``; plain
                                                      text for Gemini);
-* otherwise                                       -> one shell tool call running ``shell_command``.
+* otherwise                                       -> one shell tool call running ``shell_command``;
+* ``BARECALL`` with any of the calls above        -> the call alone, no text before it (a model whose only output
+                                                     is the call, as GPT-5-class models often answer).
 
 ``mode`` switches the whole server to a failure at run time: ``error401``, ``error429``, ``error500``,
 ``hang`` (accept, never answer), ``drop`` (close the connection mid-stream), ``garbage`` (malformed SSE).
@@ -39,7 +41,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -59,6 +61,7 @@ PLAN_STEPS = [{"step": "Read the code", "status": "completed"}, {"step": "Make t
 QUESTION = {"question": "Which colour should the file use?", "header": "Colour", "multiSelect": False,
             "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}]}
 MCP_PATTERN = re.compile(r"MCPTOOL:([\w-]+)\.([\w-]+)")
+ANSWERS = {"final", "plain", "slow"}  # the plans that answer in words, without a call
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,14 @@ class ScriptedModelServer:
 
     # ----- script ----------------------------------------------------------------------------------------
     def decide(self, prompt: str, tool_results: Sequence[Any] = ()) -> Plan:
-        """The answer to a request whose latest user turn is ``prompt``, or which ends with ``tool_results``."""
+        """The answer to a request whose latest user turn is ``prompt``, or which ends with ``tool_results``;
+        ``BARECALL``: a call with no text before it."""
+        plan = self._decide(prompt, tool_results)
+        if "BARECALL" in prompt and plan.kind not in ANSWERS:
+            return replace(plan, chunks=[])
+        return plan
+
+    def _decide(self, prompt: str, tool_results: Sequence[Any]) -> Plan:
         think = "THINK" in prompt
         if tool_results:
             refused = REFUSED_RESULT.search(json.dumps(list(tool_results), default=str))

@@ -12,6 +12,7 @@ ends with a tool result (``function_call_output`` / ``custom_tool_call_output``)
   offered as a function);
 * MCPTOOL:server.tool: Codex defers MCP tools behind ``tool_search``: a ``tool_search_call`` first, then a
   ``function_call`` to the tool in the namespace the search returned (``mcp__server__tool`` when offered as is);
+* BARECALL: the call alone, no ``message`` item before it (as GPT-5-class models answer);
 * every response ends with ``response.completed`` carrying ``usage``.
 """
 
@@ -143,7 +144,8 @@ class OpenAIResponsesServer(ScriptedModelServer):
             "model": body.get("model"), "output": []}}
         if plan.think:
             yield from self._reasoning(len(output), output)
-        yield from self._message(plan, len(output), output)
+        if plan.chunks:  # BARECALL: no message item before the call
+            yield from self._message(plan, len(output), output)
         if plan.kind in ("tool", "patch", "mcp", "update_plan", "question"):
             yield from self._tool_call(plan, body, len(output), output)
         yield "response.completed", {"type": "response.completed", "response": {

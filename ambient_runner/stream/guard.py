@@ -58,6 +58,10 @@ SUBAGENT_TYPES = {EventType.SUBAGENT_STARTED, EventType.SUBAGENT_FINISHED, Event
 DELTA_EVENTS = {EventType.TEXT_MESSAGE_CONTENT, EventType.TOOL_CALL_ARGS, EventType.REASONING_MESSAGE_CONTENT}
 # A tool result the CLI left blank (Gemini over ACP reports no output for shell commands): never sent blank.
 NO_OUTPUT = "{name} finished; the CLI reports no output"
+# The RAW event that announces a tool-call holder (``StreamGuard._holder_of``): the platform's page makes a message of
+# a RAW event with a ``role`` and a non-empty ``content`` (an empty list of parts is one: it shows as ""), under its
+# ``id``. So the page holds the calls where the snapshot does, in an assistant message of that id with no text.
+HOLDER_SOURCE = "ambient-runner/tool-call-holder"
 
 
 @dataclass
@@ -308,18 +312,21 @@ class StreamGuard:
     def _end_texts(self) -> list[BaseEvent]:
         return [end for wire in list(self._texts) for end in self._end_text(wire)]
 
-    def _holder_of(self, call_id: str, parent: str | None) -> str:
+    def _holder_of(self, call_id: str, parent: str | None) -> tuple[str, list[BaseEvent]]:
         """The ``parentMessageId`` a tool call is streamed with, so the platform's page holds it where the snapshot
         does (its reducer: on the message of that id; without one, on the last assistant message, which may be a
-        reasoning block or a message of an earlier turn; with an id it has no message for, in a message of its own).
-        A text the page has committed keeps the calls after it; otherwise (nothing said yet, or reasoning since) the
-        calls are held by a new assistant message ``<first call id>-call``, which the stream names and the snapshot
-        holds them in."""
+        reasoning block or a message of an earlier turn; with an id it has no message for, in a ``role: "tool"``
+        message of its own with a random id, which no snapshot can rebuild). A text the page has committed keeps the
+        calls after it; otherwise (nothing said yet, or reasoning since) the calls are held by a new assistant
+        message ``<first call id>-call``, announced before its first call (``HOLDER_SOURCE``), so that the page has
+        it, empty, where the snapshot has it. Returns the id and the announcement, if the holder is new."""
         if parent is not None and parent in self._committed_texts:
-            return parent
-        if self._holder is None:
-            self._holder = self._ids.claim(f"{call_id}-call")
-        return self._holder
+            return parent, []
+        if self._holder is not None:
+            return self._holder, []
+        self._holder = self._ids.claim(f"{call_id}-call")
+        return self._holder, [RawEvent(event={"id": self._holder, "role": "assistant", "content": []},
+                                       source=HOLDER_SOURCE)]
 
     def _on_tool_start(self, event: ToolCallStartEvent, stopping: Ending | None) -> list[BaseEvent]:
         if self._wire_id(event.tool_call_id) in self._tools:
@@ -337,7 +344,8 @@ class StreamGuard:
                 update["parent_message_id"] = parent
         else:
             out += self._end_texts()  # the page holds a call only on a text it has committed
-            update["parent_message_id"] = self._holder_of(wire, parent)
+            update["parent_message_id"], announced = self._holder_of(wire, parent)
+            out += announced
         return [*out, event.model_copy(update=update)]
 
     def _on_tool_args(self, event: ToolCallArgsEvent, stopping: Ending | None) -> list[BaseEvent]:

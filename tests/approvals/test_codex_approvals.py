@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from page_session import PageSession
 from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result, offline_kit, resume_body, texts
+from platform_page import normalize_snapshot, structure
 from runner_kits import RunnerKit
 
 from ambient_runner.scripted_models.base import QUESTION, REFUSED_ANSWER
@@ -125,3 +127,45 @@ async def test_a_client_that_comes_back_while_paused_replays_the_interrupt(kit: 
     replayed = await kit.runner.events("t-replay", after=pairs[0][0] - 1)
     assert [e for _, e in replayed] == [e for _, e in pairs]
     interrupts_of([e for _, e in replayed])
+
+
+def snapshot_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run's last MESSAGES_SNAPSHOT as the page takes it in (tool results folded into their calls)."""
+    return normalize_snapshot(next(e for e in reversed(events) if e["type"] == "MESSAGES_SNAPSHOT")["messages"])
+
+
+@pytest.mark.parametrize("said", ["Approve", "Deny"])
+@pytest.mark.parametrize("prompt", [WRITE, f"BARECALL {WRITE}", f"THINK BARECALL {WRITE}"])
+async def test_the_snapshots_of_a_paused_call_change_nothing_on_the_page(kit: RunnerKit, prompt: str,
+                                                                         said: str) -> None:
+    """A call with text before it and one without (``BARECALL``: the model's only output is the call, as GPT-5-class
+    models answer; after reasoning too): the platform's page built from the live stream has, before the paused
+    run's snapshot and the answered run's, the messages those snapshots hold: the same number, order and ids, each
+    call in the same message (the guard announces the holder of a call with nothing before it, so the page has it
+    too, instead of a message of its own with a random id)."""
+    session = PageSession(kit.runner.post, "t-page")
+    paused = await session.say(prompt, forwarded_props=ASK)
+    (interrupt,) = interrupts_of(paused)
+    call = next(e for e in paused if e["type"] == "TOOL_CALL_START" and e["toolCallId"] == interrupt["toolCallId"])
+    assert any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in paused) == ("BARECALL" not in prompt)
+    holder = call["parentMessageId"]
+    live, page = session.held[-1][0], structure(session.page.messages)  # before the run's snapshot, and after
+    assert live == structure(snapshot_of(paused)) == page  # what the live stream built is what the snapshot holds
+    if "BARECALL" in prompt:
+        assert holder == f"{call['toolCallId']}-call"
+        announced = [i for i, e in enumerate(paused) if e["type"] == "RAW" and e["event"].get("id") == holder]
+        assert announced and announced[0] < paused.index(call)
+    card = session.page.open_question()
+    assert card is not None and (holder, [call["toolCallId"], card["id"]]) in page  # both cards in one message
+    assert len(page) == 2 + ("THINK" in prompt)  # the person's message, the reasoning, the text or holder
+    session.check_reload()
+
+    question = json.loads(card["function"]["arguments"])["questions"][0]["question"]
+    answered = await session.answer_card({question: said})
+    assert (kit.settings.workspace_path / "out.txt").exists() == (said == "Approve")
+    assert session.held[-1][0] == structure(snapshot_of(answered)) == structure(session.page.messages)
+    assert structure(session.page.messages)[:len(page)] == page  # the paused run's messages kept as they were
+    reloaded = session.check_reload()
+    assert [c["id"] for c in reloaded.tool_cards()] == [call["toolCallId"], card["id"]]
+    assert not any(c["pending"] for c in reloaded.tool_cards())
+

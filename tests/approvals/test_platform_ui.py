@@ -48,13 +48,14 @@ async def test_live_and_reloaded_pages_are_the_same(kit: RunnerKit) -> None:
     first = await session.say("THINK Create out.txt with hello")  # reasoning, then a call with no text before it
     await session.say("NOTOOL thanks")
     await session.say("Create out.txt with hello")  # a second turn's call
+    await session.say("BARECALL Create out.txt with hello")  # a call alone: no text, no reasoning before it
     reloaded = session.check_reload()
     streamed = [e["delta"] for e in first if e["type"] == "REASONING_MESSAGE_CONTENT"]
     assert streamed, "the scripted model's reasoning was not streamed"
     shown = [item["text"] for item in reloaded.rendered() if item["kind"] == "reasoning"]
     assert "".join(shown) == "".join(streamed)  # reasoning kept after the reload
     cards = shell_cards(session)
-    assert len(cards) == 2 and not any(card["pending"] for card in cards)
+    assert len(cards) == 3 and not any(card["pending"] for card in cards)
     assert session.page.status() == reloaded.status() == "idle"
     assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
 

@@ -15,6 +15,7 @@ from platform_page import (
     comparable,
     has_actual_result,
     reload,
+    structure,
 )
 
 
@@ -204,3 +205,31 @@ def test_backend_status_reads_the_newest_run() -> None:
     assert backend_status(run("r1", ask) + run("r2", text("m", "x"))) == "idle"
     assert backend_status(run("r1")[:1]) == "working"
     assert backend_status([]) == ""
+
+
+def test_a_raw_event_with_a_role_and_a_content_is_a_message():
+    """handleRawEvent: a payload with a truthy role and content becomes a message of its id, ``String(content)``;
+    an empty list is truthy, "" is not; a hidden message's metadata takes it off the page and out of snapshots."""
+    page = PlatformPage().feed([
+        {"type": "RAW", "event": {"id": "c1-call", "role": "assistant", "content": []}},
+        {"type": "RAW", "event": {"id": "nothing", "role": "assistant", "content": ""}},
+        {"type": "RAW", "event": {"type": "langfuse_trace", "traceId": "ab"}},
+        *call("c1", "shell", {"command": "ls"}, parent="c1-call"),
+        {"type": "RAW", "event": {"role": "tool", "content": "?"}},  # no id: the page's own
+    ])
+    assert structure(page.messages) == [("c1-call", ["c1"]), (RANDOM, [])]
+    assert page.messages[0]["content"] == "" and page.messages[1]["content"] == "?"
+    page.feed([{"type": "RAW", "event": {"type": "message_metadata", "hidden": True, "messageId": "c1-call"}},
+               {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "c1-call", "role": "assistant", "content": "x"}]}])
+    assert structure(page.messages) == [(RANDOM, [])]
+
+
+def test_a_call_whose_holder_the_page_has_not_is_a_message_of_its_own():
+    """handleToolCallEnd: a parentMessageId naming no message puts the call in a role "tool" message with a random
+    id; the snapshot's holder then takes its place (what the announced holder avoids)."""
+    page = PlatformPage().feed(call("c1", "shell", {}, parent="c1-call"))
+    assert structure(page.messages) == [(RANDOM, ["c1"])]
+    page.apply({"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "c1-call", "role": "assistant", "toolCalls": [
+        {"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{}"}}]}]})
+    assert structure(page.messages) == [("c1-call", ["c1"])]
+

@@ -198,11 +198,13 @@ async def test_ids_stay_unique_across_runs_of_a_thread(bridge):
     async with RunnerHarness(bridge) as runner:
         first = await runner.run("t1", turn)
         second = await runner.run("t1", turn)  # the harness checks ids are unique within the thread
-    assert first[1]["toolCallId"] == "call_1"
-    assert second[1]["toolCallId"] == "call_1~2"
-    assert second[4] == {"type": "TOOL_CALL_RESULT", "messageId": "r1~2", "toolCallId": "call_1~2",
+    assert first[1]["event"]["id"] == "call_1-call"  # the announced holder of a call with nothing said before it
+    assert first[2]["toolCallId"] == "call_1" and first[2]["parentMessageId"] == "call_1-call"
+    assert second[1]["event"]["id"] == "call_1~2-call"
+    assert second[2]["toolCallId"] == "call_1~2" and second[2]["parentMessageId"] == "call_1~2-call"
+    assert second[5] == {"type": "TOOL_CALL_RESULT", "messageId": "r1~2", "toolCallId": "call_1~2",
                          "content": "ok"}
-    assert second[5]["type"] == "RAW" and second[5]["event"]["toolCallId"] == "ghost"
+    assert second[6]["type"] == "RAW" and second[6]["event"]["toolCallId"] == "ghost"
 
 
 async def test_secrets_never_reach_events_and_runner_secrets_never_reach_the_cli(tmp_path, monkeypatch):

@@ -79,7 +79,9 @@ def test_tool_arguments_are_buffered_into_one_valid_delta():
         ToolCallEndEvent(tool_call_id="c1"),
         ToolCallResultEvent(message_id="res", tool_call_id="c1", content="a.txt"),
     ])
-    assert events[1:-1] == [  # nothing said before it: a holder of its own, named after it (see _holder_of)
+    assert events[1:-1] == [  # nothing said before it: a holder of its own, named after it and announced first
+        {"type": "RAW", "event": {"id": "c1-call", "role": "assistant", "content": []},
+         "source": "ambient-runner/tool-call-holder"},  # (see _holder_of: the platform's page makes it a message)
         {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "shell", "parentMessageId": "c1-call"},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"command": "ls"}'},
         {"type": "TOOL_CALL_END", "toolCallId": "c1"},
@@ -154,6 +156,8 @@ def test_an_open_sub_agent_ends_with_the_run_and_keeps_its_marks():
     mark = {"subagentRunId": "sa1", "metadata": {"parentToolCallId": "agent-call"}}
     events = drive(sub_agent_work(), Ending(error_message="The CLI crashed.", error_code="CLI_EXITED"))
     assert events[1:] == [
+        {"type": "RAW", "event": {"id": "agent-call-call", "role": "assistant", "content": []},
+         "source": "ambient-runner/tool-call-holder"},
         {"type": "TOOL_CALL_START", "toolCallId": "agent-call", "toolCallName": "Agent",
          "parentMessageId": "agent-call-call"},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "agent-call", "delta": "{}"},

@@ -8,7 +8,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from platform_page import PlatformPage, comparable, reload
+from platform_page import PlatformPage, comparable, reload, structure
 
 Post = Callable[[dict[str, Any]], Awaitable[list[dict[str, Any]]]]
 
@@ -20,8 +20,10 @@ class PageSession:
         self.page = PlatformPage()
         self.stored: list[dict[str, Any]] = []  # what the backend persisted, every run of the session
         self.runs: list[list[dict[str, Any]]] = []
-        # What the page showed at the end of each run: before its snapshot (the live stream alone), and after it.
+        # What the page showed around each snapshot of each run: before it (what the live stream built), and after.
         self.shown: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
+        # The same for the page's messages: by id, in order, with the tool calls each holds (``structure``).
+        self.held: list[tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]]] = []
 
     async def say(self, content: str, metadata: dict[str, Any] | None = None, *,
                   forwarded_props: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -45,23 +47,32 @@ class PageSession:
     async def _stream(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         self.stored += events
         self.runs.append(events)
-        last_snapshot = max(i for i, e in enumerate(events) if e["type"] == "MESSAGES_SNAPSHOT")
-        self.page.feed(events[:last_snapshot])
-        before = self.page.rendered()
-        self.page.feed(events[last_snapshot:])
-        self.shown.append((before, self.page.rendered()))
+        assert any(e["type"] == "MESSAGES_SNAPSHOT" for e in events), "a run without its snapshot"
+        for event in events:
+            if event["type"] == "MESSAGES_SNAPSHOT":
+                before, held = self.page.rendered(), structure(self.page.messages)
+                self.page.apply(event)
+                self.shown.append((before, self.page.rendered()))
+                self.held.append((held, structure(self.page.messages)))
+            else:
+                self.page.apply(event)
         return events
 
     def reloaded(self) -> PlatformPage:
         return reload(self.stored)
 
     def check_reload(self) -> PlatformPage:
-        """Live page = reloaded page: what a person sees (before and after the run's snapshot), and the whole
-        message lists; every tool call held once, no result left blank. Returns the reloaded page."""
+        """Live page = reloaded page: what a person sees, and the whole message lists; a snapshot changes neither
+        what is drawn nor the messages (their number, order and ids, and which one holds each tool call); every
+        tool call held once, no result left blank. Returns the reloaded page."""
         reloaded = self.reloaded()
         assert reloaded.rendered() == self.page.rendered(), _diff(self.page.rendered(), reloaded.rendered())
         for before, after in self.shown:
             assert before == after, _diff(before, after)
+        for held_before, held_after in self.held:
+            assert held_before == held_after, _diff(held_before, held_after)
+        assert structure(reloaded.messages) == structure(self.page.messages), _diff(
+            structure(self.page.messages), structure(reloaded.messages))
         assert comparable(reloaded.messages) == comparable(self.page.messages), _diff(
             comparable(self.page.messages), comparable(reloaded.messages))
         held = [c["id"] for m in reloaded.messages for c in m.get("toolCalls") or ()]

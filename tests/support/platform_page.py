@@ -8,7 +8,10 @@ What it models, and where in ``github:ambient-code/platform`` the rule comes fro
   ``role: "assistant"`` message, which may be a reasoning block; when no such message exists, in a standalone
   ``role: "tool"`` message with a random id; a tool call's name turns it into a child of another call when its
   ``parentMessageId`` is that call's id; ``TOOL_CALL_RESULT`` sets the holder's ``result``; ``MESSAGES_SNAPSHOT``
-  normalized (``normalize-snapshot.ts``) and merged into what is there; ``RUN_FINISHED.outcome`` ignored.
+  normalized (``normalize-snapshot.ts``) and merged into what is there; ``RUN_FINISHED.outcome`` ignored; a ``RAW``
+  event (``handleRawEvent``): a hidden message's metadata, a Langfuse trace id, a reasoning block, a user message's
+  echo, or any other payload with a truthy ``role`` and ``content`` (JavaScript's truth: ``[]`` is one) made a
+  message of its ``id`` (else a random one) with ``String(content)``.
 - ``PlatformPage.send``: ``hooks/use-agui-stream.ts`` ``sendMessage`` (the user message is added at once, with its
   ``metadata``; an answer to a question card carries ``metadata.type == "ask_user_question_response"``,
   ``app/.../page.tsx`` ``sendToolAnswer``, and ``components/session/ask-user-question.tsx`` builds its content).
@@ -21,7 +24,9 @@ What it models, and where in ``github:ambient-code/platform`` the rule comes fro
   the snapshots, ``AskUserQuestion`` tool-call starts and RAW/CUSTOM/META events are kept; ``DeriveAgentStatus``).
 
 Events are the runner's wire JSON (camelCase dicts). Random ids (the page's ``crypto.randomUUID``) start with
-``RANDOM``; ``comparable`` leaves them and timestamps out so two pages can be compared message for message.
+``RANDOM``; ``comparable`` leaves them and timestamps out so two pages can be compared message for message, and
+``structure`` keeps what a snapshot must not change on a live page: the messages, in order, by id (a random one
+counts as such: no snapshot can rebuild it), and the tool calls each holds.
 """
 
 from __future__ import annotations
@@ -87,6 +92,26 @@ def _insert_by_time(messages: list[Message], message: Message) -> list[Message]:
     return [message, *messages]
 
 
+def _js_truthy(value: Any) -> bool:
+    """JavaScript's truth of a JSON value: ``[]`` and ``{}`` are true, ``""``, ``0``, ``false`` and ``null`` not."""
+    return value not in (None, False, 0, "") if not isinstance(value, list | dict) else True
+
+
+def _js_string(value: Any) -> str:
+    """JavaScript's ``String()`` of a JSON value."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return ",".join("" if item is None else _js_string(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return json.dumps(value)
+
+
 def _call(call_id: str, name: str, arguments: str, result: Any = None, parent_tool: str | None = None) -> Message:
     call: Message = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments},
                      "result": result, "status": "completed"}
@@ -109,6 +134,7 @@ class PlatformPage:
         self.run_active = False
         self.connection = "idle"  # state.status: connected / completed / error
         self.error: str | None = None
+        self.hidden: set[str] = set()  # hiddenMessageIdsRef: messages a RAW message_metadata hid
 
     # ----- the person's side ---------------------------------------------------------------------------------
     def send(self, content: str, metadata: dict[str, Any] | None = None, *, timestamp: Any = None) -> Message:
@@ -178,6 +204,35 @@ class PlatformPage:
             "timestamp": event.get("timestamp"), "metadata": {"type": "run_error"}})
         self.run_active = False
 
+    def _on_raw(self, event: dict[str, Any]) -> None:
+        data = event.get("event") or event.get("data")
+        if not isinstance(data, dict):
+            return
+        at = event.get("timestamp")
+        if data.get("type") == "message_metadata" and data.get("hidden"):
+            if data.get("messageId"):
+                self.hidden.add(str(data["messageId"]))
+                self.messages = [m for m in self.messages if m["id"] != data["messageId"]]
+            return
+        if data.get("type") == "langfuse_trace" and data.get("traceId"):
+            return
+        if data.get("type") == "reasoning_block":
+            self.messages = _insert_by_time(self.messages, {
+                "id": _random_id(), "role": "assistant", "timestamp": at, "content": {
+                    "type": "reasoning_block", "thinking": _js_string(data.get("thinking") or ""),
+                    "signature": _js_string(data.get("signature") or "")}})
+            return
+        if data.get("role") == "user" and _js_truthy(data.get("content")):
+            message_id = _js_string(data.get("id") or "") or _random_id()
+            if message_id not in self.hidden and not any(m["id"] == message_id for m in self.messages):
+                self.messages = _insert_by_time(self.messages, {"id": message_id, "role": "user", "timestamp": at,
+                                                                "content": _js_string(data["content"])})
+            return
+        if _js_truthy(data.get("role")) and _js_truthy(data.get("content")):
+            self.messages = _insert_by_time(self.messages, {
+                "id": _js_string(data.get("id") or "") or _random_id(), "role": _js_string(data["role"]),
+                "content": _js_string(data["content"]), "timestamp": at})
+
     def _on_text_message_start(self, event: dict[str, Any]) -> None:
         self.current_message = {"id": event.get("messageId"), "role": event.get("role"), "content": "",
                                 "timestamp": event.get("timestamp")}
@@ -191,6 +246,8 @@ class PlatformPage:
         if not current or not current["content"]:
             return
         message_id = current["id"] or _random_id()
+        if message_id in self.hidden:
+            return
         for index, message in enumerate(self.messages):
             if message["id"] == message_id:
                 self.messages[index] = {**message, "content": current["content"]}
@@ -293,7 +350,7 @@ class PlatformPage:
                         return
 
     def _on_messages_snapshot(self, event: dict[str, Any]) -> None:
-        snapshot = normalize_snapshot(event.get("messages") or [])
+        snapshot = normalize_snapshot([m for m in event.get("messages") or [] if m["id"] not in self.hidden])
         by_id = {m["id"]: m for m in snapshot}
         existing = {m["id"] for m in self.messages}
         merged: list[Message] = []
@@ -521,6 +578,13 @@ def backend_status(stored: list[dict[str, Any]]) -> str:
             if is_ask_user_question(event.get("toolCallName")):
                 return "waiting_input"
     return "idle" if ended_run is not None else ""
+
+
+def structure(messages: list[Message]) -> list[tuple[str, list[str]]]:
+    """What a page's message list is made of: each message's id (``RANDOM`` for the page's own) in order, with the
+    ids of the tool calls it holds."""
+    return [(RANDOM if str(m["id"]).startswith(RANDOM) else str(m["id"]), [c["id"] for c in m.get("toolCalls") or ()])
+            for m in messages]
 
 
 def comparable(messages: list[Message]) -> list[Message]:
