@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 ROUTERS = [status_api.routes, capabilities_api.routes, runs_api.routes, model_api.routes,
            feedback_api.routes, workspace_api.routes, tasks_api.routes]
 DESCRIPTION = "Runs a coding-agent CLI and streams its work as AG-UI events."
+# The workspace root's instruction files a CLI reads by itself only where it works (Claude's CLAUDE.md is in its
+# system prompt wherever it works): in a workflow's folder, the workflow's preamble carries them.
+ROOT_INSTRUCTIONS = {"gemini-cli": ("GEMINI.md",), "codex-sdk": ("AGENTS.md",)}
 
 
 class RunnerApp(FastAPI):
@@ -86,8 +89,9 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     runs = RunManager(settings, bridge, Redactor([*settings.secret_values(), *environment_secrets()]), metrics)
     boot = Boot(settings, runs, bridge, list(extensions or []), freeze=freeze_after_boot)
     workspace = Workspace.of(settings.workspace_path, settings.state_dir)
-    workflows = Workflows(workspace, _active_workflow(settings))
+    workflows = Workflows(workspace, _active_workflow(settings), ROOT_INSTRUCTIONS.get(settings.runner_type, ()))
     runs.turn_preambles.append(workflows.instructions_for)
+    runs.agent_place = workflows.place
     session_turns = SessionTurns(settings, runs, workflows)
     credentials = RunCredentials.for_platform(settings, runs)  # the person's connected accounts, on the platform
 
