@@ -99,7 +99,8 @@ class CodexConfigFile:
                        f"model_providers.{PROVIDER_ID}.env_key": self.env_key}
         arguments = [arg for key, value in values.items() for arg in ("-c", f"{key}={_toml(value)}")]
         if untrusted:
-            table = ", ".join(f'{_toml(str(folder))} = {{ trust_level = "untrusted" }}' for folder in untrusted)
+            folders = dict.fromkeys(str(folder) for folder in untrusted)  # a key twice is no TOML table at all
+            table = ", ".join(f'{_toml(folder)} = {{ trust_level = "untrusted" }}' for folder in folders)
             arguments += ["-c", f"projects={{ {table} }}"]
         return arguments
 
