@@ -84,7 +84,10 @@ class AnthropicScriptedServer(ScriptedModelServer):
                            "signature": f"scripted-signature-{len(self.requests)}"})
         if plan.chunks:  # BARECALL: no text block before the call
             blocks.append({"type": "text", "chunks": list(plan.chunks)})
-        if plan.kind in ("tool", "patch", "background"):
+        if plan.kind == "tool" and self.read_path:
+            blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "Read",
+                           "pieces": [json.dumps({"file_path": self.read_path})]})
+        elif plan.kind in ("tool", "patch", "background"):
             command: dict[str, str | bool] = {"command": self.shell_command,
                                               "description": "run the scripted command"}
             if plan.kind == "background":

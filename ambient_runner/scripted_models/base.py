@@ -99,6 +99,9 @@ class ScriptedModelServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.mode = "ok"
         self.shell_command = "echo hello > out.txt"
+        # When set, the tool call reads this file with the CLI's own file tool instead (Claude's Read, Gemini's
+        # read_file; Codex has no file tool: its call stays the shell).
+        self.read_path: str | None = None
         self.background_command = "sleep 1; echo background done"
         self.subagent_prompt = "Sub-task: check the workspace with a shell command."
         self.slow_chunks = 30

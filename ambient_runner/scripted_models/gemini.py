@@ -143,8 +143,9 @@ class ScriptedGeminiServer(ScriptedModelServer):
             yield None, self._chunk(model, parts, finish=index == len(frames) - 1, output_tokens=output_tokens)
 
     def _function_call(self, plan: Plan, prompt: str, body: Any) -> dict[str, Any] | None:
-        if plan.kind == "tool" and "TOOLFAIL" in prompt:
-            return {"name": "read_file", "args": {"file_path": TOOLFAIL_PATH}}
+        if plan.kind == "tool" and ("TOOLFAIL" in prompt or self.read_path):
+            path = TOOLFAIL_PATH if "TOOLFAIL" in prompt else self.read_path
+            return {"name": "read_file", "args": {"file_path": path}}
         if plan.kind == "tool":
             return {"name": "run_shell_command",
                     "args": {"command": self.shell_command, "description": "scripted shell command"}}

@@ -110,6 +110,15 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
         assert (folder / "init-ran.txt").read_text().strip() == str(folder)
         assert (folder / "notes.txt").read_text() == "repo-note-marker\n"
 
+        if runner_type != "codex-sdk":  # the CLI's own file tool reads repos/ (Codex has none: its shell did)
+            runner.server.read_path = str(workspace / "repos" / "lib" / "NOTES.md")
+            events, sent = await turn(runner, "Read the notes")
+            runner.server.read_path = None
+            assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+            assert [e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"] == [
+                "Read" if runner_type == "claude" else "read_file"]
+            assert "repo-note-marker" in sent  # the file's text went back to the model as the tool's result
+
         # the workflow's settings allow Bash: under approvalPolicy ask it still asks
         runner.server.shell_command = "echo hello > out.txt"
         events, _ = await turn(runner, WRITE, ASK)
