@@ -11,6 +11,10 @@ met it.
 * ``with_stderr(message, tail)``: the message with the CLI's last stderr lines after it.
 
 Each adapter words its own messages (which credential to check, which provider); the codes come from here.
+
+The same codes name the runner's own errors: ``RunnerError`` is the root of every error the runner raises for its
+own reasons, each with its ``ErrorCode``; a request the runner refuses before any stream starts carries one of the
+request codes below (``ambient_runner.api.errors`` gives each its HTTP status).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class ErrorCode(StrEnum):
@@ -58,9 +63,68 @@ class ErrorCode(StrEnum):
     RUN_TIMEOUT = "RUN_TIMEOUT"  # RUNNER_RUN_TIMEOUT
     IDLE_TIMEOUT = "IDLE_TIMEOUT"  # RUNNER_IDLE_TIMEOUT: the CLI said nothing for that long
     INTERRUPT_LOST = "INTERRUPT_LOST"  # a paused run's pending question is no longer known
-    PREVIOUS_RUN_STUCK = "PREVIOUS_RUN_STUCK"  # a queued message's turn: the run before it did not settle in time
+    PREVIOUS_RUN_STUCK = "PREVIOUS_RUN_STUCK"  # the run before it did not settle in time (a queued turn; a POST's 503)
     RUNNER_ERROR = "RUNNER_ERROR"  # a bug in the runner (the message says which)
     RUN_ENDED = "RUN_ENDED"  # a sub-agent's end when its run ended first (SUBAGENT_ERROR, not RUN_ERROR)
+    # the runner's own settings and state (they stop its start, or its state sync)
+    SETTINGS_INVALID = "SETTINGS_INVALID"  # a setting the runner cannot use (the message names it)
+    STATE_STORE = "STATE_STORE"  # the state store cannot be read or written, or another runner took it over
+    # a request the runner refused before any stream started (the API's error envelope; its status: api/errors.py)
+    INVALID_JSON = "INVALID_JSON"  # the body is not JSON the runner reads
+    INVALID_REQUEST = "INVALID_REQUEST"  # a value the call does not take
+    INVALID_RUN_INPUT = "INVALID_RUN_INPUT"  # a POST /run body that is no AG-UI RunAgentInput
+    INVALID_FEEDBACK = "INVALID_FEEDBACK"  # a POST /feedback body that is no rating
+    UNSUPPORTED_PROTOCOL = "UNSUPPORTED_PROTOCOL"  # an AG-UI version other than 1.x
+    BODY_TOO_LARGE = "BODY_TOO_LARGE"
+    UNAUTHORIZED = "UNAUTHORIZED"  # no token, or the wrong one (AGUI_TOKEN)
+    NOT_FOUND = "NOT_FOUND"  # no such route, file or repository
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    HTTP_ERROR = "HTTP_ERROR"  # another of the web framework's own refusals
+    INTERNAL = "INTERNAL"  # a bug in the runner while serving the request
+    STARTING = "STARTING"  # the runner is still starting
+    NOT_READY = "NOT_READY"  # the runner failed to start
+    DRAINING = "DRAINING"  # the runner is shutting down
+    THREAD_BUSY = "THREAD_BUSY"  # the thread's run streams (or the POST is a retry of one that does)
+    QUEUE_FULL = "QUEUE_FULL"  # RUNNER_MAX_QUEUED messages already wait
+    RUN_ACTIVE = "RUN_ACTIVE"  # a run streams, waits or is paused: what would cut through it is refused
+    NO_ACTIVE_RUN = "NO_ACTIVE_RUN"  # nothing to interrupt
+    UNKNOWN_THREAD = "UNKNOWN_THREAD"
+    NO_PROMPT = "NO_PROMPT"  # no new user message with text
+    CONTEXT_TOO_LARGE = "CONTEXT_TOO_LARGE"  # the run's context and state are too long
+    INVALID_OPTION = "INVALID_OPTION"  # a run option (forwardedProps) the runner cannot honour
+    INVALID_ATTACHMENT = "INVALID_ATTACHMENT"  # an image or document part the runner does not take
+    MODEL_REQUIRED = "MODEL_REQUIRED"  # POST /model without a model
+    INVALID_RESUME = "INVALID_RESUME"  # a resume entry the runner cannot read
+    UNKNOWN_INTERRUPT = "UNKNOWN_INTERRUPT"  # an answer to an interrupt that is not open
+    NO_OPEN_QUESTION = "NO_OPEN_QUESTION"  # a question card's answer while no question waits
+    INVALID_ANSWER = "INVALID_ANSWER"  # a question card's answer the card does not ask for
+    INTERRUPTS_UNANSWERED = "INTERRUPTS_UNANSWERED"  # some of the thread's open interrupts answered, not all
+    INVALID_PATH = "INVALID_PATH"  # a workspace path the calls do not touch
+    PATH_REFUSED = "PATH_REFUSED"  # a link that leads out of the workspace
+    FILE_TOO_LARGE = "FILE_TOO_LARGE"  # over RUNNER_MAX_FILE_BYTES
+    FILE_SYSTEM = "FILE_SYSTEM"  # the file system refused (the message is its own)
+    REPO_EXISTS = "REPO_EXISTS"
+    GIT_FAILED = "GIT_FAILED"  # git's own message (never a token)
+    UNKNOWN_TASK = "UNKNOWN_TASK"
+    NO_OUTPUT = "NO_OUTPUT"  # a background task's output that cannot be read
+    OUTPUT_TOO_LARGE = "OUTPUT_TOO_LARGE"
+    TASK_FINISHED = "TASK_FINISHED"
+    TASK_NOT_STOPPABLE = "TASK_NOT_STOPPABLE"
+
+
+class RunnerError(Exception):
+    """The root of every error the runner raises for its own reasons: its ``code``, the ``message`` a person reads
+    (the API's error envelope, or the run's ``RUN_ERROR``) and the ``details`` the code's meaning needs. A subclass
+    names its usual code; one raise may name another."""
+
+    code: ErrorCode = ErrorCode.RUNNER_ERROR
+
+    def __init__(self, message: str, *, code: ErrorCode | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details = details
 
 
 def error_code(value: str | None, default: ErrorCode = ErrorCode.AGENT_ERROR) -> ErrorCode:

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.platform.state_dir import keep_credentials_out
@@ -29,8 +30,10 @@ Cleanup = Callable[[], Awaitable[None]]
 StartupExtension = Callable[[Any], Awaitable[Cleanup | None]]
 
 
-class BootError(RuntimeError):
-    pass
+class BootError(RunnerError, RuntimeError):
+    """The runner has not started (yet, or at all): the message says which."""
+
+    code = ErrorCode.NOT_READY
 
 
 class Boot:

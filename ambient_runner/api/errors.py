@@ -1,6 +1,10 @@
 """Every error the API answers is JSON in the platform's ``ApiError`` shape: ``{"error": "<message a person can act
 on>", "code": "<CODE>", "details"?: {...}}`` (the platform's frontend shows ``error`` as the message); never a stack
-trace."""
+trace.
+
+A ``RunnerError`` raised while serving a request is answered here, by one handler: an ``ApiError`` (a refusal an
+endpoint words itself) with its own status, any other with its code's status (``STATUS``); a code without one is
+the runner's bug, a 500 ``INTERNAL``."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.boot import BootError
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.stream.encoding import redact_url
@@ -30,13 +35,31 @@ class ErrorBody(BaseModel):
     details: dict[str, Any] | None = Field(None, description="what the code's meaning needs (ids, problems, ...)")
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
-        super().__init__(message)
+# The HTTP status of each code a request may be refused with, when the error is raised below the API.
+STATUS: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_PATH: 400, ErrorCode.PATH_REFUSED: 400,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.THREAD_BUSY: 409, ErrorCode.REPO_EXISTS: 409, ErrorCode.TASK_NOT_STOPPABLE: 409,
+    ErrorCode.FILE_TOO_LARGE: 413,
+    ErrorCode.NO_PROMPT: 422, ErrorCode.CONTEXT_TOO_LARGE: 422, ErrorCode.INVALID_OPTION: 422,
+    ErrorCode.INVALID_ATTACHMENT: 422, ErrorCode.INVALID_RESUME: 422, ErrorCode.UNKNOWN_INTERRUPT: 422,
+    ErrorCode.NO_OPEN_QUESTION: 422, ErrorCode.INVALID_ANSWER: 422, ErrorCode.INTERRUPTS_UNANSWERED: 422,
+    ErrorCode.QUEUE_FULL: 429,
+    ErrorCode.DRAINING: 503, ErrorCode.PREVIOUS_RUN_STUCK: 503,
+}
+
+
+class ApiError(RunnerError):
+    """A refusal an endpoint words itself, with its status."""
+
+    def __init__(self, status: int, code: ErrorCode, message: str, **details: Any) -> None:
+        super().__init__(message, code=code, **details)
         self.status = status
-        self.code = code
-        self.message = message
-        self.details = details
+
+
+def http_status(error: RunnerError) -> int | None:
+    """The status ``error`` answers a request with; None: it is no answer (a bug of the runner's)."""
+    return error.status if isinstance(error, ApiError) else STATUS.get(error.code)
 
 
 async def ready_bridge(request: Request, within: float) -> Bridge:
@@ -44,27 +67,31 @@ async def ready_bridge(request: Request, within: float) -> Bridge:
     try:
         return await request.app.state.boot.ready_bridge(within)
     except BootError as exc:
-        code = "STARTING" if not request.app.state.boot.done.is_set() else "NOT_READY"
+        code = ErrorCode.STARTING if not request.app.state.boot.done.is_set() else ErrorCode.NOT_READY
         raise ApiError(503, code, str(exc)) from None
 
 
 def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
+    """The envelope; ``code`` an ``ErrorCode``, or the code a body validator named."""
     body: dict[str, Any] = {"error": redact_url(message), "code": code}  # git's, httpx's or a URL's own words
     if details:
         body["details"] = details
     return JSONResponse(body, status_code=status)
 
 
-async def _api_error(_: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return error_response(exc.status, exc.code, exc.message, **exc.details)
+async def _runner_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RunnerError)
+    status = http_status(exc)
+    if status is None:
+        raise exc  # the server's error answer (_unexpected), as for any other bug
+    return error_response(status, exc.code, exc.message, **exc.details)
 
 
 async def _http_error(_: Request, exc: Exception) -> Response:
     """Starlette's own: no route (404), a method the path does not take (405, with its ``Allow``)."""
     assert isinstance(exc, HTTPException)
-    codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
-    response = error_response(exc.status_code, codes.get(exc.status_code, "HTTP_ERROR"), str(exc.detail))
+    codes = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}
+    response = error_response(exc.status_code, codes.get(exc.status_code, ErrorCode.HTTP_ERROR), str(exc.detail))
     response.headers.update(exc.headers or {})
     return response
 
@@ -80,15 +107,16 @@ async def _invalid(request: Request, exc: Exception) -> Response:
     if named is not None:
         context = {k: v for k, v in (named.get("ctx") or {}).items() if isinstance(v, str | int | float | bool)}
         return error_response(422, str(named["type"]), str(named["msg"]), **context)
-    code, message = (rules.invalid_code, rules.invalid_message) if rules else ("INVALID_REQUEST", INVALID_MESSAGE)
+    code, message = (rules.invalid_code, rules.invalid_message) if rules else (ErrorCode.INVALID_REQUEST,
+                                                                               INVALID_MESSAGE)
     return error_response(422, code, message, problems=problems)
 
 
 async def _unexpected(_: Request, exc: Exception) -> Response:
     log.exception("unexpected error while serving a request")
-    return error_response(500, "INTERNAL", f"unexpected {type(exc).__name__}; see the runner log")
+    return error_response(500, ErrorCode.INTERNAL, f"unexpected {type(exc).__name__}; see the runner log")
 
 
 ExceptionHandler = Callable[[Request, Any], Coroutine[Any, Any, Response]]
 EXCEPTION_HANDLERS: dict[int | type[Exception], ExceptionHandler] = {
-    ApiError: _api_error, HTTPException: _http_error, RequestValidationError: _invalid, Exception: _unexpected}
+    RunnerError: _runner_error, HTTPException: _http_error, RequestValidationError: _invalid, Exception: _unexpected}

@@ -19,6 +19,7 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.routing import Runs, body_rules, router
 from ambient_runner.stream.encoding import event_json
 from ambient_runner.tracing.feedback import record_feedback
@@ -50,8 +51,8 @@ class Feedback(BaseModel):
 
 @routes.post("/feedback", summary="A person's thumbs up or down", response_class=Response,
              responses={200: {"content": {"application/json": {}}, "description": "the RAW event stored"}})
-@body_rules(limit=MAX_FEEDBACK_BYTES, invalid_code="INVALID_FEEDBACK", invalid_message="the body is not a rating "
-            "(a META event with metaType thumbs_up or thumbs_down)")
+@body_rules(limit=MAX_FEEDBACK_BYTES, invalid_code=ErrorCode.INVALID_FEEDBACK,
+            invalid_message="the body is not a rating (a META event with metaType thumbs_up or thumbs_down)")
 async def feedback(body: Feedback, request: Request, runs: Runs) -> Response:
     """Answered with the AG-UI ``RAW`` event the backend stores; ``recorded`` says whether a trace took it."""
     payload = body.payload.model_dump(exclude_none=True)

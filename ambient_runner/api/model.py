@@ -16,9 +16,10 @@ from ag_ui.core import CustomEvent, EventType
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Runs, Settings, body_rules, router
-from ambient_runner.bridges.contract import MAX_MODEL_CHARS, OptionError
+from ambient_runner.bridges.contract import MAX_MODEL_CHARS
 
 log = logging.getLogger(__name__)
 routes = router()
@@ -44,20 +45,19 @@ async def switch_model(body: ModelSwitch, request: Request, runs: Runs, settings
     deployment does not offer, ``422 RUN_ACTIVE`` while a run streams."""
     model = body.model
     if not model or not model.strip():
-        raise ApiError(400, "MODEL_REQUIRED", "model must not be empty")
+        raise ApiError(400, ErrorCode.MODEL_REQUIRED, "model must not be empty")
     bridge = await ready_bridge(request, BOOT_WAIT)
-    try:  # the same check as a run's forwardedProps.model: nothing changes for a name the provider cannot call
-        model = bridge.parse_options({"model": model}).model or model.strip()
-    except OptionError as exc:
-        raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
+    # the same check as a run's forwardedProps.model (its 422 INVALID_OPTION): nothing changes for a name the provider
+    # cannot call
+    model = bridge.parse_options({"model": model}).model or model.strip()
     active = runs.active_runs()
     if active:
-        raise ApiError(422, "RUN_ACTIVE", "a run is in progress; switch the model once it has finished",
+        raise ApiError(422, ErrorCode.RUN_ACTIVE, "a run is in progress; switch the model once it has finished",
                        runIds=[run.run_id for run in active])
     offered = settings.model_list
     if offered and model not in offered:
-        raise ApiError(422, "INVALID_OPTION", f"model {model!r} is not offered by this deployment; choose one of "
-                                              f"{', '.join(offered)}", option="model", models=offered)
+        raise ApiError(422, ErrorCode.INVALID_OPTION, f"model {model!r} is not offered by this deployment; choose one "
+                       f"of {', '.join(offered)}", option="model", models=offered)
     previous = bridge.capabilities().default_model or settings.runner_default_model
     settings.runner_default_model = model
     if model != previous:

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.routing import APIRoute
 from starlette.responses import Response
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError, ErrorBody
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.boot import Boot
@@ -40,7 +41,7 @@ class BodyRules:
 
     limit: int | Callable[[RunnerSettings], int] = DEFAULT_BODY_LIMIT
     prepare: Callable[[Any], Any] | None = None
-    invalid_code: str = "INVALID_REQUEST"
+    invalid_code: ErrorCode = ErrorCode.INVALID_REQUEST
     invalid_message: str = "the body is not valid for this call"
 
     def bound(self, settings: RunnerSettings) -> int:
@@ -76,7 +77,7 @@ class CheckedRoute(APIRoute):
                     data = parse_json(body)
                     request._json = rules.prepare(data) if rules.prepare else data
                 elif required:
-                    raise ApiError(422, "INVALID_JSON", "the body is empty; send a JSON object")
+                    raise ApiError(422, ErrorCode.INVALID_JSON, "the body is empty; send a JSON object")
             return await handler(request)
 
         return checked

@@ -12,6 +12,7 @@ from ag_ui.core import RunAgentInput
 from pydantic import Field
 from starlette.requests import Request
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -25,26 +26,26 @@ MAX_MESSAGES = 10_000
 async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "BODY_TOO_LARGE", f"the body is larger than {limit} bytes")
+        raise ApiError(413, ErrorCode.BODY_TOO_LARGE, f"the body is larger than {limit} bytes")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise ApiError(413, "BODY_TOO_LARGE", f"the body is larger than {limit} bytes")
+            raise ApiError(413, ErrorCode.BODY_TOO_LARGE, f"the body is larger than {limit} bytes")
     return bytes(body)
 
 
 def parse_json(body: bytes) -> Any:
     if not body.strip():
-        raise ApiError(422, "INVALID_JSON", "the body is empty; send an AG-UI RunAgentInput as JSON")
+        raise ApiError(422, ErrorCode.INVALID_JSON, "the body is empty; send an AG-UI RunAgentInput as JSON")
     try:
         data = json.loads(body, parse_constant=_no_constant)
     except UnicodeDecodeError:
-        raise ApiError(422, "INVALID_JSON", "the body is not valid UTF-8") from None
+        raise ApiError(422, ErrorCode.INVALID_JSON, "the body is not valid UTF-8") from None
     except RecursionError:
-        raise ApiError(422, "INVALID_JSON", "the body is nested too deeply") from None
+        raise ApiError(422, ErrorCode.INVALID_JSON, "the body is nested too deeply") from None
     except ValueError as exc:
-        raise ApiError(422, "INVALID_JSON", f"the body is not valid JSON: {exc}") from None
+        raise ApiError(422, ErrorCode.INVALID_JSON, f"the body is not valid JSON: {exc}") from None
     _check_values(data, surrogates=ESCAPED_SURROGATE.search(body) is not None)
     return data
 
@@ -65,21 +66,21 @@ def _check_values(data: Any, *, surrogates: bool) -> None:
             items = value
         else:
             if surrogates and isinstance(value, str) and LONE_SURROGATE.search(value):
-                raise ApiError(422, "INVALID_JSON", "the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
-                                                    "which is no character")
+                raise ApiError(422, ErrorCode.INVALID_JSON, "the body holds a lone UTF-16 surrogate "
+                               "(\\ud800-\\udfff), which is no character")
             continue
         if depth >= MAX_NESTING:
-            raise ApiError(422, "INVALID_JSON", f"the body is nested more than {MAX_NESTING} levels deep")
+            raise ApiError(422, ErrorCode.INVALID_JSON, f"the body is nested more than {MAX_NESTING} levels deep")
         stack.extend((item, depth + 1) for item in items if isinstance(item, kinds))
 
 
 def check_id(name: str, value: str) -> str:
     if not value or not value.strip():
-        raise ApiError(422, "INVALID_REQUEST", f"{name} must not be empty")
+        raise ApiError(422, ErrorCode.INVALID_REQUEST, f"{name} must not be empty")
     if len(value) > MAX_ID_CHARS:
-        raise ApiError(422, "INVALID_REQUEST", f"{name} is longer than {MAX_ID_CHARS} characters")
+        raise ApiError(422, ErrorCode.INVALID_REQUEST, f"{name} is longer than {MAX_ID_CHARS} characters")
     if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):
-        raise ApiError(422, "INVALID_REQUEST", f"{name} must not contain control characters")
+        raise ApiError(422, ErrorCode.INVALID_REQUEST, f"{name} must not contain control characters")
     return value
 
 
@@ -102,7 +103,7 @@ def prepare_run_input(data: Any) -> Any:
     messages = data.get("messages")
     if isinstance(messages, list):
         if len(messages) > MAX_MESSAGES:
-            raise ApiError(422, "INVALID_REQUEST", f"more than {MAX_MESSAGES} messages")
+            raise ApiError(422, ErrorCode.INVALID_REQUEST, f"more than {MAX_MESSAGES} messages")
         data["messages"] = [{"id": str(uuid.uuid4()), **m} if isinstance(m, dict) and "id" not in m else m
                             for m in messages]
     return data
@@ -122,5 +123,5 @@ def check_protocol(version: str | None) -> None:
         return
     major = version.strip().split(".", 1)[0]
     if major != "1":
-        raise ApiError(422, "UNSUPPORTED_PROTOCOL", f"this runner speaks AG-UI 1.x; the run says protocolVersion "
-                                                    f"{version[:40]!r}", protocolVersion="1.0")
+        raise ApiError(422, ErrorCode.UNSUPPORTED_PROTOCOL, f"this runner speaks AG-UI 1.x; the run says "
+                       f"protocolVersion {version[:40]!r}", protocolVersion="1.0")

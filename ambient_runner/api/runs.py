@@ -12,24 +12,21 @@ from fastapi import Path as PathParameter
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Metrics, Runs, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
 from ambient_runner.api.run_input import MAX_BODY_BYTES, RunInput, check_id, check_run_input, prepare_run_input
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import Attachment, Bridge, OptionError, RunOptions
+from ambient_runner.bridges.contract import Attachment, Bridge, RunOptions
 from ambient_runner.metrics import RunnerMetrics
-from ambient_runner.runs.attachments import AttachmentError, AttachmentRules, collect, discard_written
-from ambient_runner.runs.busy import QueuedMessage, WhenBusy, WhenBusyError, accepted, steered, when_busy
+from ambient_runner.runs.attachments import AttachmentRules, collect, discard_written
+from ambient_runner.runs.busy import QueuedMessage, WhenBusy, accepted, steered, when_busy
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.manager import (
-    ActiveRun,
-    DrainingError,
-    PreviousRunStuckError,
-    QueueFullError,
     RunManager,
     ThreadBusyError,
 )
-from ambient_runner.runs.prompt import ContextTooLargeError, NoPromptError, new_user_text, with_context
+from ambient_runner.runs.prompt import NoPromptError, new_user_text, with_context
 from ambient_runner.runs.resume import Answers, ResumeError, read_answers
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
@@ -107,45 +104,20 @@ def body_limit(settings: RunnerSettings) -> int:
     return MAX_BODY_BYTES + 2 * (settings.runner_max_attachment_bytes * 4 // 3 + 4)
 
 
-async def admit(runs: RunManager, run_input: RunAgentInput, prompt: str, options: RunOptions,
-                attachments: list[Attachment], answers: Answers | None = None,
-                caller: Caller | None = None) -> ActiveRun:
-    """Start the run, or the 409 / 503 that says why the thread or the runner does not take it now."""
-    try:
-        return await runs.start(run_input, prompt, options, attachments, answers, caller)
-    except ThreadBusyError as exc:
-        raise ApiError(409, "THREAD_BUSY", str(exc), threadId=run_input.thread_id) from None
-    except PreviousRunStuckError as exc:
-        raise ApiError(503, "PREVIOUS_RUN_STUCK", str(exc), threadId=run_input.thread_id) from None
-    except DrainingError as exc:
-        raise ApiError(503, "DRAINING", str(exc)) from None
-
-
 @routes.post("/run", summary="Start a run; answers an SSE stream of AG-UI events", response_class=EventSourceResponse,
              responses=STREAM)
-@body_rules(limit=body_limit, prepare=prepare_run_input, invalid_code="INVALID_RUN_INPUT",
+@body_rules(limit=body_limit, prepare=prepare_run_input, invalid_code=ErrorCode.INVALID_RUN_INPUT,
             invalid_message="the body is not a valid AG-UI RunAgentInput")
 async def start_run(body: RunInput, request: Request, runs: Runs, settings: Settings, metrics: Metrics,
                     workspace: WorkspaceRoot, workflows: WorkflowSet) -> EventSourceResponse:
     """Start a run of ``threadId`` (or answer its paused one) and stream its events."""
     run_input = check_run_input(body)
     answers = interrupt_answers(runs, run_input)
-    try:  # a workflow's /command, /skill or @agent as the agent gets it (what the person typed stays in the thread)
-        prompt = with_context(run_input, workflows.expand(run_prompt(runs, run_input, answers)))
-    except NoPromptError as exc:
-        raise ApiError(422, "NO_PROMPT", str(exc)) from None
-    except ContextTooLargeError as exc:
-        raise ApiError(422, "CONTEXT_TOO_LARGE", str(exc)) from None
-    try:
-        bridge = await ready_bridge(request, BOOT_WAIT_FOR_RUN)
-        options = bridge.parse_options(run_input.forwarded_props if isinstance(
-            run_input.forwarded_props, dict) else None)
-    except OptionError as exc:
-        raise ApiError(422, "INVALID_OPTION", exc.message, option=exc.option) from None
-    try:
-        attachments = await collect(run_input, attachment_rules(settings, bridge, workspace))
-    except AttachmentError as exc:
-        raise ApiError(422, "INVALID_ATTACHMENT", str(exc), part=exc.part) from None
+    # a workflow's /command, /skill or @agent as the agent gets it (what the person typed stays in the thread)
+    prompt = with_context(run_input, workflows.expand(run_prompt(runs, run_input, answers)))
+    bridge = await ready_bridge(request, BOOT_WAIT_FOR_RUN)
+    options = bridge.parse_options(run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else None)
+    attachments = await collect(run_input, attachment_rules(settings, bridge, workspace))
     if not prompt.strip() and attachments:  # a message of images alone: the CLIs want some text beside them
         prompt = "See the attached files."
     caller = Caller.from_headers(request.headers)
@@ -155,14 +127,11 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
         busy = runs.thread(run_input.thread_id)
         if busy is not None and busy.busy and not answers:  # an answer to a pause is never steered nor queued
             if mode is WhenBusy.REJECT or run_input.run_id in busy.run_ids:  # a retried POST is not a new message
-                raise ApiError(409, "THREAD_BUSY", f"thread {run_input.thread_id!r} already has a run in progress; "
-                               "interrupt it, wait for it to finish, or send with whenBusy steer or queue",
-                               threadId=run_input.thread_id)
+                raise ThreadBusyError(f"thread {run_input.thread_id!r} already has a run in progress; interrupt it, "
+                                      "wait for it to finish, or send with whenBusy steer or queue",
+                                      threadId=run_input.thread_id)
             return await busy_thread(runs, metrics, run_input, prompt, options, attachments, caller, mode)
-        run = await admit(runs, run_input, prompt, options, attachments, answers, caller)
-    except WhenBusyError as exc:
-        discard_written(attachments)
-        raise ApiError(422, "INVALID_OPTION", str(exc), option="whenBusy") from None
+        run = await runs.start(run_input, prompt, options, attachments, answers, caller)
     except BaseException:
         discard_written(attachments)  # not started: nobody else removes them
         raise
@@ -184,17 +153,11 @@ async def busy_thread(runs: RunManager, metrics: RunnerMetrics, run_input: RunAg
             if into is not None:
                 return event_source(steered_frames(metrics, steered(run_input, into.run_id), runs.redactor))
         if not state.busy:  # the live run ended meanwhile: this message is the thread's next run
-            run = await admit(runs, run_input, prompt, options, attachments, None, caller)
+            run = await runs.start(run_input, prompt, options, attachments, None, caller)
             return sse_response(metrics, state.log, run.first_seq - 1, one_run=True)
         message = QueuedMessage(run_input, prompt, options, attachments, caller,
                                 head=accepted(run_input, "queued", position=len(state.queue) + 1))
-        try:
-            runs.enqueue(message)
-        except QueueFullError as exc:
-            raise ApiError(429, "QUEUE_FULL", str(exc), threadId=run_input.thread_id,
-                           maxQueued=runs.settings.runner_max_queued) from None
-        except DrainingError as exc:
-            raise ApiError(503, "DRAINING", str(exc)) from None
+        runs.enqueue(message)
     return event_source(queued_frames(metrics, state.log, message, runs.redactor))
 
 
@@ -208,8 +171,8 @@ def interrupt_answers(runs: RunManager, run_input: RunAgentInput) -> Answers:
         raise ApiError(422, exc.code, str(exc), threadId=thread_id, **exc.details) from None
     unanswered = [p.id for p in pending if p.id not in answers.given]
     if answers.given and unanswered:
-        raise ApiError(422, "INTERRUPTS_UNANSWERED", f"the run answers some of the thread's open interrupts but not "
-                       f"{', '.join(unanswered)}; answer every open interrupt in one run", threadId=thread_id,
+        raise ApiError(422, ErrorCode.INTERRUPTS_UNANSWERED, f"the run answers some of the thread's open interrupts "
+                       f"but not {', '.join(unanswered)}; answer every open interrupt in one run", threadId=thread_id,
                        interruptIds=unanswered)
     return answers
 
@@ -254,13 +217,13 @@ async def interrupt(runs: Runs, body: InterruptBody | None = None) -> dict[str, 
         paused = [thread_id] if runs.interrupts.pending(thread_id) else []
         queued = bool(state is not None and state.queue)
         if not targets and not paused and not (drop and queued):
-            raise ApiError(404, "NO_ACTIVE_RUN", f"thread {thread_id!r} has no run in progress")
+            raise ApiError(404, ErrorCode.NO_ACTIVE_RUN, f"thread {thread_id!r} has no run in progress")
     else:
         targets = runs.active_runs()
         paused = runs.interrupts.paused_threads()
         queued = any(state.queue for state in runs.threads.values())
         if not targets and not paused and not (drop and queued):
-            raise ApiError(404, "NO_ACTIVE_RUN", "no run is in progress")
+            raise ApiError(404, ErrorCode.NO_ACTIVE_RUN, "no run is in progress")
     dropped = [m.run_input.run_id for m in runs.drop_queued(thread_id)] if drop else []
     refused = [p.id for thread in paused for p in runs.interrupts.refuse_all(
         thread, STOPPED_WHILE_PAUSED, stop_turn=True)]
@@ -300,10 +263,10 @@ async def events(runs: Runs, metrics: Metrics, thread_id: Annotated[str, PathPar
         if cursor < 0:
             raise ValueError
     except ValueError:
-        raise ApiError(422, "INVALID_REQUEST",
+        raise ApiError(422, ErrorCode.INVALID_REQUEST,
                        f"after / Last-Event-ID must be a whole number >= 0, got {raw!r}") from None
     state = runs.thread(thread_id)
     if state is None:
-        raise ApiError(404, "UNKNOWN_THREAD", f"no events for thread {thread_id!r} in this runner")
+        raise ApiError(404, ErrorCode.UNKNOWN_THREAD, f"no events for thread {thread_id!r} in this runner")
     return sse_response(metrics, state.log, cursor)
 

@@ -17,9 +17,10 @@ from typing import Annotated, Any
 from fastapi import Path as PathParameter
 from fastapi import Request
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Runs, Settings, router
-from ambient_runner.bridges.tasks import TERMINAL, BackgroundTask, TaskNotStoppableError
+from ambient_runner.bridges.tasks import TERMINAL, BackgroundTask
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.stream.encoding import Redactor
 
@@ -32,7 +33,7 @@ BOOT_WAIT = 8.0
 def _task(runs: RunManager, task_id: str) -> BackgroundTask:
     task = runs.tasks.get(task_id)
     if task is None:
-        raise ApiError(404, "UNKNOWN_TASK", f"no background task {task_id!r} in this runner")
+        raise ApiError(404, ErrorCode.UNKNOWN_TASK, f"no background task {task_id!r} in this runner")
     return task
 
 
@@ -41,17 +42,18 @@ def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Any]
     sub-agent's output is a link to its transcript there) and is a regular file."""
     real = path.resolve()
     if not any(real == root or root in real.parents for root in allowed):
-        raise ApiError(404, "NO_OUTPUT", "the task's output file leads outside the agent's own folders")
+        raise ApiError(404, ErrorCode.NO_OUTPUT, "the task's output file leads outside the agent's own folders")
     try:
         fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        raise ApiError(404, "NO_OUTPUT", "the task's output file is not readable (or is a symlink)") from None
+        raise ApiError(404, ErrorCode.NO_OUTPUT, "the task's output file is not readable (or is a symlink)") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ApiError(404, "NO_OUTPUT", "the task's output is not a regular file")
+            raise ApiError(404, ErrorCode.NO_OUTPUT, "the task's output is not a regular file")
         if info.st_size > MAX_OUTPUT_BYTES:
-            raise ApiError(413, "OUTPUT_TOO_LARGE", f"the task's output is larger than {MAX_OUTPUT_BYTES} bytes")
+            raise ApiError(413, ErrorCode.OUTPUT_TOO_LARGE,
+                           f"the task's output is larger than {MAX_OUTPUT_BYTES} bytes")
         text = redact(handle.read(MAX_OUTPUT_BYTES + 1).decode("utf-8", errors="replace"))
     lines: list[Any] = []
     for line in text.splitlines():
@@ -72,7 +74,7 @@ async def list_tasks(runs: Runs) -> dict[str, Any]:
 async def task_output(task_id: TaskId, runs: Runs, settings: Settings) -> dict[str, Any]:
     task = _task(runs, task_id)
     if not task.output_file:
-        raise ApiError(404, "NO_OUTPUT", f"background task {task_id!r} has no output file (yet)")
+        raise ApiError(404, ErrorCode.NO_OUTPUT, f"background task {task_id!r} has no output file (yet)")
     path = Path(task.output_file)
     allowed = [path.parent.resolve(), settings.state_dir.resolve()]
     output = await asyncio.to_thread(_read_output, path, allowed, runs.redactor)
@@ -83,10 +85,7 @@ async def task_output(task_id: TaskId, runs: Runs, settings: Settings) -> dict[s
 async def stop_task(task_id: TaskId, request: Request, runs: Runs) -> dict[str, Any]:
     task = _task(runs, task_id)
     if task.status in TERMINAL:
-        raise ApiError(409, "TASK_FINISHED", f"background task {task_id!r} has already {task.status}")
+        raise ApiError(409, ErrorCode.TASK_FINISHED, f"background task {task_id!r} has already {task.status}")
     bridge = await ready_bridge(request, BOOT_WAIT)
-    try:
-        await bridge.stop_task(task)
-    except TaskNotStoppableError as exc:
-        raise ApiError(409, "TASK_NOT_STOPPABLE", str(exc)) from None
+    await bridge.stop_task(task)  # a TaskNotStoppableError is its 409 TASK_NOT_STOPPABLE
     return {"message": "Task stop signal sent", "task_id": task_id}

@@ -17,6 +17,7 @@ from typing import Any
 from fastapi.security import APIKeyHeader, HTTPBearer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import error_response
 
 OPEN = frozenset({("GET", "/health")})
@@ -74,4 +75,4 @@ class TokenMiddleware:
         if scope["type"] == "websocket":  # none is served; refused before the router says so
             await send({"type": "websocket.close", "code": 1008})
             return
-        await error_response(401, "UNAUTHORIZED", UNAUTHORIZED_MESSAGE)(scope, receive, send)
+        await error_response(401, ErrorCode.UNAUTHORIZED, UNAUTHORIZED_MESSAGE)(scope, receive, send)

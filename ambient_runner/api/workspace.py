@@ -14,12 +14,13 @@ from fastapi import Header, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
+from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError
 from ambient_runner.api.routing import Repos, Runs, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitError, GitTokens
-from ambient_runner.workspace.paths import LinkRefused, PathRefused
+from ambient_runner.workspace.paths import PathRefused
 from ambient_runner.workspace.repos import RepoConflict, UnknownRepo, configure_remote, git_status, list_branches
 from ambient_runner.workspace.workflows import WorkflowSpec
 
@@ -74,26 +75,19 @@ def _write_limit(settings: RunnerSettings) -> int:
 
 
 async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
-    """Run a workspace operation; its failures as the API's JSON errors."""
+    """Run a workspace operation; its failures as the API's JSON errors (a refused path, a file or repository not
+    found or too large, a repository that exists: their codes' statuses)."""
     try:
         result = call(*args)
         return await result if asyncio.iscoroutine(result) else result
-    except LinkRefused as exc:
-        raise ApiError(400, "PATH_REFUSED", str(exc)) from None
-    except PathRefused as exc:
-        raise ApiError(400, "INVALID_PATH", str(exc)) from None
-    except (files.NotFound, UnknownRepo) as exc:
-        raise ApiError(404, "NOT_FOUND", str(exc)) from None
-    except files.TooLarge as exc:
-        raise ApiError(413, "FILE_TOO_LARGE", str(exc)) from None
-    except RepoConflict as exc:
-        raise ApiError(409, "REPO_EXISTS", str(exc)) from None
+    except (PathRefused, files.NotFound, UnknownRepo, files.TooLarge, RepoConflict):
+        raise
     except GitError as exc:
-        raise ApiError(git_status_code, "GIT_FAILED", str(exc)) from None
+        raise ApiError(git_status_code, exc.code, exc.message) from None
     except OSError as exc:
-        raise ApiError(409, "FILE_SYSTEM", f"{exc.strerror or exc}") from None
+        raise ApiError(409, ErrorCode.FILE_SYSTEM, f"{exc.strerror or exc}") from None
     except (ValueError, UnicodeError) as exc:  # a value the OS or git cannot take (a NUL in an argument, ...)
-        raise ApiError(400, "INVALID_REQUEST", str(exc)[:300]) from None
+        raise ApiError(400, ErrorCode.INVALID_REQUEST, str(exc)[:300]) from None
 
 
 # ----- files -----------------------------------------------------------------------------------------------
@@ -118,11 +112,11 @@ async def content_write(body: WriteBody, workspace: WorkspaceRoot, settings: Set
         try:
             data = base64.b64decode(body.content, validate=True)
         except (binascii.Error, ValueError):
-            raise ApiError(422, "INVALID_REQUEST", "content is not valid base64") from None
+            raise ApiError(422, ErrorCode.INVALID_REQUEST, "content is not valid base64") from None
     else:
         data = body.content.encode("utf-8")
     if len(data) > limit:
-        raise ApiError(413, "FILE_TOO_LARGE", f"the content is more than {limit} bytes (RUNNER_MAX_FILE_BYTES)")
+        raise ApiError(413, ErrorCode.FILE_TOO_LARGE, f"the content is more than {limit} bytes (RUNNER_MAX_FILE_BYTES)")
     shown = await _guarded(asyncio.to_thread, files.write_file, workspace, body.path, data)
     return {"message": "ok", "path": shown, "size": len(data)}
 
@@ -178,7 +172,7 @@ async def select_workflow(body: WorkflowBody, workflows: WorkflowSet, workspace:
                           request: Request, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
     spec = WorkflowSpec(body.git_url.strip(), body.branch.strip() or "main", body.path.strip().strip("/"))
     if workflows.would_change(spec) and runs.holds_turns():
-        raise ApiError(409, "RUN_ACTIVE", "a run is in progress, waiting or paused for a person; switch the "
+        raise ApiError(409, ErrorCode.RUN_ACTIVE, "a run is in progress, waiting or paused for a person; switch the "
                        "workflow once it has finished (nothing was changed)")
     folder, changed = await _guarded(workflows.select, spec, _tokens(github, gitlab), git_status_code=502)
     if changed:

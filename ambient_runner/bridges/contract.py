@@ -29,7 +29,7 @@ from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from ag_ui_cli_common.errors import ErrorCode, error_code
+from ag_ui_cli_common.errors import ErrorCode, RunnerError, error_code
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
 from ambient_runner.model_proxy import ModelProxy, Upstream
@@ -41,13 +41,13 @@ from ambient_runner.workspace.workflows import AgentPlace
 TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
 
 
-class BridgeError(Exception):
+class BridgeError(RunnerError):
     """A failure the user can act on. ``message`` is shown as the ``RUN_ERROR`` message."""
 
+    code = ErrorCode.AGENT_ERROR
+
     def __init__(self, message: str, *, code: ErrorCode = ErrorCode.AGENT_ERROR, stderr_tail: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+        super().__init__(message, code=code)
         self.stderr_tail = stderr_tail
 
     @classmethod
@@ -61,13 +61,17 @@ class BridgeError(Exception):
         return cls(error.message, code=error.code)
 
 
-class OptionError(ValueError):
-    """A run option (``forwardedProps``) that this runner recognises but cannot honour. Becomes a 422."""
+class OptionError(RunnerError, ValueError):
+    """A run option (``forwardedProps``) that this runner recognises but cannot honour. Becomes a 422 naming it."""
+
+    code = ErrorCode.INVALID_OPTION
 
     def __init__(self, option: str, message: str) -> None:
-        super().__init__(f"{option}: {message}")
+        super().__init__(message, option=option)
         self.option = option
-        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.option}: {self.message}"
 
 
 MAX_MODEL_CHARS = 200

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.interrupts import InterruptBook
 
 TERMINAL = ("completed", "failed", "stopped")
@@ -119,8 +120,10 @@ class TaskReport(Protocol):
     def output_file(self) -> str | None: ...
 
 
-class TaskNotStoppableError(RuntimeError):
-    pass
+class TaskNotStoppableError(RunnerError, RuntimeError):
+    """A task its CLI cannot stop (the message says why)."""
+
+    code = ErrorCode.TASK_NOT_STOPPABLE
 
 
 @dataclass

@@ -31,6 +31,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
+
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 SECRET_NAME = re.compile(r"token|secret|passw|api[_-]?key|apikey|authorization|credential|private[_-]?key|cookie"
@@ -38,8 +40,10 @@ SECRET_NAME = re.compile(r"token|secret|passw|api[_-]?key|apikey|authorization|c
 Transport = Literal["stdio", "http", "sse"]
 
 
-class McpConfigError(ValueError):
+class McpConfigError(RunnerError, ValueError):
     """A configuration the runner cannot use; the message names the server and the field."""
+
+    code = ErrorCode.MCP_CONFIG
 
 
 class McpServer(BaseModel):

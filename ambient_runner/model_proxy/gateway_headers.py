@@ -7,11 +7,13 @@ import json
 import os
 from collections.abc import Mapping
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
+
 GATEWAY_HEADERS_VAR = "RUNNER_MODEL_GATEWAY_HEADERS"
 
 
-class GatewayHeadersError(ValueError):
-    pass
+class GatewayHeadersError(RunnerError, ValueError):
+    code = ErrorCode.SETTINGS_INVALID
 
 
 def gateway_headers(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 
 
-class ProcessStartError(Exception):
+class ProcessStartError(RunnerError):
     """A CLI that could not be started. ``code`` is the ``RUN_ERROR`` code it becomes (``ErrorCode.CLI_NOT_FOUND``)."""
 
-    def __init__(self, message: str, *, code: ErrorCode = ErrorCode.CLI_NOT_FOUND) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+    code = ErrorCode.CLI_NOT_FOUND

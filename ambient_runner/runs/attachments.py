@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from ag_ui.core import RunAgentInput
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.contract import Attachment
 from ambient_runner.runs.prompt import trailing_user_messages
 from ambient_runner.runs.url_fetch import FetchRefused, fetch_url, public_address
@@ -39,13 +40,14 @@ EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "i
               "application/pdf": ".pdf"}
 
 
-class AttachmentError(ValueError):
-    """A part the runner will not pass on; ``part`` names it (``messages[2].content[1]``)."""
+class AttachmentError(RunnerError, ValueError):
+    """A part the runner will not pass on; ``part`` names it (``messages[2].content[1]``), and so does the message."""
+
+    code = ErrorCode.INVALID_ATTACHMENT
 
     def __init__(self, part: str, message: str) -> None:
-        super().__init__(f"{part}: {message}")
+        super().__init__(f"{part}: {message}", part=part)
         self.part = part
-        self.message = message
 
 
 @dataclass(frozen=True)

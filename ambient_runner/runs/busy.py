@@ -31,7 +31,7 @@ from ag_ui.core import (
     RunStartedEvent,
 )
 
-from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Attachment, RunOptions
 
@@ -48,8 +48,10 @@ class WhenBusy(enum.StrEnum):
     REJECT = "reject"
 
 
-class WhenBusyError(ValueError):
+class WhenBusyError(RunnerError, ValueError):
     """``forwardedProps.whenBusy`` names no mode this runner has (a 422 ``INVALID_OPTION``)."""
+
+    code = ErrorCode.INVALID_OPTION
 
 
 def modes(can_steer: bool) -> list[WhenBusy]:
@@ -63,7 +65,8 @@ def when_busy(forwarded_props: Mapping[str, Any] | None, can_steer: bool) -> Whe
     if raw is None:
         return modes(can_steer)[0]
     if raw not in [m.value for m in WhenBusy]:
-        raise WhenBusyError(f"whenBusy must be one of {', '.join(m.value for m in WhenBusy)}, got {str(raw)[:40]!r}")
+        raise WhenBusyError(f"whenBusy must be one of {', '.join(m.value for m in WhenBusy)}, got {str(raw)[:40]!r}",
+                            option="whenBusy")
     if raw == WhenBusy.STEER and not can_steer:  # this runner's CLI takes no input mid-turn: the message waits
         return WhenBusy.QUEUE
     return WhenBusy(raw)

@@ -34,7 +34,7 @@ from ag_ui.core import (
     RunFinishedInterruptOutcome,
 )
 
-from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Attachment, Bridge, BridgeError, RunOptions, Turn
 from ambient_runner.bridges.interrupts import InterruptBook
@@ -71,20 +71,24 @@ RUNNER_OWN_CODES = {ErrorCode.SHUTDOWN, ErrorCode.IDLE_TIMEOUT, ErrorCode.RUN_TI
                     ErrorCode.CLI_NOT_FOUND, ErrorCode.MCP_CONFIG}
 
 
-class ThreadBusyError(RuntimeError):
-    pass
+class ThreadBusyError(RunnerError, RuntimeError):
+    code = ErrorCode.THREAD_BUSY
 
 
-class DrainingError(RuntimeError):
-    pass
+class DrainingError(RunnerError, RuntimeError):
+    code = ErrorCode.DRAINING
 
 
-class PreviousRunStuckError(RuntimeError):
+class PreviousRunStuckError(RunnerError, RuntimeError):
     """The thread's previous run sent its terminal event but did not finish settling in time."""
 
+    code = ErrorCode.PREVIOUS_RUN_STUCK
 
-class QueueFullError(RuntimeError):
+
+class QueueFullError(RunnerError, RuntimeError):
     """The thread already has ``RUNNER_MAX_QUEUED`` messages waiting."""
+
+    code = ErrorCode.QUEUE_FULL
 
 
 class RunObserver(Protocol):
@@ -225,7 +229,7 @@ class RunManager:
                 raise PreviousRunStuckError(
                     f"the previous run of thread {run_input.thread_id!r} ({previous.run_id}) ended but its clean-up "
                     f"(the agent's exit, the state sync) did not finish within {bound:g} s (RUNNER_SETTLE_TIMEOUT); "
-                    "try again shortly") from None
+                    "try again shortly", threadId=run_input.thread_id) from None
             finally:
                 state.starting = False
                 state.notify()
@@ -281,7 +285,8 @@ class RunManager:
             raise DrainingError("the runner is shutting down and takes no new runs")
         if state.active is not None:
             raise ThreadBusyError(f"thread {state.log.thread_id!r} already has a run in progress "
-                                  f"({state.active.run_id}); interrupt it or wait for it to finish")
+                                  f"({state.active.run_id}); interrupt it or wait for it to finish",
+                                  threadId=state.log.thread_id)
 
     # ----- a message for a busy thread ---------------------------------------------------------------------
     def enqueue(self, message: QueuedMessage) -> int:
@@ -293,7 +298,8 @@ class RunManager:
         limit = self.settings.runner_max_queued
         if len(state.queue) >= limit:
             raise QueueFullError(f"thread {state.log.thread_id!r} already has {limit} messages waiting "
-                                 "(RUNNER_MAX_QUEUED); wait for its runs to end")
+                                 "(RUNNER_MAX_QUEUED); wait for its runs to end", threadId=state.log.thread_id,
+                                 maxQueued=limit)
         state.queue.append(message)
         if state.pump is None or state.pump.done():
             state.pump = asyncio.create_task(self._run_queue(state), name=f"queue-{state.log.thread_id}")
@@ -335,7 +341,7 @@ class RunManager:
                 run = await self.start(message.run_input, message.prompt, message.options, message.attachments,
                                        caller=message.caller, head=message.head)
             except PreviousRunStuckError as exc:
-                message.end_unstarted(message.error(str(exc), ErrorCode.PREVIOUS_RUN_STUCK))
+                message.end_unstarted(message.error(exc.message, exc.code))
                 discard_written(message.attachments)
             except (DrainingError, ThreadBusyError):
                 if self.draining:

@@ -7,9 +7,11 @@ import json
 
 from ag_ui.core import RunAgentInput, UserMessage
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 
-class NoPromptError(ValueError):
-    pass
+
+class NoPromptError(RunnerError, ValueError):
+    code = ErrorCode.NO_PROMPT
 
 
 def trailing_user_messages(run_input: RunAgentInput) -> list[UserMessage]:
@@ -47,8 +49,8 @@ def new_user_text(run_input: RunAgentInput) -> str:
 MAX_CONTEXT_CHARS = 64 * 1024
 
 
-class ContextTooLargeError(ValueError):
-    pass
+class ContextTooLargeError(RunnerError, ValueError):
+    code = ErrorCode.CONTEXT_TOO_LARGE
 
 
 def with_context(run_input: RunAgentInput, prompt: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
 
 CARD_TOOL = "AskUserQuestion"
@@ -137,8 +138,8 @@ def build_card(pending: Sequence[PendingInterrupt], run_id: str, streamed: Calla
     return Card(f"{run_id}-ask", tuple(questions))
 
 
-class CardAnswerError(ValueError):
-    pass
+class CardAnswerError(RunnerError, ValueError):
+    code = ErrorCode.INVALID_ANSWER
 
 
 def answers_from_card(content: Any, questions: Sequence[CardQuestion]) -> dict[str, Answer]:

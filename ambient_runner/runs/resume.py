@@ -20,6 +20,7 @@ from typing import Any
 
 from ag_ui.core import RunAgentInput
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
 from ambient_runner.runs.prompt import trailing_user_messages
 from ambient_runner.runs.question_card import ANSWER_TYPE, CardAnswerError, answers_from_card, card_questions
@@ -27,13 +28,10 @@ from ambient_runner.runs.question_card import ANSWER_TYPE, CardAnswerError, answ
 YES = re.compile(r"^\s*(y|yes|approve|approved|allow|allowed|ok|okay|true|accept|go ahead)\s*[.!]?\s*$", re.I)
 
 
-class ResumeError(ValueError):
-    """An answer the runner cannot take: becomes a 422 with ``code`` and ``details``."""
+class ResumeError(RunnerError, ValueError):
+    """An answer the runner cannot take: becomes a 422 with its ``code`` and ``details``."""
 
-    def __init__(self, code: str, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.details = details
+    code = ErrorCode.INVALID_RESUME
 
 
 @dataclass(frozen=True)
@@ -57,22 +55,22 @@ def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost
     for entry in _entries(run_input):
         interrupt_id = entry.get("interruptId", entry.get("interrupt_id"))
         if not isinstance(interrupt_id, str) or not interrupt_id:
-            raise ResumeError("INVALID_RESUME", "each resume entry needs an interruptId (a string)")
+            raise ResumeError("each resume entry needs an interruptId (a string)")
         status = entry.get("status", "resolved")
         if status not in ("resolved", "cancelled"):
-            raise ResumeError("INVALID_RESUME", f"resume entry {interrupt_id}: status must be 'resolved' or "
-                                                f"'cancelled' (got {status!r})", interruptId=interrupt_id)
+            raise ResumeError(f"resume entry {interrupt_id}: status must be 'resolved' or 'cancelled' (got {status!r})",
+                              interruptId=interrupt_id)
         if interrupt_id in given:
-            raise ResumeError("INVALID_RESUME", f"interrupt {interrupt_id} is answered twice in this run",
+            raise ResumeError(f"interrupt {interrupt_id} is answered twice in this run",
                               interruptId=interrupt_id)
         if interrupt_id in lost:
             lost_answered.append(interrupt_id)
             continue
         target = by_id.get(interrupt_id)
         if target is None:
-            raise ResumeError("UNKNOWN_INTERRUPT", f"interrupt {interrupt_id} is not open on thread "
-                                                   f"{run_input.thread_id!r} (unknown, or answered already); open: "
-                                                   f"{', '.join(by_id) or 'none'}", interruptId=interrupt_id)
+            raise ResumeError(f"interrupt {interrupt_id} is not open on thread {run_input.thread_id!r} (unknown, or "
+                              f"answered already); open: {', '.join(by_id) or 'none'}",
+                              code=ErrorCode.UNKNOWN_INTERRUPT, interruptId=interrupt_id)
         given[interrupt_id] = _answer(target, status, entry.get("payload"))
     tool_messages: set[str] = set()
     for message in run_input.messages:
@@ -89,12 +87,12 @@ def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost
             lost_answered += [i for i in sorted(lost) if i not in lost_answered]
             continue
         if not pending:
-            raise ResumeError("NO_OPEN_QUESTION", f"no question waits for an answer on thread {run_input.thread_id!r} "
-                                                  "(answered already, or the run did not pause)")
+            raise ResumeError(f"no question waits for an answer on thread {run_input.thread_id!r} (answered already, "
+                              "or the run did not pause)", code=ErrorCode.NO_OPEN_QUESTION)
         try:
             by_card = answers_from_card(message.content, card_questions(pending))
         except CardAnswerError as exc:
-            raise ResumeError("INVALID_ANSWER", str(exc)) from None
+            raise ResumeError(exc.message, code=ErrorCode.INVALID_ANSWER) from None
         given.update({i: a for i, a in by_card.items() if i not in given})
     return Answers(given, lost_answered, frozenset(tool_messages), frozenset(m.id for m in card_answers))
 
@@ -110,8 +108,7 @@ def _entries(run_input: RunAgentInput) -> list[Mapping[str, Any]]:
     extra = props.get("resume")
     if extra is not None:
         if not isinstance(extra, list) or not all(isinstance(e, Mapping) for e in extra):
-            raise ResumeError("INVALID_RESUME", "forwardedProps.resume must be a list of resume entries "
-                                                "({interruptId, status, payload})")
+            raise ResumeError("forwardedProps.resume must be a list of resume entries ({interruptId, status, payload})")
         known = {e.get("interruptId") for e in entries}
         entries += [e for e in extra if e.get("interruptId", e.get("interrupt_id")) not in known]
     return entries
@@ -144,11 +141,10 @@ def _answer(target: PendingInterrupt, status: str, payload: Any) -> Answer:
     if isinstance(payload, Mapping) and isinstance(payload.get("approved"), bool):
         message = payload.get("message")
         if message is not None and not isinstance(message, str):
-            raise ResumeError("INVALID_RESUME", f"interrupt {target.id}: message must be a string",
-                              interruptId=target.id)
+            raise ResumeError(f"interrupt {target.id}: message must be a string", interruptId=target.id)
         return Answer(approved=payload["approved"], message=message)
-    raise ResumeError("INVALID_RESUME", f"interrupt {target.id} asks for approval: answer with "
-                                        '{"approved": true|false, "message"?: "..."}', interruptId=target.id)
+    raise ResumeError(f"interrupt {target.id} asks for approval: answer with "
+                      '{"approved": true|false, "message"?: "..."}', interruptId=target.id)
 
 
 def _question_answer(target: PendingInterrupt, payload: Any) -> Answer:
@@ -158,11 +154,11 @@ def _question_answer(target: PendingInterrupt, payload: Any) -> Answer:
         payload = {"answers": {texts[0]: payload}}
     answers = payload.get("answers") if isinstance(payload, Mapping) else None
     if not isinstance(answers, Mapping) or not answers:
-        raise ResumeError("INVALID_RESUME", f"interrupt {target.id} is a question: answer with "
-                                            '{"answers": {"<question>": "<answer>"}}', interruptId=target.id)
+        raise ResumeError(f"interrupt {target.id} is a question: answer with "
+                          '{"answers": {"<question>": "<answer>"}}', interruptId=target.id)
     unknown = [q for q in answers if q not in texts]
     if unknown:
-        raise ResumeError("INVALID_RESUME", f"interrupt {target.id} did not ask {unknown[0]!r}; it asked: "
-                                            f"{'; '.join(texts)}", interruptId=target.id)
+        raise ResumeError(f"interrupt {target.id} did not ask {unknown[0]!r}; it asked: {'; '.join(texts)}",
+                          interruptId=target.id)
     flat = {str(q): ", ".join(map(str, a)) if isinstance(a, list) else str(a) for q, a in answers.items()}
     return Answer(approved=True, payload={"answers": flat})

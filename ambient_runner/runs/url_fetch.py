@@ -15,14 +15,18 @@ from collections.abc import Callable
 
 import httpx
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
+
 FETCH_TIMEOUT = 15.0  # s for the whole fetch
 # IPv6 ranges that carry an IPv4 address (NAT64, 6to4, IPv4-compatible): refused, whatever they carry.
 EMBEDDING_IPV4 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"),
                   ipaddress.ip_network("2002::/16"), ipaddress.ip_network("::/96"))
 
 
-class FetchRefused(ValueError):
+class FetchRefused(RunnerError, ValueError):
     """A url the runner does not fetch, or a fetch that failed; the message says which."""
+
+    code = ErrorCode.INVALID_ATTACHMENT
 
 
 def public_address(address: str) -> bool:

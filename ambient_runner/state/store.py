@@ -17,9 +17,13 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 
-class StoreError(Exception):
+
+class StoreError(RunnerError):
     """The store could not be read or written; the message names the store and the reason."""
+
+    code = ErrorCode.STATE_STORE
 
 
 class StateStore(Protocol):

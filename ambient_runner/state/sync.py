@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.state.snapshot import SYNC_TEMP_PREFIX, fingerprint, pack, read_manifest, unpack
 from ambient_runner.state.store import StateStore, StoreError
 
@@ -42,8 +43,10 @@ LOCAL_MARKER = f"{SYNC_TEMP_PREFIX}.json"  # in the state dir: generation last h
 RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0)
 
 
-class SupersededError(Exception):
-    pass
+class SupersededError(RunnerError):
+    """Another runner has written the store since this one read it."""
+
+    code = ErrorCode.STATE_STORE
 
 
 @dataclass

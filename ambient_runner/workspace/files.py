@@ -14,6 +14,7 @@ import stat
 from datetime import UTC, datetime
 from typing import Any
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.workspace.beneath import Beneath
 from ambient_runner.workspace.paths import PathRefused, Workspace
 
@@ -22,12 +23,12 @@ READ = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO opens at once, and i
 PROBE = os.O_PATH | os.O_CLOEXEC
 
 
-class NotFound(LookupError):
-    pass
+class NotFound(RunnerError, LookupError):
+    code = ErrorCode.NOT_FOUND
 
 
-class TooLarge(ValueError):
-    pass
+class TooLarge(RunnerError, ValueError):
+    code = ErrorCode.FILE_TOO_LARGE
 
 
 def beneath(workspace: Workspace) -> Beneath:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.stream.encoding import redact_url
 from ambient_runner.workspace.paths import LinkRefused, Workspace
 
@@ -40,8 +41,10 @@ LOCAL_TIMEOUT = 30.0
 REMOTE_TIMEOUT = 120.0
 
 
-class GitError(RuntimeError):
+class GitError(RunnerError, RuntimeError):
     """A git operation failed or timed out; the message is libgit2's own (tokens and URL credentials removed)."""
+
+    code = ErrorCode.GIT_FAILED
 
 
 @dataclass(frozen=True)

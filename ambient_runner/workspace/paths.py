@@ -12,16 +12,22 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
+
 MAX_PATH_CHARS = 4096
 
 
-class PathRefused(ValueError):
+class PathRefused(RunnerError, ValueError):
     """A path the workspace endpoints do not touch; the message says why."""
+
+    code = ErrorCode.INVALID_PATH
 
 
 class LinkRefused(PathRefused):
     """A link (a symlink, a ``.git`` file, a repository setting naming a folder) that leads out of the workspace or
     into the state dir, or a top folder that is a link: never followed; the message names it."""
+
+    code = ErrorCode.PATH_REFUSED
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.stream.encoding import redact_url_value
 from ambient_runner.workspace import files, repository
 from ambient_runner.workspace.git import REMOTE_TIMEOUT, GitTokens, local_path, run_worker
@@ -24,12 +25,12 @@ URL = re.compile(r"^(https?|file)://[^\s]+$")
 BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+-]{1,200}(?<![./])$")
 
 
-class RepoConflict(RuntimeError):
-    pass
+class RepoConflict(RunnerError, RuntimeError):
+    code = ErrorCode.REPO_EXISTS
 
 
-class UnknownRepo(LookupError):
-    pass
+class UnknownRepo(RunnerError, LookupError):
+    code = ErrorCode.NOT_FOUND
 
 
 def check_remote_url(url: str, workspace: Workspace) -> str:

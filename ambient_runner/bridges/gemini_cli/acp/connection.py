@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ag_ui_gemini_cli import describe_exit
 from ag_ui_gemini_cli.acp_schema import (
     JsonRpcError,
@@ -45,18 +45,17 @@ ResultT = TypeVar("ResultT", bound=BaseModel)
 MAX_DATA_CHARS = 1000  # of an error's ``data`` in the message a person reads
 
 
-class AcpError(Exception):
+class AcpError(RunnerError):
     """A JSON-RPC error reply (or a result that does not fit its method's model); its message is the method, the
-    error's ``message`` and, bounded, its ``data`` (where a CLI puts the cause: the file, the detail)."""
+    error's ``message`` and, bounded, its ``data`` (where a CLI puts the cause: the file, the detail). The JSON-RPC
+    error's own code is ``error.code``."""
+
+    code = ErrorCode.AGENT_ERROR
 
     def __init__(self, method: str, error: JsonRpcError) -> None:
         super().__init__(f"{method}: {error.message}{_shown_data(error.data)}")
         self.method = method
         self.error = error
-
-    @property
-    def code(self) -> Any:
-        return self.error.code
 
 
 def _shown_data(data: Any) -> str:
@@ -66,15 +65,15 @@ def _shown_data(data: Any) -> str:
     return f" ({text[:MAX_DATA_CHARS]}{' …[cut]' if len(text) > MAX_DATA_CHARS else ''})"
 
 
-class AcpClosed(Exception):
+class AcpClosed(RunnerError):
     """The CLI's JSON-RPC channel ended: ``message`` says how, ``code`` is the ``RUN_ERROR`` code, ``stderr`` what
     the CLI printed on its way out (when it ended while starting: the reason it gives, such as a broken
     settings file)."""
 
+    code = ErrorCode.CLI_EXITED
+
     def __init__(self, message: str, code: ErrorCode = ErrorCode.CLI_EXITED, stderr: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+        super().__init__(message, code=code)
         self.stderr = stderr
 
     def __str__(self) -> str:
