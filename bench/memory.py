@@ -1,6 +1,7 @@
 """The pod's memory per runner: ``python main.py`` (RUNNER_TYPE=each, RUNNER_SCRIPTED_MODEL=true), the runner
-process alone and the CLI it keeps (every process below it, summed), at ``/ready``, idle after one run and idle
-after a 20-turn conversation on one thread; a fresh process per sample.
+process alone and the CLI it keeps (every process below it, summed), at ``/ready``, idle after one run, idle
+after a 20-turn conversation on one thread, and idle with 4, 8 and 20 threads that have had a run (memory against
+the number of threads); a fresh process per sample.
 
 The turns alternate a shell tool call (the scripted model's default) and a plain answer (``NOTOOL``), so the
 conversation grows as a real one does. The scripted model server runs as threads inside the runner process: its
@@ -24,6 +25,7 @@ from ambient_runner.process.proc_stat import descendants
 
 RUNNER_TYPES = ("gemini-cli", "codex-sdk", "claude")
 TURNS = 20
+THREADS = (4, 8, 20)  # threads with a run each, at which the tree is read again
 TOOL_PROMPT = "Create hello.txt with hello in it."
 PLAIN_PROMPT = "NOTOOL say hello"
 SETTLE_STEP = 0.25  # s between two reads of an idle tree
@@ -61,8 +63,11 @@ def run_turn(url: str, thread_id: str, prompt: str) -> None:
             pass
 
 
-def sample(runner_type: str, repo: Path = REPO, turns: int = TURNS) -> dict[str, dict[str, int]]:
-    """One fresh runner: its tree's RSS at /ready, idle after the first run, idle after ``turns`` runs."""
+def sample(runner_type: str, repo: Path = REPO, turns: int = TURNS,
+           threads: tuple[int, ...] = THREADS) -> dict[str, dict[str, int]]:
+    """One fresh runner: its tree's RSS at /ready, idle after the first run, idle after ``turns`` runs, then idle
+    with each number of ``threads`` that have had a run (Claude keeps a CLI per thread, at most
+    RUNNER_MAX_LIVE_CLIS of them; Gemini and Codex one for all)."""
     with tempfile.TemporaryDirectory(prefix="bench-mem-") as root:
         Path(root, "workspace").mkdir()
         env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
@@ -76,6 +81,10 @@ def sample(runner_type: str, repo: Path = REPO, turns: int = TURNS) -> dict[str,
                 if turn == 0:
                     out["after_1"] = settled_kib(runner.proc.pid)
             out[f"after_{turns}"] = settled_kib(runner.proc.pid)
+            for index in range(1, max(threads, default=0)):  # the conversation above is thread 1
+                run_turn(runner.url, f"bench-memory-{index}", PLAIN_PROMPT)
+                if index + 1 in threads:
+                    out[f"threads_{index + 1}"] = settled_kib(runner.proc.pid)
     return out
 
 
@@ -88,16 +97,16 @@ def pack(samples: list[dict[str, dict[str, int]]]) -> dict[str, Any]:
 
 
 # The tiniest workload (``--smoke``): shows the script runs and prints its figures, which then mean nothing.
-SMOKE = {"runs": 1, "turns": 2}
+SMOKE = {"runs": 1, "turns": 2, "threads": (2,)}
 
 
 def measure(runs: int = 3, turns: int = TURNS, runner_types: tuple[str, ...] = RUNNER_TYPES,
-            repo: Path = REPO) -> dict[str, Any]:
+            repo: Path = REPO, threads: tuple[int, ...] = THREADS) -> dict[str, Any]:
     """``runs`` fresh runners per runner type, the types taking turns (a shared machine drifts)."""
     samples: dict[str, list[dict[str, dict[str, int]]]] = {t: [] for t in runner_types}
     for _ in range(runs):
         for runner_type in runner_types:
-            samples[runner_type].append(sample(runner_type, repo, turns))
+            samples[runner_type].append(sample(runner_type, repo, turns, threads))
     return {t: {"turns": turns, **pack(s)} for t, s in samples.items()}
 
 

@@ -262,7 +262,8 @@ def _memory_rows(memory: dict[str, Any]) -> list[tuple[str, str, str, bool | Non
             if moment == "turns":
                 continue
             label = {"ready": "at /ready", "after_1": "idle after 1 run"}.get(
-                moment, f"idle after {moments['turns']} turns")
+                moment, f"idle with {moment.removeprefix('threads_')} threads (a run each)"
+                if moment.startswith("threads_") else f"idle after {moments['turns']} turns")
             mib = {part: parts[part]["p50"] / 1024 for part in ("runner", "cli", "pod")}
             spread = f"{parts['runner']['min'] / 1024:.1f}-{parts['runner']['max'] / 1024:.1f}"
             budget = RSS_BUDGET_MIB.get(moment)

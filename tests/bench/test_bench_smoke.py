@@ -101,12 +101,12 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
             assert thread["snapshot"]["last_bytes"] > 0 and thread["stored_bytes"] > thread["snapshot"]["last_bytes"]
     if script == "tracing.py":
         assert figures["spans_exported"] > 0
-    if script == "memory.py":  # the runner at /ready; the runner and the CLI it keeps after the first and last turn
-        for runner in RUNNERS:
+    if script == "memory.py":  # the runner at /ready; the runner and the CLI it keeps after the first and last turn,
+        for runner in RUNNERS:  # and with (the smoke's) 2 threads that had a run
             moments = figures[runner]
-            assert set(moments) == {"turns", "ready", "after_1", f"after_{moments['turns']}"}, moments
+            assert set(moments) == {"turns", "ready", "after_1", f"after_{moments['turns']}", "threads_2"}, moments
             assert moments["ready"]["runner"]["p50"] > 0
-            for moment in ("after_1", f"after_{moments['turns']}"):
+            for moment in ("after_1", f"after_{moments['turns']}", "threads_2"):
                 assert moments[moment]["cli"]["p50"] > 0, (runner, moment, moments[moment])
     if script == "adapter_ratios.py":  # the reference's side runs whenever the reference is there
         for kind in ("gemini", "claude"):
