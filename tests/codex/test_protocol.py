@@ -17,6 +17,8 @@ from ambient_runner.bridges.codex_sdk.config import bundled_codex
 from tools.bump import codex_schema
 
 ROOT = Path(__file__).resolve().parents[2]
+# The real binary runs (only its schema generator, which writes files): inside the loopback-only namespace too.
+pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
 
 @pytest.fixture(scope="module")
