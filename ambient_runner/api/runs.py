@@ -17,17 +17,15 @@ from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Metrics, Runs, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
 from ambient_runner.api.run_input import MAX_BODY_BYTES, RunInput, check_id, check_run_input, prepare_run_input
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import Attachment, Bridge, RunOptions
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.metrics import RunnerMetrics
-from ambient_runner.runs.attachments import AttachmentRules, collect, discard_written
-from ambient_runner.runs.busy import QueuedMessage, WhenBusy, accepted, steered, when_busy
+from ambient_runner.runs.admission import Reader
+from ambient_runner.runs.attachments import AttachmentRules
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.manager import (
     RunManager,
-    ThreadBusyError,
 )
-from ambient_runner.runs.prompt import NoPromptError, new_user_text, with_context
-from ambient_runner.runs.resume import Answers, ResumeError, read_answers
+from ambient_runner.runs.request import Queued, QueuedMessage, Steered, Submitted
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json, sse_frame
 from ambient_runner.workspace.paths import Workspace
@@ -110,86 +108,30 @@ def body_limit(settings: RunnerSettings) -> int:
             invalid_message="the body is not a valid AG-UI RunAgentInput")
 async def start_run(body: RunInput, request: Request, runs: Runs, settings: Settings, metrics: Metrics,
                     workspace: WorkspaceRoot, workflows: WorkflowSet) -> EventSourceResponse:
-    """Start a run of ``threadId`` (or answer its paused one) and stream its events."""
+    """Start a run of ``threadId`` (or answer its paused one, or steer or queue it while its run streams) and stream
+    its events. The run is read once, against its thread (``RunManager.read``), and submitted; what refuses it is a
+    ``RunnerError`` with its status."""
+    reader = Reader(expand=workflows.expand, ready=lambda: ready_bridge(request, BOOT_WAIT_FOR_RUN),
+                    attachment_rules=lambda bridge: attachment_rules(settings, bridge, workspace),
+                    caller=Caller.from_headers(request.headers))
     run_input = check_run_input(body)
-    answers = interrupt_answers(runs, run_input)
-    # a workflow's /command, /skill or @agent as the agent gets it (what the person typed stays in the thread)
-    prompt = with_context(run_input, workflows.expand(run_prompt(runs, run_input, answers)))
-    bridge = await ready_bridge(request, BOOT_WAIT_FOR_RUN)
-    options = bridge.parse_options(run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else None)
-    attachments = await collect(run_input, attachment_rules(settings, bridge, workspace))
-    if not prompt.strip() and attachments:  # a message of images alone: the CLIs want some text beside them
-        prompt = "See the attached files."
-    caller = Caller.from_headers(request.headers)
-    try:
-        mode = when_busy(run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else None,
-                         bridge.steering)
-        busy = runs.thread(run_input.thread_id)
-        if busy is not None and busy.busy and not answers:  # an answer to a pause is never steered nor queued
-            if mode is WhenBusy.REJECT or run_input.run_id in busy.run_ids:  # a retried POST is not a new message
-                raise ThreadBusyError(f"thread {run_input.thread_id!r} already has a run in progress; interrupt it, "
-                                      "wait for it to finish, or send with whenBusy steer or queue",
-                                      threadId=run_input.thread_id)
-            return await busy_thread(runs, metrics, run_input, prompt, options, attachments, caller, mode)
-        run = await runs.start(run_input, prompt, options, attachments, answers, caller)
-    except BaseException:
-        discard_written(attachments)  # not started: nobody else removes them
-        raise
-    state = runs.thread(run.thread_id)
-    assert state is not None
-    return sse_response(metrics, state.log, run.first_seq - 1, one_run=True)
+    submitted = await submit(runs, run_input, reader)
+    return stream(submitted, metrics, runs.redactor)
 
 
-async def busy_thread(runs: RunManager, metrics: RunnerMetrics, run_input: RunAgentInput, prompt: str,
-                      options: RunOptions, attachments: list[Attachment], caller: Caller,
-                      mode: WhenBusy) -> EventSourceResponse:
-    """A new message for a thread whose run streams: into its live turn (steer), else behind it (queue). One
-    message at a time per thread, so two sent together keep their order."""
-    state = runs.thread(run_input.thread_id)
-    assert state is not None
-    async with state.steering:
-        if mode is WhenBusy.STEER and not attachments:  # a CLI's mid-turn input takes text only
-            into = await runs.steer(run_input, prompt)
-            if into is not None:
-                return event_source(steered_frames(metrics, steered(run_input, into.run_id), runs.redactor))
-        if not state.busy:  # the live run ended meanwhile: this message is the thread's next run
-            run = await runs.start(run_input, prompt, options, attachments, None, caller)
-            return sse_response(metrics, state.log, run.first_seq - 1, one_run=True)
-        message = QueuedMessage(run_input, prompt, options, attachments, caller,
-                                head=accepted(run_input, "queued", position=len(state.queue) + 1))
-        runs.enqueue(message)
-    return event_source(queued_frames(metrics, state.log, message, runs.redactor))
+async def submit(runs: RunManager, run_input: RunAgentInput, reader: Reader) -> Submitted:
+    """The run read against its thread, and submitted."""
+    return await runs.submit(await runs.read(run_input, reader))
 
 
-def interrupt_answers(runs: RunManager, run_input: RunAgentInput) -> Answers:
-    """The run's answers to its thread's open interrupts; a 422 for an answer that answers nothing open."""
-    thread_id = run_input.thread_id
-    pending = runs.interrupts.pending(thread_id)
-    try:
-        answers = read_answers(run_input, pending, runs.interrupts.lost(thread_id))
-    except ResumeError as exc:
-        raise ApiError(422, exc.code, str(exc), threadId=thread_id, **exc.details) from None
-    unanswered = [p.id for p in pending if p.id not in answers.given]
-    if answers.given and unanswered:
-        raise ApiError(422, ErrorCode.INTERRUPTS_UNANSWERED, f"the run answers some of the thread's open interrupts "
-                       f"but not {', '.join(unanswered)}; answer every open interrupt in one run", threadId=thread_id,
-                       interruptIds=unanswered)
-    return answers
-
-
-def run_prompt(runs: RunManager, run_input: RunAgentInput, answers: Answers) -> str:
-    """The run's new user text; a run that answers interrupts may bring none (a client resuming sends its whole
-    history: the user messages the thread has seen already are not new)."""
-    if not answers:
-        return new_user_text(run_input)
-    state = runs.thread(run_input.thread_id)
-    seen = state.conversation.message_ids() if state is not None else set()
-    fresh = run_input.model_copy(update={"messages": [m for m in run_input.messages if m.id not in seen
-                                                      and m.id not in answers.answer_message_ids]})
-    try:
-        return new_user_text(fresh)
-    except NoPromptError:
-        return ""
+def stream(submitted: Submitted, metrics: RunnerMetrics, redactor: Redactor) -> EventSourceResponse:
+    """A submitted run's stream: its own events from the thread's log, a steered message's whole stream, or a
+    queued message's head, then its run."""
+    if isinstance(submitted, Steered):
+        return event_source(steered_frames(metrics, submitted.events, redactor))
+    if isinstance(submitted, Queued):
+        return event_source(queued_frames(metrics, submitted.log, submitted.message, redactor))
+    return sse_response(metrics, submitted.log, submitted.after, one_run=True)
 
 
 routes.add_api_route("/", start_run, methods=["POST"], summary="Alias of POST /run (the platform's backend posts here)",
@@ -224,7 +166,7 @@ async def interrupt(runs: Runs, body: InterruptBody | None = None) -> dict[str, 
         queued = any(state.queue for state in runs.threads.values())
         if not targets and not paused and not (drop and queued):
             raise ApiError(404, ErrorCode.NO_ACTIVE_RUN, "no run is in progress")
-    dropped = [m.run_input.run_id for m in runs.drop_queued(thread_id)] if drop else []
+    dropped = [m.request.run_id for m in runs.drop_queued(thread_id)] if drop else []
     refused = [p.id for thread in paused for p in runs.interrupts.refuse_all(
         thread, STOPPED_WHILE_PAUSED, stop_turn=True)]
     for run in targets:

@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 from ag_ui.core import RunAgentInput, UserMessage
 
-from ambient_runner.bridges.caller import Caller
 from ambient_runner.platform.first_turn import first_turn_url, hidden_metadata, post_first_turn
-from ambient_runner.runs.busy import QueuedMessage, WhenBusy, accepted
+from ambient_runner.runs.busy import WhenBusy, accepted
 from ambient_runner.runs.manager import RunManager
+from ambient_runner.runs.request import QueuedMessage, RunRequest
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace.workflows import Workflows
 
@@ -79,12 +79,13 @@ class SessionTurns:
         bridge = self.runs.bridge
         assert bridge is not None, "session turns start once the bridge is loaded"
         options = bridge.parse_options(None)
+        request = RunRequest(run_input, prompt, options)
         state = self.runs.threads.get(run_input.thread_id)
         if state is not None and state.busy:  # after the live run and the messages already waiting, in order
-            self.runs.enqueue(QueuedMessage(run_input, prompt, options, (), Caller(), head=accepted(
-                run_input, WhenBusy.QUEUE, position=len(state.queue) + 1)))
+            self.runs.enqueue(QueuedMessage(request, head=accepted(run_input, WhenBusy.QUEUE,
+                                                                   position=len(state.queue) + 1)))
         else:
-            await self.runs.start(run_input, prompt, options)
+            await self.runs.start(request)
         if on_started is not None:
             on_started()
         log.info("started (or queued) the %s as run %s on thread %s", source, run_input.run_id,

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import RunAgentInput, UserMessage
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.contract import Attachment
-from ambient_runner.runs.prompt import trailing_user_messages
 from ambient_runner.runs.url_fetch import FetchRefused, fetch_url, public_address
 from ambient_runner.workspace.paths import PathRefused, Workspace
 
@@ -60,10 +59,10 @@ class AttachmentRules:
     address_allowed: Callable[[str], bool] = public_address
 
 
-def media_parts(run_input: RunAgentInput) -> list[tuple[str, object]]:
-    """``(part name, part)`` of every non-text part of the run's new user messages, in order."""
+def media_parts(run_input: RunAgentInput, trailing: Sequence[UserMessage]) -> list[tuple[str, object]]:
+    """``(part name, part)`` of every non-text part of the run's new user messages (``trailing``), in order."""
     found: list[tuple[str, object]] = []
-    offset = len(run_input.messages) - len(trailing := trailing_user_messages(run_input))
+    offset = len(run_input.messages) - len(trailing)
     for index, message in enumerate(trailing, start=offset):
         if isinstance(message.content, str):
             continue
@@ -73,9 +72,11 @@ def media_parts(run_input: RunAgentInput) -> list[tuple[str, object]]:
     return found
 
 
-async def collect(run_input: RunAgentInput, rules: AttachmentRules) -> list[Attachment]:
-    """The run's attachments, checked and written to ``rules.directory/<runId>/``; raises ``AttachmentError``."""
-    parts = media_parts(run_input)
+async def collect(run_input: RunAgentInput, trailing: Sequence[UserMessage],
+                  rules: AttachmentRules) -> list[Attachment]:
+    """The attachments of the run's new user messages (``trailing``), checked and written to
+    ``rules.directory/<runId>/``; raises ``AttachmentError``."""
+    parts = media_parts(run_input, trailing)
     if not parts:
         return []
     attachments: list[Attachment] = []

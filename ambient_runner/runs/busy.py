@@ -8,16 +8,14 @@
 * queued: ``RUN_STARTED``, ``CUSTOM ambient:message_accepted {messageId, mode: "queued", position}`` at once, then,
   when the thread's earlier runs have ended, that run's own events under the POST's ``runId`` and its terminal event.
 
-A queued message belongs to the runner, not to the connection that posted it: a client that goes away does not
-cancel it (it runs; ``GET /events`` shows it).
+A queued message (``runs.request.QueuedMessage``) belongs to the runner, not to the connection that posted it: a
+client that goes away does not cancel it (it runs; ``GET /events`` shows it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import enum
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from ag_ui.core import (
@@ -25,15 +23,11 @@ from ag_ui.core import (
     BaseEvent,
     CustomEvent,
     RunAgentInput,
-    RunErrorEvent,
-    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunStartedEvent,
 )
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import Attachment, RunOptions
 
 ACCEPTED = "ambient:message_accepted"
 STEERED_INTO = "ambient:message_steered"  # in the live run: a message reached its turn
@@ -88,29 +82,3 @@ def steered(run_input: RunAgentInput, into_run_id: str) -> list[BaseEvent]:
     """The whole stream of a steering POST."""
     return [*accepted(run_input, "steered", intoRunId=into_run_id),
             RunFinishedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id)]
-
-
-@dataclass
-class QueuedMessage:
-    """A run that waits for its thread's earlier runs. ``outcome`` resolves to the started run's first sequence
-    number in the thread's log, or to the terminal event that ends it unstarted (dropped, shutdown)."""
-
-    run_input: RunAgentInput
-    prompt: str
-    options: RunOptions
-    attachments: Sequence[Attachment]
-    caller: Caller
-    head: list[BaseEvent]  # RUN_STARTED and the accepted event, sent at once and again as the run's first events
-    outcome: asyncio.Future[int | BaseEvent] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future())
-
-    def end_unstarted(self, event: BaseEvent) -> None:
-        if not self.outcome.done():
-            self.outcome.set_result(event)
-
-    def dropped(self) -> BaseEvent:
-        return RunFinishedEvent(thread_id=self.run_input.thread_id, run_id=self.run_input.run_id,
-                                outcome=RunFinishedCancelledOutcome(), result={"message": DROPPED_MESSAGE})
-
-    def error(self, message: str, code: ErrorCode) -> BaseEvent:
-        return RunErrorEvent(message=message, code=code)

@@ -35,17 +35,18 @@ from ag_ui.core import (
 )
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import Attachment, Bridge, BridgeError, RunOptions, Turn
+from ambient_runner.bridges.contract import Bridge, BridgeError, Turn
 from ambient_runner.bridges.interrupts import InterruptBook
 from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
 from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.runs.admission import Reader, ThreadAtAdmission, read_request
 from ambient_runner.runs.attachments import discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
-from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, STEERED_INTO, QueuedMessage
+from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, STEERED_INTO, WhenBusy, accepted, steered
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.question_card import Card, build_card
+from ambient_runner.runs.request import Queued, QueuedMessage, RunRequest, Started, Steered, Submitted
 from ambient_runner.runs.resume import Answers
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
@@ -140,7 +141,7 @@ class ThreadState:
     @property
     def run_ids(self) -> set[str]:
         """The runs of the thread that stream or wait."""
-        return {run.run_id for run in (self.active,) if run is not None} | {m.run_input.run_id for m in self.queue}
+        return {run.run_id for run in (self.active,) if run is not None} | {m.request.run_id for m in self.queue}
 
     def notify(self) -> None:
         self.changed.set()
@@ -200,22 +201,64 @@ class RunManager:
             self.threads[thread_id] = state
         return state
 
+    # ----- admitting ------------------------------------------------------------------------------------
+    async def read(self, run_input: RunAgentInput, reader: Reader) -> RunRequest:
+        """``run_input`` read against its thread's state now (``runs.admission``); raises the ``RunnerError`` that
+        refuses it."""
+        thread_id = run_input.thread_id
+        state = self.threads.get(thread_id)
+        thread = ThreadAtAdmission(self.interrupts.pending(thread_id), self.interrupts.lost(thread_id),
+                                   state.conversation.message_ids if state is not None else set)
+        return await read_request(run_input, thread, reader)
+
+    async def submit(self, request: RunRequest) -> Submitted:
+        """The thread's run now, or (while its run streams) into that run's live turn or behind it, as the request's
+        ``whenBusy`` says; an answer to a pause is never steered nor queued. Raises ``ThreadBusyError`` for a
+        ``whenBusy: reject`` or a retried POST, and what ``start`` and ``enqueue`` raise; the attachments of a request
+        that was not taken are removed."""
+        try:
+            return await self._submit(request)
+        except BaseException:
+            discard_written(request.attachments)  # not started: nobody else removes them
+            raise
+
+    async def _submit(self, request: RunRequest) -> Submitted:
+        state = self.threads.get(request.thread_id)
+        if state is None or not state.busy or request.answers:
+            return await self._started(request)
+        if request.when_busy is WhenBusy.REJECT or request.run_id in state.run_ids:  # a retry is no new message
+            raise ThreadBusyError(f"thread {request.thread_id!r} already has a run in progress; interrupt it, wait "
+                                  "for it to finish, or send with whenBusy steer or queue", threadId=request.thread_id)
+        async with state.steering:  # one message at a time per thread, so two sent together keep their order
+            if request.when_busy is WhenBusy.STEER and not request.attachments:  # a CLI's mid-turn input: text only
+                into = await self.steer(request.run_input, request.prompt)
+                if into is not None:
+                    return Steered(steered(request.run_input, into.run_id))
+            if not state.busy:  # the live run ended meanwhile: this message is the thread's next run
+                return await self._started(request)
+            message = QueuedMessage(request, head=accepted(request.run_input, "queued", position=len(state.queue) + 1))
+            self.enqueue(message)
+        return Queued(message, state.log)
+
+    async def _started(self, request: RunRequest) -> Started:
+        run = await self.start(request)
+        return Started(self.threads[run.thread_id].log, run.first_seq - 1)
+
     # ----- starting --------------------------------------------------------------------------------------
-    async def start(self, run_input: RunAgentInput, prompt: str, options: RunOptions,
-                    attachments: Sequence[Attachment] = (), answers: Answers | None = None,
-                    caller: Caller | None = None, head: Sequence[BaseEvent] = ()) -> ActiveRun:
+    async def start(self, request: RunRequest, head: Sequence[BaseEvent] = ()) -> ActiveRun:
         """Start a run; ``RUN_STARTED`` is in the log when this returns.
 
         ``head``: a queued message's first events (its ``RUN_STARTED`` and accepted event, already sent on its own
         stream), written instead of a new ``RUN_STARTED``.
 
-        ``answers`` (read by ``runs.resume``) answer the thread's open interrupts, which lets its paused CLI turn go
-        on; a run with a new message and no answers refuses them all first. Answers to interrupts a previous runner
-        process had open end the run with ``INTERRUPT_LOST``.
+        The request's answers (read by ``runs.resume``) answer the thread's open interrupts, which lets its paused
+        CLI turn go on; a run with a new message and no answers refuses them all first. Answers to interrupts a
+        previous runner process had open end the run with ``INTERRUPT_LOST``.
 
         Raises ``ThreadBusyError`` while another run of the thread is streaming, ``DrainingError`` during shutdown
         and ``PreviousRunStuckError`` when the thread's previous run does not settle within the bound.
         """
+        run_input, answers = request.run_input, request.answers
         state = self._thread_state(run_input.thread_id)
         self._check_admissible(state)
         previous = state.settling
@@ -236,13 +279,13 @@ class RunManager:
             self._check_admissible(state)  # another run may have been admitted, or shutdown begun, meanwhile
         guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
-        prompt = f"{preamble}{prompt}" if preamble else prompt
+        prompt = f"{preamble}{request.prompt}" if preamble else request.prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
-                    options=options, attachments=attachments, caller=caller or Caller(),
+                    options=request.options, attachments=request.attachments, caller=request.caller,
                     place=self.agent_place() if self.agent_place is not None else None)
-        new_message_instead = bool(self.interrupts.pending(run_input.thread_id)) and not (answers and answers.given)
+        new_message_instead = bool(self.interrupts.pending(run_input.thread_id)) and not answers.given
         resumed = self._answer_interrupts(run_input.thread_id, answers) or _paused(state.settling)
-        turn.lost_interrupts = list(answers.lost) if answers else []
+        turn.lost_interrupts = list(answers.lost)
         state.log.begin_run()
         state.conversation.add_input(run_input, skip=answers.tool_message_ids if answers else frozenset())
         first_seq = self._emit(state.log, head[0] if head else guard.started())
@@ -253,7 +296,7 @@ class RunManager:
             self._emit_snapshot(state, waiting=True)
         card, state.card = state.card, None
         if card is not None and not card.own:  # the CLI's own card gets its result from the CLI
-            closed = card.result(answers.given if answers else {},
+            closed = card.result(answers.given,
                                  NEW_MESSAGE_INSTEAD if new_message_instead else NOT_ANSWERED)
             for out in guard.accept(closed):
                 self._emit_run_event(state, run, out, guard)
@@ -267,16 +310,16 @@ class RunManager:
         await asyncio.sleep(0)  # the run's first step (the prompt to the CLI) before its caller builds the response
         return run
 
-    def _answer_interrupts(self, thread_id: str, answers: Answers | None) -> bool:
+    def _answer_interrupts(self, thread_id: str, answers: Answers) -> bool:
         """Hand the run's answers to the paused turn (or refuse what is open when the run brings a new message
         instead); whether the run resumes a pause."""
         book = self.interrupts
-        if answers and answers.given:
+        if answers.given:
             book.resolve(thread_id, answers.given)
             return True
         if book.refuse_all(thread_id, NEW_MESSAGE_INSTEAD, stop_turn=True):
             return True
-        if not (answers and answers.lost):
+        if not answers.lost:
             book.forget_lost(thread_id)  # a new conversation turn: the lost pause is moot
         return False
 
@@ -294,7 +337,7 @@ class RunManager:
         next). Raises ``QueueFullError`` at ``RUNNER_MAX_QUEUED``, ``DrainingError`` during shutdown."""
         if self.draining:
             raise DrainingError("the runner is shutting down and takes no new runs")
-        state = self._thread_state(message.run_input.thread_id)
+        state = self._thread_state(message.request.thread_id)
         limit = self.settings.runner_max_queued
         if len(state.queue) >= limit:
             raise QueueFullError(f"thread {state.log.thread_id!r} already has {limit} messages waiting "
@@ -338,22 +381,21 @@ class RunManager:
                 continue
             message = state.queue.popleft()
             try:
-                run = await self.start(message.run_input, message.prompt, message.options, message.attachments,
-                                       caller=message.caller, head=message.head)
+                run = await self.start(message.request, head=message.head)
             except PreviousRunStuckError as exc:
                 message.end_unstarted(message.error(exc.message, exc.code))
-                discard_written(message.attachments)
+                discard_written(message.request.attachments)
             except (DrainingError, ThreadBusyError):
                 if self.draining:
                     message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, ErrorCode.SHUTDOWN))
-                    discard_written(message.attachments)
+                    discard_written(message.request.attachments)
                 else:  # a run was started meanwhile: this message waits for it
                     state.queue.appendleft(message)
             except Exception as exc:  # noqa: BLE001 - the message's stream must still end
-                log.exception("starting queued run %s failed", message.run_input.run_id)
+                log.exception("starting queued run %s failed", message.request.run_id)
                 message.end_unstarted(message.error(f"The runner failed to start this run: {exc}",
                                                    ErrorCode.RUNNER_ERROR))
-                discard_written(message.attachments)
+                discard_written(message.request.attachments)
             else:
                 message.outcome.set_result(run.first_seq)
 
@@ -366,7 +408,7 @@ class RunManager:
             while state.queue:
                 message = state.queue.popleft()
                 message.end_unstarted(message.dropped())
-                discard_written(message.attachments)
+                discard_written(message.request.attachments)
                 dropped.append(message)
         return dropped
 
@@ -567,7 +609,7 @@ class RunManager:
             while state.queue:
                 message = state.queue.popleft()
                 message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, ErrorCode.SHUTDOWN))
-                discard_written(message.attachments)
+                discard_written(message.request.attachments)
             state.notify()
         self.between_runs.close()
         self.interrupts.close()  # a paused turn stops waiting; the file keeps the pause for the next runner

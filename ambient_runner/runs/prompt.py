@@ -4,8 +4,9 @@ the run's ``context`` and ``state``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-from ag_ui.core import RunAgentInput, UserMessage
+from ag_ui.core import Message, RunAgentInput, UserMessage
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 
@@ -14,22 +15,22 @@ class NoPromptError(RunnerError, ValueError):
     code = ErrorCode.NO_PROMPT
 
 
-def trailing_user_messages(run_input: RunAgentInput) -> list[UserMessage]:
-    """The run's new user messages: those after the last message of another role, in order."""
+def trailing_user_messages(messages: Sequence[Message]) -> list[UserMessage]:
+    """A run's new user messages: those after the last message of another role, in order."""
     trailing = []
-    for message in reversed(run_input.messages):
-        if message.role != "user":
+    for message in reversed(messages):
+        if not isinstance(message, UserMessage):
             break
         trailing.append(message)
     return list(reversed(trailing))
 
 
-def new_user_text(run_input: RunAgentInput) -> str:
-    """Join the text of the trailing user messages (text parts; media parts go as attachments, ``attachments``).
-    A message of media parts alone has an empty text."""
+def new_user_text(trailing: Sequence[UserMessage]) -> str:
+    """Join the text of a run's trailing user messages (text parts; media parts go as attachments,
+    ``attachments``). A message of media parts alone has an empty text."""
     parts: list[str] = []
     media = False
-    for message in trailing_user_messages(run_input):
+    for message in trailing:
         content = message.content
         if isinstance(content, str):
             parts.append(content)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import RunAgentInput, UserMessage
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
@@ -47,7 +47,13 @@ class Answers:
         return bool(self.given or self.lost)
 
 
-def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost: set[str]) -> Answers:
+NO_ANSWERS = Answers({}, [])  # a run that answers nothing (a turn the runner starts, a queued message)
+
+
+def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost: set[str],
+                 trailing: Sequence[UserMessage] | None = None) -> Answers:
+    """The answers ``run_input`` brings to ``pending`` (and to the ``lost`` ids); ``trailing``: its new user messages
+    (``prompt.trailing_user_messages``), when the caller has them already."""
     by_id = {p.id: p for p in pending}
     by_call = {p.request.tool_call_id: p for p in pending}
     given: dict[str, Answer] = {}
@@ -81,7 +87,9 @@ def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost
         tool_messages.add(message.id)
         if target.id not in given:
             given[target.id] = _answer(target, "resolved", _content(message.content))
-    card_answers = [m for m in trailing_user_messages(run_input) if _answers_card(m)]
+    if trailing is None:
+        trailing = trailing_user_messages(run_input.messages)
+    card_answers = [m for m in trailing if _answers_card(m)]
     for message in card_answers:
         if not pending and lost:  # the card of a pause a previous runner process had open
             lost_answered += [i for i in sorted(lost) if i not in lost_answered]
