@@ -38,15 +38,17 @@ from ambient_runner.stream.encoding import Redactor, environment_secrets
 from ambient_runner.tracing.setup import stop_tracing
 from ambient_runner.workspace.paths import Workspace
 from ambient_runner.workspace.repos import Repositories
-from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
+from ambient_runner.workspace.workflows import CarriedInstructions, Workflows, WorkflowSpec
 
 log = logging.getLogger(__name__)
 ROUTERS = [status_api.routes, capabilities_api.routes, runs_api.routes, model_api.routes,
            feedback_api.routes, workspace_api.routes, tasks_api.routes]
 DESCRIPTION = "Runs a coding-agent CLI and streams its work as AG-UI events."
-# The workspace root's instruction files a CLI reads by itself only where it works (Claude's CLAUDE.md is in its
-# system prompt wherever it works): in a workflow's folder, the workflow's preamble carries them.
-ROOT_INSTRUCTIONS = {"gemini-cli": ("GEMINI.md",), "codex-sdk": ("AGENTS.md",)}
+# The instruction files the runner carries to a CLI in the preamble (Claude's CLAUDE.md is in its system prompt
+# wherever it works): Gemini reads GEMINI.md itself only where it works; Codex reads no AGENTS.md at all in the
+# folders the trust rule marks untrusted.
+CARRIED_INSTRUCTIONS = {"gemini-cli": CarriedInstructions(("GEMINI.md",)),
+                        "codex-sdk": CarriedInstructions(("AGENTS.md",), always=True)}
 
 
 class RunnerApp(FastAPI):
@@ -89,7 +91,8 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     runs = RunManager(settings, bridge, Redactor([*settings.secret_values(), *environment_secrets()]), metrics)
     boot = Boot(settings, runs, bridge, list(extensions or []), freeze=freeze_after_boot)
     workspace = Workspace.of(settings.workspace_path, settings.state_dir)
-    workflows = Workflows(workspace, _active_workflow(settings), ROOT_INSTRUCTIONS.get(settings.runner_type, ()))
+    workflows = Workflows(workspace, _active_workflow(settings),
+                          CARRIED_INSTRUCTIONS.get(settings.runner_type, CarriedInstructions()))
     runs.turn_preambles.append(workflows.instructions_for)
     runs.agent_place = workflows.place
     session_turns = SessionTurns(settings, runs, workflows)

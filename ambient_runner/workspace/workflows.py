@@ -38,6 +38,16 @@ class AgentPlace:
 
 
 @dataclass(frozen=True)
+class CarriedInstructions:
+    """The instruction files (``GEMINI.md``, ``AGENTS.md``) the runner hands the CLI itself, in the preamble: from the
+    workspace root, which the CLI does not reach from a workflow's folder, and from that folder; ``always``: also
+    without a workflow, for a CLI that reads none itself (Codex: the folders it works in are untrusted)."""
+
+    files: tuple[str, ...] = ()
+    always: bool = False
+
+
+@dataclass(frozen=True)
 class WorkflowSpec:
     git_url: str
     branch: str = "main"
@@ -46,12 +56,10 @@ class WorkflowSpec:
 
 class Workflows:
     def __init__(self, workspace: Workspace, active: WorkflowSpec | None = None,
-                 root_instructions: tuple[str, ...] = ()) -> None:
+                 carried: CarriedInstructions = CarriedInstructions()) -> None:
         self.workspace = workspace
         self.active = active
-        # The workspace root's instruction files the CLI reads only in its working folder (GEMINI.md, AGENTS.md):
-        # once it works in a workflow's folder, the preamble carries them.
-        self.root_instructions = root_instructions
+        self.carried = carried
         self._lock = asyncio.Lock()
         self.changes = 0  # how many times the active workflow changed at run time
         self._instructed: dict[str, int] = {}  # thread -> the change whose instructions it got
@@ -151,10 +159,27 @@ class Workflows:
         instructions join the conversation as the preamble of its next turn instead (they stay in its history).
         """
         folder = self.active_dir()
-        if folder is None or self._instructed.get(thread_id) == self.changes:
+        if self._instructed.get(thread_id) == self.changes or (folder is None and not self.carried.always):
             return ""
         self._instructed[thread_id] = self.changes
+        if folder is None:  # no workflow: the instruction files the CLI does not read itself, if any
+            carried = self._carried(self.workspace.root)
+            return "\n\n".join(carried) + "\n\n" if carried else ""
         return f"<workflow>\n{self._preamble(folder)}\n</workflow>\n\n"
+
+    def _carried(self, *folders: Path) -> list[str]:
+        """Each carried instruction file of ``folders`` that has text, as a block naming it."""
+        blocks = []
+        for folder in folders:
+            for name in self.carried.files:
+                try:
+                    text = files.read_text(self.workspace, self._relative(folder, name), 256 * 1024)
+                except (PathRefused, OSError):
+                    continue
+                if text and text.strip():
+                    blocks.append(f"<workspace-instructions file=\"{folder / name}\">\n{text.strip()}\n"
+                                  "</workspace-instructions>")
+        return blocks
 
     def _preamble(self, folder: Path) -> str:
         root = self.workspace.root
@@ -172,14 +197,7 @@ class Workflows:
             blocks.append(f"<workflow-claude-md>\n{found.instructions}\n</workflow-claude-md>")
         if listing := found.listing():
             blocks.append(listing)
-        for name in self.root_instructions:
-            try:
-                text = files.read_text(self.workspace, name, 256 * 1024)
-            except (PathRefused, OSError):
-                continue
-            if text and text.strip():
-                blocks.append(f"<workspace-instructions file=\"{root / name}\">\n{text.strip()}\n"
-                              "</workspace-instructions>")
+        blocks += self._carried(root, folder)
         return "\n\n".join(blocks)
 
     def metadata(self) -> dict[str, Any]:

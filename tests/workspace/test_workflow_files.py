@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ambient_runner.workspace.paths import Workspace
 from ambient_runner.workspace.workflow_files import WorkflowFiles, body_of, fill_arguments
-from ambient_runner.workspace.workflows import Workflows, WorkflowSpec
+from ambient_runner.workspace.workflows import CarriedInstructions, Workflows, WorkflowSpec
 
 FILES = {
     ".claude/commands/spec.plan.md": "---\ndescription: Plans a feature\n---\nPlan this: $ARGUMENTS\n"
@@ -108,7 +108,8 @@ def test_the_preamble_names_where_the_agent_works_once_per_thread_and_again_afte
     workspace, folder = workflow(tmp_path, {**FILES, ".ambient/ambient.json":
                                             '{"systemPrompt": "Follow the method.", "artifactsDir": "artifacts/x"}'})
     (workspace.root / "AGENTS.md").write_text("Root rules.")
-    workflows = Workflows(workspace, WorkflowSpec("https://example.invalid/flows.git"), ("AGENTS.md",))
+    workflows = Workflows(workspace, WorkflowSpec("https://example.invalid/flows.git"),
+                          CarriedInstructions(("AGENTS.md",)))
     place = workflows.place()
     assert place.cwd == folder and place.also == (workspace.root,)
     assert [a.id for a in place.agents] == ["archie-architect", "stella"]
@@ -130,3 +131,14 @@ def test_without_a_workflow_the_agent_works_in_the_workspace_root(tmp_path: Path
     workflows = Workflows(workspace)
     assert workflows.place().cwd == workspace.root and workflows.place().also == ()
     assert workflows.instructions_for("t1") == "" and workflows.expand("/spec.plan x") == "/spec.plan x"
+
+
+def test_a_cli_that_reads_no_instruction_file_itself_gets_the_roots_without_a_workflow(tmp_path: Path) -> None:
+    workspace, _ = workflow(tmp_path, {"README.md": "x"})
+    (workspace.root / "AGENTS.md").write_text("Root rules.")
+    assert Workflows(workspace, None, CarriedInstructions(("AGENTS.md",))).instructions_for("t1") == ""
+    codex_like = Workflows(workspace, None, CarriedInstructions(("AGENTS.md",), always=True))
+    assert codex_like.instructions_for("t1") == (
+        f'<workspace-instructions file="{workspace.root / "AGENTS.md"}">\nRoot rules.\n</workspace-instructions>\n\n')
+    assert codex_like.instructions_for("t1") == ""  # once per thread
+
