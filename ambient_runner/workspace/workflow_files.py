@@ -46,12 +46,70 @@ def body_of(text: str) -> str:
     return _FRONT_MATTER.sub("", text, count=1).strip("\n")
 
 
+# Claude Code's rules for a command's placeholders (the pinned CLI's own, read from its bundle): ``$ARGUMENTS`` is the
+# text after the name; ``$ARGUMENTS[n]`` and ``$n`` the n-th of its words (from 0; left as written when there is no
+# such word); ``\$`` before one of them, and an ``awk '{print $n}'`` program, keep their ``$`` as written; with
+# nothing replaced, the text is appended as ``ARGUMENTS: <text>``.
+_KEPT = "\x00"  # a "$" that no placeholder rule may touch (a kept one, or one inside a filled-in value)
+_ESCAPED = re.compile(r"(?<!\\)\\\$(?=\d|ARGUMENTS)", re.ASCII)
+_AWK_PRINT = re.compile(r"""awk(?: +-F *(?:'[^'$\n]*'|"[^"$\n]*"|[^\s'"$]+))? +'\{ *print *\$\d+(?:[ ,]*\$\d+)* *\}'""",
+                        re.ASCII)
+_INDEXED = re.compile(r"\$ARGUMENTS\[(\d+)\]", re.ASCII)
+_POSITIONAL = re.compile(r"\$(\d+)(?!\w)", re.ASCII)
+_WORD_CHAR = re.compile(r"\w", re.ASCII)
+
+
+def split_arguments(text: str) -> list[str]:
+    """The words of a command's arguments as Claude Code splits them: blanks separate, quotes group (and go, unless
+    the word began with ``{`` or ``[``), a backslash escapes the next non-word character."""
+    words: list[str] = []
+    word: str | None = None
+    raw = False  # the word began like JSON: its quotes stay
+    text, at = text.strip(), 0
+    while at < len(text):
+        char, end = text[at], at + 1
+        if char in " \t\r\n":
+            if word is not None:
+                words.append(word)
+            word, raw = None, False
+        elif char in "'\"":
+            while end < len(text) and text[end] != char:
+                end += 2 if char == '"' and text[end] == "\\" else 1
+            word = (word or "") + (text[at + 1:end] if end < len(text) and not raw else text[at:end + 1])
+            end += 1
+        elif char == "\\" and end < len(text) and not _WORD_CHAR.match(text[end]):
+            if text[end] != "\n":
+                word = (word or "") + text[end]
+            end += 1
+        else:
+            word = (word or "") + char
+            raw = raw or char in "{["
+        at = end
+    return words if word is None else [*words, word]
+
+
 def fill_arguments(body: str, arguments: str) -> str:
-    """``body`` with ``arguments`` in place of each ``$ARGUMENTS``; appended as ``ARGUMENTS: ...`` when it has none
-    (and there are arguments), as Claude Code does."""
-    if "$ARGUMENTS" in body:
-        return body.replace("$ARGUMENTS", arguments)
-    return f"{body}\n\nARGUMENTS: {arguments}" if arguments else body
+    """``body`` with ``arguments`` filled in as the pinned Claude Code fills a command's placeholders."""
+    words = split_arguments(arguments)
+    filled = False
+
+    def value(text: str) -> str:
+        nonlocal filled
+        filled = True
+        return text.replace("$", _KEPT)
+
+    def word(match: re.Match[str], missing: str) -> str:
+        index = int(match.group(1))
+        return value(words[index]) if index < len(words) else missing
+
+    text = _ESCAPED.sub(_KEPT, body)
+    text = _AWK_PRINT.sub(lambda m: m.group(0).replace("$", _KEPT), text)
+    text = _INDEXED.sub(lambda m: word(m, _KEPT + m.group(0)[1:]), text)
+    text = _POSITIONAL.sub(lambda m: word(m, m.group(0)), text)
+    text = re.sub(r"\$ARGUMENTS", lambda _: value(arguments), text)
+    if not filled and arguments:
+        text = f"{text}\n\nARGUMENTS: {value(arguments)}"
+    return text.replace(_KEPT, "$")
 
 
 @dataclass(frozen=True)
@@ -131,8 +189,10 @@ class WorkflowFiles:
         expanded = text
         match = _SLASH.match(text.strip())
         if match and (command := self.runnable(match.group(1))) is not None:
-            expanded = (f"<command-name>/{command.name}</command-name>\n"
-                        f"{fill_arguments(command.body, match.group(2).strip())}")
+            body = fill_arguments(command.body, match.group(2).strip())
+            if isinstance(command, Skill):  # as Claude Code runs a skill: its folder first, for its relative paths
+                body = f"Base directory for this skill: {Path(command.path).parent}\n\n{body}"
+            expanded = f"<command-name>/{command.name}</command-name>\n{body}"
         mentioned = self.mentioned(text)
         if mentioned:
             expanded += "".join(f"\n\n<agent-instructions name=\"{agent.id}\">\nYou are {agent.mention}. "
@@ -140,17 +200,11 @@ class WorkflowFiles:
         return expanded
 
     def mentioned(self, text: str) -> list[SubAgent]:
-        """The sub-agents ``text`` mentions: ``@<UI name>`` (longest first, case-insensitive) or ``@<file id>``."""
-        lowered = text.lower()
-        found: list[SubAgent] = []
-        for agent in sorted(self.agents, key=lambda a: -len(a.mention)):
-            for handle in {agent.mention.lower(), agent.id.lower()}:
-                at = lowered.find(f"@{handle}")
-                end = at + 1 + len(handle)
-                if at >= 0 and (end == len(lowered) or not (lowered[end].isalnum() or lowered[end] in "-_")):
-                    found.append(agent)
-                    break
-        return found
+        """The sub-agents ``text`` mentions: ``@<UI name>`` or ``@<file id>``, case-insensitive, anywhere but inside
+        a word or an address (``ops@stella.io`` mentions nobody)."""
+        return [agent for agent in self.agents
+                if any(re.search(rf"(?<![\w.@-])@{re.escape(handle)}(?![\w-])", text, re.IGNORECASE)
+                       for handle in (agent.mention, agent.id))]
 
     def listing(self) -> str:
         """The skills the model may use and the sub-agents it may take on, with where each skill's file is."""

@@ -8,12 +8,14 @@ import os
 from pathlib import Path
 
 from ambient_runner.workspace.paths import Workspace
-from ambient_runner.workspace.workflow_files import WorkflowFiles, body_of, fill_arguments
+from ambient_runner.workspace.workflow_files import WorkflowFiles, body_of, fill_arguments, split_arguments
 from ambient_runner.workspace.workflows import CarriedInstructions, Workflows, WorkflowSpec
 
 FILES = {
     ".claude/commands/spec.plan.md": "---\ndescription: Plans a feature\n---\nPlan this: $ARGUMENTS\n"
-                                     "Then count with awk '{print $2}' and $0 as written; $ARGUMENTS again.\n",
+                                     "Then count with awk '{print $2}' as written; $ARGUMENTS again.\n",
+    ".claude/commands/fix.md": "---\ndescription: positional\n---\nFix issue $0 in $1, not $2; \\$0 and "
+                               "$ARGUMENTS[1] and $ARGUMENTS[7]; awk -F, '{print $1, $3}' f\n",
     ".claude/commands/spec.check.md": "---\ndescription: Checks\n---\nCheck the plan.\n",
     ".claude/commands/assess.md": "---\ndescription: a command named like a skill\n---\nThe command wins.\n",
     ".claude/skills/assess/SKILL.md": "---\nname: assess\ndescription: Assesses a report\n---\nRead the report.\n",
@@ -42,7 +44,19 @@ def test_a_command_with_arguments_fills_each_placeholder_and_leaves_every_other_
     found = WorkflowFiles.read(*workflow(tmp_path))
     expanded = found.expand("/spec.plan Build a todo app")
     assert expanded == ("<command-name>/spec.plan</command-name>\nPlan this: Build a todo app\n"
-                        "Then count with awk '{print $2}' and $0 as written; Build a todo app again.")
+                        "Then count with awk '{print $2}' as written; Build a todo app again.")
+
+
+def test_positional_placeholders_take_the_words_as_the_pinned_claude_code_does(tmp_path: Path) -> None:
+    """``$0`` is the first word (Claude Code counts from 0), a missing word leaves its placeholder, ``\\$`` and an awk
+    ``print`` program keep their ``$``; anything filled in means no ``ARGUMENTS:`` line."""
+    found = WorkflowFiles.read(*workflow(tmp_path))
+    assert found.expand('/fix 42 "the parser"') == (
+        "<command-name>/fix</command-name>\nFix issue 42 in the parser, not $2; $0 and the parser and "
+        "$ARGUMENTS[7]; awk -F, '{print $1, $3}' f")
+    assert split_arguments('one "two three" four\\ five {"a": "b"}') == ["one", "two three", "four five",
+                                                                         '{"a":', "b}"]
+    assert fill_arguments("Use $1.", "$ARGUMENTS") == "Use $1.\n\nARGUMENTS: $ARGUMENTS"  # values are not read again
 
 
 def test_a_command_without_a_placeholder_gets_the_arguments_appended_as_claude_code_does(tmp_path: Path) -> None:
@@ -55,8 +69,10 @@ def test_a_command_without_a_placeholder_gets_the_arguments_appended_as_claude_c
 
 def test_a_skill_runs_like_a_command_and_a_command_of_the_same_name_wins(tmp_path: Path) -> None:
     found = WorkflowFiles.read(*workflow(tmp_path))
+    skill_folder = tmp_path / "workspace" / "workflows" / "flows" / ".claude" / "skills" / "diagnose"
     assert found.expand("/diagnose the crash") == (
-        "<command-name>/diagnose</command-name>\nDiagnose it.\n\nARGUMENTS: the crash")
+        f"<command-name>/diagnose</command-name>\nBase directory for this skill: {skill_folder}\n\n"
+        "Diagnose it.\n\nARGUMENTS: the crash")
     assert "The command wins." in found.expand("/assess it")
 
 
@@ -73,7 +89,8 @@ def test_sub_agents_are_matched_as_the_platform_ui_writes_them_and_by_file_id(tm
     assert by_name.startswith("@Archie (Architect) review the design\n\n<agent-instructions name=\"archie-architect\">")
     assert "You design." in by_name and "You build." not in by_name
     assert "You build." in found.expand("ask @stella please") and "You build." in found.expand("@STELLA")
-    assert found.mentioned("mail archie@example.com or @stellar") == []
+    assert found.mentioned("mail archie@example.com or @stellar, ops@stella.io") == []
+    assert [a.id for a in found.mentioned("@stellar first, then @Stella")] == ["stella"]
     both = found.expand("/spec.check with @archie-architect and @Stella")
     assert both.startswith("<command-name>/spec.check</command-name>")
     assert "You design." in both and "You build." in both
