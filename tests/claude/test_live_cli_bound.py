@@ -48,8 +48,9 @@ async def test_at_most_the_bound_of_clis_live_and_every_thread_continues(tmp_pat
             events = await runner.harness.run(f"t{index}", f"NOTOOL second words of thread {index}")
             assert events[-1]["type"] == "RUN_FINISHED", events[-1]
             sent = json.dumps(runner.server.bodies()[start:])
-            assert f"first words of thread {index}\"" in sent or f"first words of thread {index}\\" in sent
-            assert all(f"first words of thread {other} " not in sent for other in range(THREADS) if other != index)
+            said = {other for other in range(THREADS)
+                    if f"first words of thread {other}\"" in sent or f"first words of thread {other}\\" in sent}
+            assert said == {index}, (index, said)  # its own first words, and no other thread's
             assert len(cli_groups()) <= BOUND
 
 

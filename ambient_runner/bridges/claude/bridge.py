@@ -83,6 +83,8 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         self._stopped: dict[str, str] = {}  # tool call -> why it was refused with its turn stopped
         self._frontend_tools: dict[str, list[Tool]] = {}  # thread -> the frontend tools of its latest run
         self._places: dict[str, AgentPlace] = {}  # thread -> where its latest run works (a workflow's folder)
+        self._room = asyncio.Lock()  # RUNNER_MAX_LIVE_CLIS: one thread at a time makes room for its CLI
+        self._starting: set[str] = set()  # threads whose turn is starting or running a CLI it may not have yet
         self._frontend_calls = FrontendCalls()
         self.sdk = LazyModules("claude", "ambient_runner.bridges.claude.session", "ag_ui_claude", "ag_ui_claude.tasks")
 
@@ -175,7 +177,10 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         return Step(out)
 
     async def close_turn(self, turn: Turn, live: ClaudeTurn) -> None:
-        await live.stream.aclose()  # the session's turn ends (interrupted when it still runs)
+        try:
+            await live.stream.aclose()  # the session's turn ends (interrupted when it still runs)
+        finally:
+            self._starting.discard(turn.thread_id)
 
     async def _gate(self, thread_id: str, tool_name: str, tool_input: dict[str, Any], context: Any
                     ) -> PermissionResultAllow | PermissionResultDeny:
@@ -246,20 +251,26 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         """At most ``RUNNER_MAX_LIVE_CLIS`` Claude Code processes: before a thread's CLI starts, the least recently
         used idle ones are closed (their threads resume their saved sessions on their next run, as after a pod
         restart). Never one whose thread runs, waits for a person, or has a background task still running."""
-        live = [t for t, s in self._clients.items() if s.pid is not None and t != thread_id]
         if self._clients[thread_id].pid is not None:
             return
-        excess = len(live) + 1 - self.settings.runner_max_live_clis
-        for other in live:  # least recently used first (``_session`` moves a used thread to the end)
-            if excess <= 0:
-                break
-            if self._evictable(other):
-                await self._clients.pop(other).close()
-                excess -= 1
-                log.info("closed the idle Claude Code of thread %s (RUNNER_MAX_LIVE_CLIS=%d): its next run resumes "
-                         "its session", other, self.settings.runner_max_live_clis)
+        async with self._room:  # one at a time: two threads starting together must not both count the same room
+            self._starting.add(thread_id)  # counted as live until its turn ends (its CLI starts in between)
+            live = [t for t, s in self._clients.items()
+                    if (s.pid is not None or t in self._starting) and t != thread_id]
+            excess = len(live) + 1 - self.settings.runner_max_live_clis
+            for other in live:  # least recently used first (``_session`` moves a used thread to the end)
+                if excess <= 0:
+                    break
+                if self._evictable(other):
+                    # closed under the lock: a run of that thread arriving now starts its new CLI after this one ended
+                    await self._clients.pop(other).close()
+                    excess -= 1
+                    log.info("closed the idle Claude Code of thread %s (RUNNER_MAX_LIVE_CLIS=%d): its next run "
+                             "resumes its session", other, self.settings.runner_max_live_clis)
 
     def _evictable(self, thread_id: str) -> bool:
+        if thread_id in self._starting:
+            return False
         session = self._clients[thread_id]
         running = any(t.thread_id == thread_id and t.status == "running" for t in self.host.tasks.list())
         return session.idle and not self.pauses.parked(thread_id) and not running
