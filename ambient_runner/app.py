@@ -33,6 +33,7 @@ from ambient_runner.platform.session_turns import SessionTurns
 from ambient_runner.process.hardening import make_undumpable
 from ambient_runner.process.supervisor import become_subreaper
 from ambient_runner.runs.manager import RunManager
+from ambient_runner.runtime import Runtime
 from ambient_runner.settings import RunnerSettings, load_settings
 from ambient_runner.stream.encoding import Redactor, environment_secrets
 from ambient_runner.tracing.setup import stop_tracing
@@ -55,12 +56,13 @@ class RunnerApp(FastAPI):
     """The ASGI app: every endpoint declared with FastAPI, its OpenAPI document at ``/openapi.json`` (behind the token,
     as every call but ``/health``; no interactive docs are served)."""
 
-    def __init__(self, lifespan: Callable[[Starlette], Any]) -> None:
+    def __init__(self, runtime: Runtime, lifespan: Callable[[Starlette], Any]) -> None:
         super().__init__(title="ambient-runner", version=__version__, description=DESCRIPTION, lifespan=lifespan,
                          exception_handlers=dict(EXCEPTION_HANDLERS), openapi_url=None, docs_url=None,
                          redoc_url=None)
         for router in ROUTERS:
             self.include_router(router)
+        self.runtime = runtime  # what every endpoint's dependencies read (``runtime_of``)
         self.add_api_route("/openapi.json", self._openapi_json, methods=["GET"], include_in_schema=False)
 
     def openapi(self) -> dict[str, Any]:
@@ -97,6 +99,9 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     runs.agent_place = workflows.place
     session_turns = SessionTurns(settings, runs, workflows)
     credentials = RunCredentials.for_platform(settings, runs)  # the person's connected accounts, on the platform
+    runtime = Runtime(settings=settings, runs=runs, boot=boot, metrics=metrics, workspace=workspace,
+                      repos=Repositories(workspace), workflows=workflows,
+                      on_workflow_change=session_turns.workflow_changed, bridge=bridge)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -104,62 +109,48 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
         become_subreaper()
         make_undumpable()  # /proc/<runner>/environ (the real credentials) out of the tools' reach
         restore_signal = _install_sigterm_drain(runs) if install_signal_handlers else None
-        uninstall_redaction = [install_redaction(runs.redactor)]
+        uninstall_redaction = install_redaction(runs.redactor)  # extended in place with the bridge's credentials
         uninstall_credentials = credentials.install() if credentials is not None else None
 
         async def when_booted(ok: bool) -> None:
-            uninstall_redaction.pop()()
-            uninstall_redaction.append(install_redaction(runs.redactor))  # now with the bridge's credentials
             if ok:
                 await session_turns.first_turn()
 
-        boot.start(app, when_booted)
-        announce = asyncio.create_task(say_whether_ready(app), name="ready-line")
+        boot.start(runtime, when_booted)
+        announce = asyncio.create_task(say_whether_ready(runtime), name="ready-line")
         try:
             yield
         finally:
             announce.cancel()
             await session_turns.close()
             await runs.shutdown()
-            await stop_tracing(app.state.tracer, runs)
+            await stop_tracing(runtime.tracer, runs)
             await boot.stop(settings.runner_shutdown_grace)
             runs.close()
             if restore_signal is not None:
                 restore_signal()
             if uninstall_credentials is not None:
                 uninstall_credentials()
-            for uninstall in uninstall_redaction:
-                uninstall()
+            uninstall_redaction()
             log.info("runner stopped: runs drained, state saved, CLI ended")
 
-    app = RunnerApp(lifespan)
-    app.state.settings = settings
-    app.state.bridge = bridge  # set by Boot when it is imported after start
-    app.state.boot = boot
-    app.state.runs = runs
-    app.state.metrics = metrics
-    app.state.tracer = None  # a RunTracer once booted, when a trace destination is configured
-    app.state.readiness_checks = []  # callables returning a problem string or None
-    app.state.workspace = workspace
-    app.state.repos = Repositories(workspace)
-    app.state.workflows = workflows
-    app.state.on_workflow_change = session_turns.workflow_changed
+    app = RunnerApp(runtime, lifespan)
     app.add_middleware(TokenMiddleware, expected=lambda: _expected_token(settings))  # before routing, once
     app.add_middleware(AccessLogMiddleware)  # outermost: refused requests are logged too
     return app
 
 
-async def say_whether_ready(app: Starlette) -> None:
+async def say_whether_ready(runtime: Runtime) -> None:
     """Once booted, the one line that says the runner now serves (its URL, runner, model, workspace and state dir),
     or why it cannot take runs (what ``/ready`` answers)."""
-    await app.state.boot.done.wait()
-    settings: RunnerSettings = app.state.settings
-    missing, details = status_api.not_ready(app.state)
+    await runtime.boot.done.wait()
+    settings = runtime.settings
+    missing, details = status_api.not_ready(runtime)
     if missing or details:
         log.warning("serving on http://%s:%s, but not ready: %s", settings.agui_host, settings.agui_port,
                     "; ".join(d for d in details if d) or f"set {', '.join(missing)}")
         return
-    bridge = app.state.bridge
+    bridge = runtime.bridge
     model = getattr(bridge, "default_model", None) or "the CLI's default"
     if settings.runner_scripted_model:
         model = f"{model} (the offline scripted model)"

@@ -13,7 +13,7 @@ import contextlib
 import gc
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.contract import Bridge
@@ -21,13 +21,23 @@ from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.platform.state_dir import keep_credentials_out
 from ambient_runner.runs.manager import RunManager
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.stream.encoding import Redactor, environment_secrets
+from ambient_runner.stream.encoding import environment_secrets
 from ambient_runner.tracing.setup import operation, start_tracing, trace_model_requests
+
+if TYPE_CHECKING:
+    from ambient_runner.tracing.tracer import RunTracer
 
 log = logging.getLogger(__name__)
 
 Cleanup = Callable[[], Awaitable[None]]
-StartupExtension = Callable[[Any], Awaitable[Cleanup | None]]
+StartupExtension = Callable[[Any], Awaitable[Cleanup | None]]  # given the runtime (``ambient_runner.runtime``)
+
+
+class Slots(Protocol):
+    """What Boot fills in once it has them: the runtime's bridge and tracer."""
+
+    bridge: Bridge | None
+    tracer: RunTracer | None
 
 
 class BootError(RunnerError, RuntimeError):
@@ -55,10 +65,12 @@ class Boot:
         self.done = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
-    def start(self, app: Any, after: Callable[[bool], Awaitable[None]]) -> None:
-        self.task = asyncio.create_task(self._boot(app, after), name="runner-boot")
+    def start(self, runtime: Slots, after: Callable[[bool], Awaitable[None]]) -> None:
+        """Boot in the background: ``runtime`` gets the bridge and the tracer, and is what each extension is
+        given."""
+        self.task = asyncio.create_task(self._boot(runtime, after), name="runner-boot")
 
-    async def _boot(self, app: Any, after: Callable[[bool], Awaitable[None]]) -> None:
+    async def _boot(self, runtime: Slots, after: Callable[[bool], Awaitable[None]]) -> None:
         try:
             if self.bridge is None:
                 self.stage = f"loading the {self.settings.runner_type} bridge"
@@ -67,13 +79,13 @@ class Boot:
             if leak is not None:  # no run may write a credential file the platform would upload
                 self.bridge = None
                 raise BootError(leak)
-            app.state.bridge = self.bridge
+            runtime.bridge = self.bridge
             self.runs.attach(self.bridge)
             self.stage = "connecting the trace destinations"
-            tracer = app.state.tracer = await start_tracing(self.settings, self.runs)
+            tracer = runtime.tracer = await start_tracing(self.settings, self.runs)
             self.stage = "restoring the state dir"
             for extension in self.extensions:
-                cleanup = await extension(app)
+                cleanup = await extension(runtime)
                 if cleanup is not None:
                     self.cleanups.append(cleanup)
             self.stage = "preparing the agent CLI"
@@ -87,8 +99,8 @@ class Boot:
             proxy = self.bridge.model_proxy
             if proxy is not None:
                 proxy.observer = self.runs.metrics.model_upstream
-            self.runs.redactor = Redactor([*self.settings.secret_values(), *self.bridge.secret_values(),
-                                           *(proxy.secrets() if proxy is not None else ()), *environment_secrets()])
+            self.runs.redactor.extend([*self.bridge.secret_values(), *(proxy.secrets() if proxy is not None else ()),
+                                       *environment_secrets()])  # the one redactor, now with the bridge's too
             await after(self.problem is None)
         except BootError as exc:
             log.error("the runner cannot serve runs: %s", exc)

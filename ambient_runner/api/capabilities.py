@@ -27,6 +27,7 @@ from ambient_runner.api.routing import Settings, router
 from ambient_runner.bridges.contract import Capabilities
 from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.runs.busy import modes as busy_modes
+from ambient_runner.runtime import runtime_of
 from ambient_runner.settings import RunnerSettings
 
 routes = router()
@@ -118,7 +119,7 @@ async def capabilities(request: Request, settings: Settings) -> dict[str, Any]:
     """AG-UI 1.0 ``AgentCapabilities`` (our own fields under ``custom``) and the platform's top-level fields."""
     bridge = await ready_bridge(request, BOOT_WAIT)
     paths = request.app.openapi()["paths"]
-    tracer = request.app.state.tracer
+    tracer = runtime_of(request).tracer
     tracing = [d.name for d in tracer.destinations] if tracer is not None else None
     native = bridge.capabilities()
     native = native.model_copy(update={"steering": native.steering or bridge.steering})

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.boot import BootError
 from ambient_runner.bridges.contract import Bridge
+from ambient_runner.runtime import runtime_of
 from ambient_runner.stream.encoding import redact_url
 
 log = logging.getLogger(__name__)
@@ -64,10 +65,11 @@ def http_status(error: RunnerError) -> int | None:
 
 async def ready_bridge(request: Request, within: float) -> Bridge:
     """The bridge once the runner has booted; 503 ``STARTING`` / ``NOT_READY`` otherwise."""
+    boot = runtime_of(request).boot
     try:
-        return await request.app.state.boot.ready_bridge(within)
+        return await boot.ready_bridge(within)
     except BootError as exc:
-        code = ErrorCode.STARTING if not request.app.state.boot.done.is_set() else ErrorCode.NOT_READY
+        code = ErrorCode.STARTING if not boot.done.is_set() else ErrorCode.NOT_READY
         raise ApiError(503, code, str(exc)) from None
 
 

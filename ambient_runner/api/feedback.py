@@ -15,12 +15,11 @@ import time
 from typing import Literal
 
 from ag_ui.core import EventType, RawEvent
-from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from ag_ui_cli_common.errors import ErrorCode
-from ambient_runner.api.routing import Runs, body_rules, router
+from ambient_runner.api.routing import Runs, RuntimeState, body_rules, router
 from ambient_runner.stream.encoding import event_json
 from ambient_runner.tracing.feedback import record_feedback
 
@@ -53,11 +52,11 @@ class Feedback(BaseModel):
              responses={200: {"content": {"application/json": {}}, "description": "the RAW event stored"}})
 @body_rules(limit=MAX_FEEDBACK_BYTES, invalid_code=ErrorCode.INVALID_FEEDBACK,
             invalid_message="the body is not a rating (a META event with metaType thumbs_up or thumbs_down)")
-async def feedback(body: Feedback, request: Request, runs: Runs) -> Response:
+async def feedback(body: Feedback, runtime: RuntimeState, runs: Runs) -> Response:
     """Answered with the AG-UI ``RAW`` event the backend stores; ``recorded`` says whether a trace took it."""
     payload = body.payload.model_dump(exclude_none=True)
     log.info("feedback %s for message %s", body.metaType, str(payload.get("messageId", "?"))[:128])
-    tracer = request.app.state.tracer
+    tracer = runtime.tracer
     trace_id = str(payload.get("traceId") or "") or (  # the rated run's trace: named, else its thread's latest
         (tracer.trace_ids.get(body.threadId) if body.threadId else None) or tracer.last_trace_id
         if tracer is not None else None)

@@ -24,6 +24,7 @@ from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.boot import Boot
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.manager import RunManager
+from ambient_runner.runtime import Runtime, runtime_of
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace.paths import Workspace
 from ambient_runner.workspace.repos import Repositories
@@ -71,7 +72,7 @@ class CheckedRoute(APIRoute):
 
         async def checked(request: Request) -> Response:
             if request.method in BODY_METHODS:
-                body = await read_body(request, limit=rules.bound(request.app.state.settings))
+                body = await read_body(request, limit=rules.bound(runtime_of(request).settings))
                 request._body = body  # what FastAPI reads next
                 if body.strip():
                     data = parse_json(body)
@@ -89,14 +90,19 @@ def router() -> APIRouter:
     return APIRouter(route_class=CheckedRoute, responses={"default": {"model": ErrorBody, "description": "an error"}})
 
 
-# ----- the runner's objects, typed ------------------------------------------------------------------------------
+# ----- the runner's objects, typed: read from the app's Runtime ------------------------------------------------
+async def the_runtime(request: Request) -> Runtime:  # async: FastAPI would run a plain function in its thread pool
+    return runtime_of(request)
+
+
 def _state(name: str) -> Callable[[Request], Any]:
-    async def get(request: Request) -> Any:  # async: FastAPI would run a plain function in its thread pool
-        return getattr(request.app.state, name)
+    async def get(request: Request) -> Any:
+        return getattr(runtime_of(request), name)
     get.__name__ = f"the_{name}"
     return get
 
 
+RuntimeState = Annotated[Runtime, Depends(the_runtime)]
 Settings = Annotated[RunnerSettings, Depends(_state("settings"))]
 Runs = Annotated[RunManager, Depends(_state("runs"))]
 Metrics = Annotated[RunnerMetrics, Depends(_state("metrics"))]

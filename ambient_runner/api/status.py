@@ -10,8 +10,9 @@ from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from ambient_runner.api.errors import ready_bridge
-from ambient_runner.api.routing import Metrics, Settings, router
+from ambient_runner.api.routing import Metrics, RuntimeState, Settings, router
 from ambient_runner.mcp.status import platform_shape
+from ambient_runner.runtime import Runtime
 
 routes = router()
 BOOT_WAIT = 30.0  # what /mcp-status waits for a runner that is still starting
@@ -36,33 +37,33 @@ async def health(settings: Settings) -> Health:
 
 @routes.get("/ready", response_model=Readiness, response_model_exclude_defaults=True,
             responses={503: {"model": Readiness, "description": "not ready, and why"}})
-async def ready(request: Request) -> JSONResponse:
+async def ready(runtime: RuntimeState) -> JSONResponse:
     """Readiness: 200 only when the CLI/SDK is present, credentials are configured and the runner is not draining.
     The detail may carry what a CLI printed when it could not start: redacted, as every event is."""
-    missing, details = not_ready(request.app.state)
+    missing, details = not_ready(runtime)
     if missing or details:
-        detail = request.app.state.runs.redactor("; ".join(d for d in details if d))
+        detail = runtime.runs.redactor("; ".join(d for d in details if d))
         return JSONResponse({"ready": False, "missing": missing, "detail": detail}, status_code=503)
     return JSONResponse({"ready": True})
 
 
-def not_ready(app_state: Any) -> tuple[list[str], list[str]]:
+def not_ready(runtime: Runtime) -> tuple[list[str], list[str]]:
     """Why the runner cannot take runs: (the variables to set, what is wrong in words); both empty when ready."""
     missing: list[str] = []
     details: list[str] = []
-    booting = app_state.boot.not_ready_reason()
+    booting = runtime.boot.not_ready_reason()
     if booting:
         details.append(booting)
-    if app_state.bridge is not None:
-        readiness = app_state.bridge.readiness()
+    if runtime.bridge is not None:
+        readiness = runtime.bridge.readiness()
         if not readiness.ready:
             missing += readiness.missing
             details.append(readiness.detail)
-    for check in app_state.readiness_checks:
+    for check in runtime.readiness_checks:
         problem = check()
         if problem:
             details.append(problem)
-    if app_state.runs.draining:
+    if runtime.runs.draining:
         details.append("the runner is shutting down")
     return missing, details
 

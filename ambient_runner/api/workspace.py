@@ -10,13 +10,22 @@ import binascii
 import mimetypes
 from typing import Annotated, Any, Literal
 
-from fastapi import Header, Request
+from fastapi import Header
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError
-from ambient_runner.api.routing import Repos, Runs, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
+from ambient_runner.api.routing import (
+    Repos,
+    Runs,
+    RuntimeState,
+    Settings,
+    WorkflowSet,
+    WorkspaceRoot,
+    body_rules,
+    router,
+)
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitError, GitTokens
@@ -169,13 +178,13 @@ async def repos_status(repos: Repos) -> dict[str, Any]:
 
 @routes.post("/workflow", summary="Select the active workflow")
 async def select_workflow(body: WorkflowBody, workflows: WorkflowSet, workspace: WorkspaceRoot, runs: Runs,
-                          request: Request, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
+                          runtime: RuntimeState, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
     spec = WorkflowSpec(body.git_url.strip(), body.branch.strip() or "main", body.path.strip().strip("/"))
     if workflows.would_change(spec) and runs.holds_turns():
         raise ApiError(409, ErrorCode.RUN_ACTIVE, "a run is in progress, waiting or paused for a person; switch the "
                        "workflow once it has finished (nothing was changed)")
     folder, changed = await _guarded(workflows.select, spec, _tokens(github, gitlab), git_status_code=502)
     if changed:
-        await request.app.state.on_workflow_change()
+        await runtime.on_workflow_change()
     return {"message": "Workflow updated" if changed else "Workflow already active", "gitUrl": spec.git_url,
             "branch": spec.branch, "path": spec.path, "directory": workspace.relative(folder)}

@@ -7,17 +7,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from starlette.applications import Starlette
-
 from ambient_runner.platform.state_dir import synced_by_platform
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.state.host import StateHost
 
 log = logging.getLogger(__name__)
 
 Cleanup = Callable[[], Awaitable[None]]
 
 
-def state_extensions(settings: RunnerSettings) -> list[Callable[[Starlette], Awaitable[Cleanup | None]]]:
+def state_extensions(settings: RunnerSettings) -> list[Callable[[StateHost], Awaitable[Cleanup | None]]]:
     """The extensions for ``create_app``: state sync when ``STATE_STORE_URL`` is set, else none (logged once)."""
     if not settings.state_store_url:
         if synced_by_platform(settings):

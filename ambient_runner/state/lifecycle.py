@@ -15,9 +15,8 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from starlette.applications import Starlette
-
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.state.host import StateHost
 from ambient_runner.state.store import StateStore, StoreError, open_store
 from ambient_runner.state.sync import RETRY_DELAYS, StateSync
 from ambient_runner.stream.outcome import RunOutcome
@@ -35,15 +34,15 @@ class StateSyncExtension:
         self.retry_delays = retry_delays
         self.sync: StateSync | None = None
 
-    async def __call__(self, app: Starlette) -> Callable[[], Awaitable[None]]:  # the final sync, at shutdown
+    async def __call__(self, runtime: StateHost) -> Callable[[], Awaitable[None]]:  # the final sync, at shutdown
         settings = self.settings
-        bridge = app.state.bridge
-        runs = app.state.runs
-        sync = StateSync(self.store, settings.state_dir, bridge.state_excludes, record=app.state.metrics.state_sync,
+        bridge = runtime.bridge
+        assert bridge is not None  # Boot runs the extensions once it has the bridge
+        runs = runtime.runs
+        sync = StateSync(self.store, settings.state_dir, bridge.state_excludes, record=runtime.metrics.state_sync,
                          retry_delays=self.retry_delays)
         self.sync = sync
-        app.state.state_sync = sync
-        app.state.readiness_checks.append(lambda: sync.problem)
+        runtime.readiness_checks.append(lambda: sync.problem)
         log.info("state sync: %s <-> %s (every %g s while a run is active, after each run, at shutdown)",
                  settings.state_dir, self.store.url, settings.runner_sync_interval)
         with contextlib.suppress(StoreError):  # logged, and /ready reports it
@@ -51,7 +50,7 @@ class StateSyncExtension:
 
         async def after_run(run: object, outcome: RunOutcome | None) -> None:
             if not runs.draining:  # the shutdown sync follows
-                with operation(app.state.tracer, "ambient.state_sync", run, store=self.store.url):
+                with operation(runtime.tracer, "ambient.state_sync", run, store=self.store.url):
                     await sync.sync(f"after run {getattr(run, 'run_id', '?')}")
 
         runs.after_run_hooks.append(after_run)

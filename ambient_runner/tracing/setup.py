@@ -34,7 +34,7 @@ async def start_tracing(settings: RunnerSettings, runs: RunManager) -> RunTracer
 
     tracer = RunTracer(found, runner_type=settings.runner_type, session_id=settings.session_id,
                        service_name=os.environ.get("OTEL_SERVICE_NAME", "").strip() or "ambient-runner",
-                       trace_content=settings.runner_trace_content, redactor=lambda: runs.redactor)
+                       trace_content=settings.runner_trace_content, redactor=runs.redactor)
     runs.observers.append(tracer)
     log.info("tracing to %s", ", ".join(d.name for d in found))
     return tracer

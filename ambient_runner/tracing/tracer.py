@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +83,7 @@ class RunTracer:
 
     def __init__(self, destinations: Sequence[Destination], *, runner_type: str, session_id: str,
                  service_name: str = "ambient-runner", trace_content: bool = False,
-                 redactor: Callable[[], Redactor] | None = None) -> None:
+                 redactor: Redactor | None = None) -> None:
         resource = Resource.create({"service.name": service_name, "ambient.runner_type": runner_type,
                                     "ambient.session_id": session_id})
         self.provider = TracerProvider(resource=resource)  # the sampler comes from OTEL_TRACES_SAMPLER
@@ -97,8 +97,8 @@ class RunTracer:
         self.tracer = self.provider.get_tracer("ambient-runner")
         self.runner_type = runner_type
         self.trace_content = trace_content
-        # Read at each use: the runner's redactor is replaced once the bridge's credentials are known.
-        self._redactor = redactor or (lambda: Redactor(()))
+        # The runner's one redactor, extended in place once the bridge's credentials are known.
+        self._redactor = redactor if redactor is not None else Redactor(())
         self._runs: dict[int, _RunSpans] = {}  # id(run) -> its open spans (a client may reuse a run id)
         self._wanted = frozenset({EventType.TOOL_CALL_START, EventType.TOOL_CALL_RESULT, EventType.RUN_ERROR,
                                   EventType.RUN_FINISHED, *((EventType.TOOL_CALL_ARGS, EventType.TEXT_MESSAGE_CONTENT)
@@ -217,7 +217,7 @@ class RunTracer:
             code = getattr(event, "code", None) or "ERROR"
             spans.run.set_attribute("ambient.outcome", "error")
             spans.run.set_attribute("error.type", code)
-            message = self._redactor()(str(getattr(event, "message", "")))[:500]
+            message = self._redactor(str(getattr(event, "message", "")))[:500]
             spans.run.set_status(Status(StatusCode.ERROR, f"{code}: {message}"))
             self._usage(spans.run, getattr(event, "usage", None))
         elif kind == EventType.RUN_FINISHED:
@@ -236,7 +236,7 @@ class RunTracer:
             span.set_attribute("gen_ai.tool.call.arguments", self._content(arguments))
             span.set_attribute("gen_ai.tool.call.result", self._content(result))
         if error is not None:
-            span.set_status(Status(StatusCode.ERROR, self._redactor()(error)))
+            span.set_status(Status(StatusCode.ERROR, self._redactor(error)))
         span.end()
 
     def _usage(self, span: Span, usage: Any) -> None:
@@ -251,4 +251,4 @@ class RunTracer:
                 span.set_attribute("gen_ai.response.model", model)
 
     def _content(self, text: str) -> str:
-        return self._redactor()(text)[:MAX_CONTENT_CHARS]  # redacted first: a cut never splits a secret open
+        return self._redactor(text)[:MAX_CONTENT_CHARS]  # redacted first: a cut never splits a secret open

@@ -159,7 +159,7 @@ async def test_shutdown_ends_each_queued_stream_with_shutdown_and_starts_none(br
         for n in (1, 2):  # one after the other: their order is the order they arrive in
             queued.append(Stream(runner.client, body("t", f"run-q{n}", script(text("never")))))
             await queued[-1].until(saw("CUSTOM"))
-        shutdown = asyncio.create_task(runner.app.state.runs.shutdown())
+        shutdown = asyncio.create_task(runner.app.runtime.runs.shutdown())
         results = [await stream.done() for stream in queued]
         first = await live.done()
         await shutdown
@@ -225,7 +225,7 @@ async def test_a_second_message_while_a_steer_is_delivered_comes_after_it(tmp_pa
             while bridge.entered != ["first"]:
                 await asyncio.sleep(0.01)
         two = Stream(runner.client, body("t", "run-2", "second"))
-        lock = runner.app.state.runs.thread("t").steering
+        lock = runner.app.runtime.runs.thread("t").steering
         async with asyncio.timeout(BOUND):
             while not lock._waiters:  # noqa: SLF001 - the second message waits for the first's delivery
                 await asyncio.sleep(0.01)
@@ -245,7 +245,7 @@ async def test_a_hidden_turn_of_the_runner_waits_behind_a_busy_thread(bridge, tm
 
     gate = tmp_path / "gate"
     async with RunnerHarness(bridge) as runner:
-        runs = runner.app.state.runs
+        runs = runner.app.runtime.runs
         thread = runs.settings.session_id
         live = Stream(runner.client, body(thread, "run-a", holding(gate, after="first done")))
         await live.until(saw("TEXT_MESSAGE_CONTENT"))

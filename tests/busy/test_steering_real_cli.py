@@ -134,7 +134,7 @@ async def test_three_queued_messages_run_in_order_and_shutdown_ends_a_queue(runn
         waiting = Stream(client, body("t", "run-w", "NOTOOL never", whenBusy="queue"))
         await waiting.until(lambda events: len(events) >= 2)
         requests = r.model_requests()
-        await asyncio.wait_for(r.harness.app.state.runs.shutdown(), 60)
+        await asyncio.wait_for(r.harness.app.runtime.runs.shutdown(), 60)
         ended, never = await live.done(), await waiting.done()
     for n, events in enumerate(results[1:], start=1):
         check_stream(events)
@@ -161,7 +161,7 @@ async def test_the_official_client_reads_a_steering_and_a_queued_post(tmp_path: 
         queued = asyncio.create_task(run_with_official_client(
             url, "t", [{"id": "u-q", "role": "user", "content": "NOTOOL and then"}], run_id="run-q",
             forwarded_props={"whenBusy": "queue"}))
-        state = r.harness.app.state.runs.thread("t")
+        state = r.harness.app.runtime.runs.thread("t")
         await wait_for(lambda: state.queue or queued.done(), what="the queued message")
         gate.touch()
         first, later = await live.done(), await queued

@@ -30,7 +30,7 @@ async def test_a_background_command_is_a_task(tmp_path, monkeypatch, isolated_ne
         between: list[dict] = []
         listener = asyncio.create_task(listen(client, "t1", 1, between))
         async with asyncio.timeout(10):
-            while not harness.app.state.runs.between_runs.listeners:
+            while not harness.app.runtime.runs.between_runs.listeners:
                 await asyncio.sleep(0.01)
 
         server.background_command = "sleep 1; echo background done"
@@ -87,7 +87,7 @@ async def test_a_background_command_is_a_task(tmp_path, monkeypatch, isolated_ne
         stopped: list[dict] = []
         listener = asyncio.create_task(listen(client, "t1", 1, stopped))
         async with asyncio.timeout(10):
-            while not harness.app.state.runs.between_runs.listeners:
+            while not harness.app.runtime.runs.between_runs.listeners:
                 await asyncio.sleep(0.01)
         answer = await client.post(f"/tasks/{long_id}/stop")
         assert answer.status_code == 200 and answer.json()["message"] == "Task stop signal sent"

@@ -68,7 +68,7 @@ async def cli(*args: str) -> Result:
 async def events_logged(runner: RunnerHarness, thread_id: str, count: int) -> None:
     """Wait until the runner logged ``count`` events of the thread."""
     for _ in range(600):
-        state = runner.app.state.runs.thread(thread_id)
+        state = runner.app.runtime.runs.thread(thread_id)
         if state is not None and state.log.last_seq >= count:
             return
         await asyncio.sleep(0.05)
@@ -250,7 +250,7 @@ async def test_a_line_typed_while_the_run_streams_is_sent_and_its_queued_run_sho
             "--thread", "t-typed")
         os.write(terminal, (script(text("second run")) + "\n").encode())
         async with asyncio.timeout(30):
-            while not runner.app.state.runs.thread("t-typed").queue:
+            while not runner.app.runtime.runs.thread("t-typed").queue:
                 await asyncio.sleep(0.02)
         gate.touch()
         async with asyncio.timeout(60):

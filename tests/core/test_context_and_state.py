@@ -36,4 +36,4 @@ async def test_context_and_state_reach_the_model(tmp_path, monkeypatch, isolated
         huge = {**runner.harness.run_body("t3", "NOTOOL hi"), "state": {"blob": "x" * 70_000}}
         refused = await client.post("/run", json=huge)
         assert refused.status_code == 422 and refused.json()["code"] == "CONTEXT_TOO_LARGE"
-        assert len(server.requests) == before and runner.harness.app.state.runs.thread("t3") is None
+        assert len(server.requests) == before and runner.harness.app.runtime.runs.thread("t3") is None

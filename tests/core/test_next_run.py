@@ -71,7 +71,7 @@ async def test_back_to_back_runs_wait_for_the_clean_up_instead_of_409():
         for i in range(5):
             events = await runner.run("t1", f"turn {i}")
             assert events[-1]["type"] == "RUN_FINISHED"
-        runs = runner.app.state.runs
+        runs = runner.app.runtime.runs
         assert runs.thread("t1").active is None
     assert bridge.overlaps == 0, "a run started while the previous one was still cleaning up"
     assert bridge.closed == 5

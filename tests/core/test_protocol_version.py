@@ -23,4 +23,4 @@ async def test_protocol_versions(tmp_path):
             assert answer.status_code == 422, version
             error = answer.json()
             assert error["code"] == "UNSUPPORTED_PROTOCOL" and "AG-UI 1.x" in error["error"]
-        assert runner.app.state.runs.thread("tx") is None  # nothing ran
+        assert runner.app.runtime.runs.thread("tx") is None  # nothing ran

@@ -160,7 +160,7 @@ async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path)
     async with RunnerHarness(FakeCliBridge(tmp_path), initial_prompt=prompt, session_id="sess-1",
                              runner_state_root=state_root) as runner:
         for _ in range(200):
-            state = runner.app.state.runs.thread("sess-1")
+            state = runner.app.runtime.runs.thread("sess-1")
             if state is not None and state.active is None:
                 break
             await asyncio.sleep(0.05)
@@ -171,7 +171,7 @@ async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path)
     async with RunnerHarness(FakeCliBridge(tmp_path), initial_prompt=prompt, session_id="sess-1",
                              runner_state_root=state_root) as runner:
         await asyncio.sleep(0.3)
-        assert runner.app.state.runs.thread("sess-1") is None
+        assert runner.app.runtime.runs.thread("sess-1") is None
 
 
 class FailingStartBridge(FakeCliBridge):
@@ -261,7 +261,7 @@ async def test_what_a_bridge_imports_after_ready_leaves_the_collector_once_it_is
 
 def test_main_builds_the_app_that_freezes_after_boot():
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("RUNNER_", "AGUI_"))}
-    result = subprocess.run([sys.executable, "-c", "import main; print(main.app.state.boot.freeze)"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-c", "import main; print(main.app.runtime.boot.freeze)"], cwd=ROOT,
                             env=clean | {"RUNNER_TYPE": "gemini-cli"}, text=True, capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True"

@@ -62,7 +62,7 @@ def live_pid(bridge: GeminiCliBridge) -> int:
 
 def logged(runner: RunnerHarness, thread: str) -> list[tuple[int, dict[str, Any]]]:
     """The thread's events so far (the run manager's event log), with their ids."""
-    state = runner.app.state.runs.thread(thread)
+    state = runner.app.runtime.runs.thread(thread)
     if state is None:
         return []
     return [(event_id, json.loads(data)) for event_id, data in state.log.read_after(0, limit=100_000)]

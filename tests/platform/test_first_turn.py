@@ -83,7 +83,7 @@ async def test_a_resumed_session_does_not_send_its_first_turn_again(tmp_path):
         async with RunnerHarness(FakeCliBridge(tmp_path),
                                  **platform_settings(backend, token_file, is_resume="true")) as runner:
             await runner.run(SESSION, script({"text": "the user's next message"}))
-            assert runner.app.state.runs.thread(SESSION) is not None
+            assert runner.app.runtime.runs.thread(SESSION) is not None
     finally:
         backend.stop()
     assert backend.received == []

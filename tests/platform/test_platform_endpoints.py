@@ -49,7 +49,7 @@ async def read_frames(client, path: str, count: int, **kwargs) -> list[str]:
 
 
 async def listening(runner_harness, listeners: int) -> None:
-    between = runner_harness.app.state.runs.between_runs
+    between = runner_harness.app.runtime.runs.between_runs
     async with asyncio.timeout(10):
         while between.listeners < listeners:
             await asyncio.sleep(0.01)
@@ -152,7 +152,7 @@ async def test_between_run_listener_gets_no_run_event_and_nothing_twice(bridge):
             assert (await client.post("/model", json={"model": model}, headers=BACKEND_HEADERS)).status_code == 200
             seen += await listener
             async with asyncio.timeout(10):
-                while r.app.state.runs.between_runs.listeners:  # the listener's connection is gone
+                while r.app.runtime.runs.between_runs.listeners:  # the listener's connection is gone
                     await asyncio.sleep(0.01)
         events = [json.loads(frame) for frame in seen]
         assert [e["name"] for e in events] == ["ambient:model_switched"] * 5
@@ -173,6 +173,6 @@ async def test_between_run_listener_ends_when_the_runner_stops(bridge):
     async with runner(bridge) as r:
         frames = asyncio.create_task(read_frames(r.client, f"/events/{SESSION}", 1))
         await listening(r, 1)
-        await r.app.state.runs.shutdown()  # what SIGTERM's drain does first
+        await r.app.runtime.runs.shutdown()  # what SIGTERM's drain does first
         async with asyncio.timeout(10):
             assert await frames == []

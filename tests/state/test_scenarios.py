@@ -168,7 +168,7 @@ async def test_store_unreachable_at_start_is_a_503_naming_the_store(workspace: P
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x" * 40)
     async with synced_harness("s3://sessions/ns/session-1", workspace) as runner:
         health = await runner.client.get("/health")
-        await runner.app.state.boot.done.wait()  # restoring runs after the server is up, /ready says "starting"
+        await runner.app.runtime.boot.done.wait()  # restoring runs after the server is up, /ready says "starting"
         ready = await runner.client.get("/ready")
         metrics = (await runner.client.get("/metrics")).text
     assert health.status_code == 200

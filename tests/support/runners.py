@@ -78,7 +78,7 @@ class ScriptedRunner:
 
     def logged(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread's events written so far (the run manager's event log)."""
-        state = self.harness.app.state.runs.thread(thread_id)
+        state = self.harness.app.runtime.runs.thread(thread_id)
         if state is None:
             return []
         return [json.loads(data) for _, data in state.log.read_after(0, limit=100_000)]

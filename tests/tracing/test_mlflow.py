@@ -45,7 +45,7 @@ def trace_id_of(events: list[dict]) -> str:
 
 
 async def flushed(kit) -> None:
-    tracer = kit.runner.app.state.tracer
+    tracer = kit.runner.app.runtime.tracer
     await wait_for(lambda: not tracer._runs, 30, "the run's span to end")
     assert tracer.provider.force_flush(10_000)
 
@@ -53,7 +53,7 @@ async def flushed(kit) -> None:
 async def test_runs_are_traces_in_mlflow(tmp_path: Path, mlflow: MlflowServer, isolated_network: None) -> None:
     async with runner_kit("gemini-cli", tmp_path) as kit:
         events = await kit.runner.run("t-tool", "Create out.txt with hello")  # a run waits for the boot
-        assert [d.name for d in kit.runner.app.state.tracer.destinations] == ["mlflow"]
+        assert [d.name for d in kit.runner.app.runtime.tracer.destinations] == ["mlflow"]
         placeholder = kit.bridge.model_proxy.placeholder
         await flushed(kit)
         feedback = await kit.runner.client.post("/feedback", json={
@@ -64,7 +64,7 @@ async def test_runs_are_traces_in_mlflow(tmp_path: Path, mlflow: MlflowServer, i
         failed = await kit.runner.run("t-error", "NOTOOL hello")
         kit.model_server.mode = None
         slow = asyncio.create_task(kit.runner.run("t-stop", "SLOW please"))
-        await wait_for(lambda: kit.runner.app.state.runs.active_runs(), 30, "the slow run")
+        await wait_for(lambda: kit.runner.app.runtime.runs.active_runs(), 30, "the slow run")
         assert (await kit.runner.client.post("/interrupt", json={"threadId": "t-stop"})).status_code == 200
         stopped = await slow
         await flushed(kit)

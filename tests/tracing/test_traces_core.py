@@ -25,7 +25,7 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def flushed(runner: RunnerHarness) -> None:
-    tracer = runner.app.state.tracer
+    tracer = runner.app.runtime.tracer
     await wait_for(lambda: not tracer._runs, 30, "the run's span to end")
     assert tracer.provider.force_flush(10_000)
 
@@ -59,8 +59,8 @@ async def test_an_interrupted_run_ends_its_span_as_cancelled(tmp_path: Path,
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", backend.url)
         async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
             run = asyncio.create_task(runner.run("t2", script({"text": "working"}, {"sleep": 30})))
-            await wait_for(lambda: runner.app.state.runs.active_runs(), 30, "the run to start")
-            await wait_for(lambda: runner.app.state.tracer._runs, 30, "its span")
+            await wait_for(lambda: runner.app.runtime.runs.active_runs(), 30, "the run to start")
+            await wait_for(lambda: runner.app.runtime.tracer._runs, 30, "its span")
             assert (await runner.client.post("/interrupt", json={"threadId": "t2"})).status_code == 200
             events = await run
             await flushed(runner)

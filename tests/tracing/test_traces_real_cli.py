@@ -40,7 +40,7 @@ def trace_id_of(events: list[dict]) -> str:
 
 
 async def flushed(kit) -> None:
-    tracer = kit.runner.app.state.tracer
+    tracer = kit.runner.app.runtime.tracer
     await wait_for(lambda: not tracer._runs, 30, "the run's span to end")
     assert tracer.provider.force_flush(10_000)
 
@@ -144,6 +144,6 @@ async def test_nothing_configured_means_no_tracer(tmp_path: Path, monkeypatch: p
     async with runner_kit("gemini-cli", tmp_path) as kit:
         events = await kit.runner.run("t-off", "NOTOOL hello")
         caps = (await kit.runner.client.get("/capabilities")).json()
-        assert kit.runner.app.state.tracer is None and kit.runner.app.state.runs.observers == []
+        assert kit.runner.app.runtime.tracer is None and kit.runner.app.runtime.runs.observers == []
     assert not any(e["type"] == "RAW" and e["event"].get("type") == "langfuse_trace" for e in events)
     assert caps["tracing"] is None

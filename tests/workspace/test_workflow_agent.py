@@ -51,7 +51,7 @@ def requests_since(runner: Any, start: int) -> str:
 async def wait_idle(runner: Any, thread_id: str) -> None:
     async with asyncio.timeout(120):
         while True:
-            state = runner.harness.app.state.runs.thread(thread_id)
+            state = runner.harness.app.runtime.runs.thread(thread_id)
             if state is not None and state.active is None and not state.queue and state.log.last_seq:
                 return
             await asyncio.sleep(0.05)

@@ -32,7 +32,7 @@ def texts(server) -> list[str]:
 async def wait_idle(runner, thread_id: str) -> None:
     async with asyncio.timeout(120):
         while True:
-            state = runner.harness.app.state.runs.thread(thread_id)
+            state = runner.harness.app.runtime.runs.thread(thread_id)
             if state is not None and state.active is None and state.log.last_seq:
                 return
             await asyncio.sleep(0.05)
@@ -64,7 +64,7 @@ async def test_a_workflow_selected_at_run_time(tmp_path, monkeypatch, isolated_n
 
         again = await client.post("/workflow", json=body)  # the operator's retry: at once, nothing re-run
         assert again.json()["message"] == "Workflow already active"
-        assert runner.harness.app.state.runs.thread(SESSION).active is None
+        assert runner.harness.app.runtime.runs.thread(SESSION).active is None
 
         meta = (await client.get("/content/workflow-metadata", params={"session": SESSION})).json()
         assert [(c["id"], c["name"], c["slashCommand"], c["order"]) for c in meta["commands"]] == [
@@ -80,7 +80,7 @@ async def test_a_workflow_selected_at_run_time(tmp_path, monkeypatch, isolated_n
         await runner.harness.run("t2", "NOTOOL first question")
         first = [t for t in texts(runner.server)[before:] if "first question" in t]
         assert first and "Always answer like a pirate." in first[0]
-        assert runner.harness.app.state.workflows.instructions_for("t2") == ""
+        assert runner.harness.app.runtime.workflows.instructions_for("t2") == ""
 
         broken = await client.post("/workflow", json={"gitUrl": f"file://{remotes_in(tmp_path)}/none.git",
                                                              "branch": "main"})
