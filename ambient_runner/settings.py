@@ -2,8 +2,8 @@
 
 Every field is the variable of its name in capitals (``runner_type`` is ``RUNNER_TYPE``, matched without regard to
 case); a value given to ``RunnerSettings(...)`` wins over the environment. A bad value stops the process at start
-with one line naming the variable and what it accepts (``load_settings``). A plain pydantic model reads them:
-pydantic-settings would add 6 MiB to every idle runner for what this needs.
+with one line naming the variable and what it accepts (``load_settings``). pydantic-settings reads them
+(``BaseSettings``; its share of an idle runner's memory is in docs/deployment.md).
 """
 
 from __future__ import annotations
