@@ -45,6 +45,7 @@ from ambient_runner.bridges.gemini_cli.config import (
     acp_argv,
     cli_env,
     cli_path_or_name,
+    configured_servers,
     ensure_system_settings,
     find_cli,
     max_attempts,
@@ -147,7 +148,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         attachments.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
         return CliCommand(acp_argv(cli, self._model(None), attachments, self.settings.workspace_path,
-                                   gemini_servers(self.mcp)),
+                                   self._own_mcp_servers()),
                           self.settings.workspace_path,
                           self._cli_environment(), ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes))
 
@@ -184,6 +185,11 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         self._prepare()
         return await self._mcp_status.status(self.mcp, find_cli(), self.settings.workspace_path,
                                              self._cli_environment())
+
+    def _own_mcp_servers(self) -> set[str]:
+        """The MCP servers the CLI may start: the runner's, and those of its own settings.json in the state dir;
+        never one that only a workspace's or a workflow's settings declare (the trust rule)."""
+        return set(gemini_servers(self.mcp)) | configured_servers(self.home)
 
     def _cli_environment(self) -> dict[str, str]:
         """The CLI's environment: allowlisted, plus the variables the MCP servers' ``${VAR}`` refer to."""
@@ -242,7 +248,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan",
                            attachments_dir=files[0].parent if files else None,
                            ask=self.pauses.policy(turn.thread_id) == "ask", also=place.also,
-                           mcp_names=gemini_servers(self.mcp)),
+                           mcp_names=self._own_mcp_servers()),
             cwd=place.cwd,
             env=self._cli_environment(),
             resume_session=resume,

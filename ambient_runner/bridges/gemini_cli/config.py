@@ -108,6 +108,15 @@ def write_settings(home: GeminiHome, auth: GeminiAuth, attempts: int,
     os.replace(tmp, home.settings_path)
 
 
+def configured_servers(home: GeminiHome) -> set[str]:
+    """The names of the MCP servers in the CLI's own settings.json (the state dir's: the runner's and its user's)."""
+    try:
+        servers = json.loads(home.settings_path.read_text()).get("mcpServers")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {name for name in servers if isinstance(name, str)} if isinstance(servers, dict) else set()
+
+
 def find_cli(environ: Mapping[str, str] | None = None) -> str | None:
     """``$GEMINI_CLI_PATH``, else the repo's ``node_modules/.bin/gemini``, else ``gemini`` on PATH."""
     env = os.environ if environ is None else environ
