@@ -180,10 +180,11 @@ async def repos_status(repos: Repos) -> dict[str, Any]:
 async def select_workflow(body: WorkflowBody, workflows: WorkflowSet, workspace: WorkspaceRoot, runs: Runs,
                           runtime: RuntimeState, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
     spec = WorkflowSpec(body.git_url.strip(), body.branch.strip() or "main", body.path.strip().strip("/"))
-    if workflows.would_change(spec) and runs.holds_turns():
-        raise ApiError(409, ErrorCode.RUN_ACTIVE, "a run is in progress, waiting or paused for a person; switch the "
-                       "workflow once it has finished (nothing was changed)")
-    folder, changed = await _guarded(workflows.select, spec, _tokens(github, gitlab), git_status_code=502)
+    async with runs.place_change() as turns_held:  # no run starts while the folder changes under it
+        if turns_held and workflows.would_change(spec):
+            raise ApiError(409, ErrorCode.RUN_ACTIVE, "a run is in progress, waiting or paused for a person; switch "
+                           "the workflow once it has finished (nothing was changed)")
+        folder, changed = await _guarded(workflows.select, spec, _tokens(github, gitlab), git_status_code=502)
     if changed:
         await runtime.on_workflow_change()
     return {"message": "Workflow updated" if changed else "Workflow already active", "gitUrl": spec.git_url,

@@ -170,6 +170,9 @@ class RunManager:
         self.turn_preambles: list[Callable[[str], str]] = []
         # Where the CLI works for a turn (the active workflow's folder); None: the workspace root.
         self.agent_place: Callable[[], AgentPlace] | None = None
+        self._place_lock = asyncio.Lock()
+        self._place_open = asyncio.Event()  # cleared while the place changes (``place_change``)
+        self._place_open.set()
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
         self.tasks = TaskRegistry()  # the agent's background tasks, for /tasks
         self.interrupts = InterruptBook(settings.state_dir / INTERRUPTS_FILE, settings.runner_interrupt_timeout)
@@ -188,6 +191,18 @@ class RunManager:
         """Whether a run streams or is about to, a message waits, or a turn is paused for a person, in any
         thread: what a change of where the agent works (a workflow switch) must not cut through."""
         return any(state.busy or self.interrupts.pending(thread_id) for thread_id, state in self.threads.items())
+
+    @contextlib.asynccontextmanager
+    async def place_change(self) -> AsyncIterator[bool]:
+        """Held while where the agent works changes (a workflow switch replaces its folder): no run starts meanwhile
+        (one admitted then waits, and starts in the new place). Yields whether turns are held (``holds_turns``)
+        as it begins: the caller then changes nothing. One change at a time."""
+        async with self._place_lock:
+            self._place_open.clear()
+            try:
+                yield self.holds_turns()
+            finally:
+                self._place_open.set()
 
     def unsettled_runs(self) -> list[ActiveRun]:
         """Runs that have sent their terminal event but are still settling."""
@@ -259,6 +274,7 @@ class RunManager:
         and ``PreviousRunStuckError`` when the thread's previous run does not settle within the bound.
         """
         run_input, answers = request.run_input, request.answers
+        await self._place_open.wait()  # a workflow switch under way: this run starts in its new folder
         state = self._thread_state(run_input.thread_id)
         self._check_admissible(state)
         previous = state.settling
