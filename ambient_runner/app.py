@@ -32,10 +32,11 @@ from ambient_runner.platform.run_credentials import RunCredentials
 from ambient_runner.platform.session_turns import SessionTurns
 from ambient_runner.process.hardening import make_undumpable
 from ambient_runner.process.supervisor import become_subreaper
-from ambient_runner.runs.manager import RunManager
+from ambient_runner.runs.manager import ActiveRun, RunManager
 from ambient_runner.runtime import Runtime
 from ambient_runner.settings import RunnerSettings, load_settings
 from ambient_runner.stream.encoding import Redactor, environment_secrets
+from ambient_runner.stream.outcome import RunOutcome
 from ambient_runner.tracing.setup import stop_tracing
 from ambient_runner.workspace.paths import Workspace
 from ambient_runner.workspace.repos import Repositories
@@ -97,6 +98,12 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
                           CARRIED_INSTRUCTIONS.get(settings.runner_type, CarriedInstructions()))
     runs.turn_preambles.append(workflows.instructions_for)
     runs.agent_place = workflows.place
+
+    async def preamble_again_after_an_error(run: ActiveRun, outcome: RunOutcome | None) -> None:
+        if outcome == "error":
+            workflows.not_instructed(run.thread_id)
+
+    runs.after_run_hooks.append(preamble_again_after_an_error)
     session_turns = SessionTurns(settings, runs, workflows)
     credentials = RunCredentials.for_platform(settings, runs)  # the person's connected accounts, on the platform
     runtime = Runtime(settings=settings, runs=runs, boot=boot, metrics=metrics, workspace=workspace,

@@ -167,6 +167,11 @@ class Workflows:
             return "\n\n".join(carried) + "\n\n" if carried else ""
         return f"<workflow>\n{self._preamble(folder)}\n</workflow>\n\n"
 
+    def not_instructed(self, thread_id: str) -> None:
+        """The thread's run that carried the preamble failed (the CLI may never have taken it in, say it could not
+        start): its next turn carries the preamble again."""
+        self._instructed.pop(thread_id, None)
+
     def _carried(self, *folders: Path) -> list[str]:
         """Each carried instruction file of ``folders`` that has text, as a block naming it."""
         blocks = []

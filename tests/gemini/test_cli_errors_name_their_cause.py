@@ -60,5 +60,8 @@ async def test_a_broken_settings_file_in_a_workflows_folder_is_named_in_the_thre
         assert (await runner.harness.client.get("/health")).status_code == 200
 
         settings.write_text('{"general": {"vimMode": false}}')
+        start = len(runner.server.bodies())
         events = await runner.harness.run("t1", "NOTOOL fixed now")
         assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+        # the failed run's workflow preamble never reached the model: this run carries it
+        assert "Working directory: " in "".join(str(body) for body in runner.server.bodies()[start:])
