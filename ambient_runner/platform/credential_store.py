@@ -30,11 +30,20 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ambient_runner.platform.accounts import (
+    ApiKeyAccount,
+    GitAccount,
+    GoogleAccount,
+    JiraAccount,
+    McpAccount,
+    TokenAccount,
+    gerrit_instances,
+)
 from ambient_runner.platform.credential_scripts import bash_env_script, claude_env_script, helper_script
 
 DEFAULT_NAME, DEFAULT_EMAIL = "Ambient Code Bot", "bot@ambient-code.local"
@@ -124,23 +133,24 @@ class CredentialStore:
         """Replace every account with those of ``values`` (kind -> the backend's answer)."""
         self._fresh_layout()
         exported: dict[str, str] = {}
-        github = found if isinstance(found := values.get("github"), dict) else {}
-        gitlab = found if isinstance(found := values.get("gitlab"), dict) else {}
+        github = GitAccount.of(values.get("github")) or GitAccount()
+        gitlab = GitAccount.of(values.get("gitlab")) or GitAccount()
         self._github(github, exported)
         self._gitlab(gitlab, exported)
         self._identity(github, gitlab)
-        self._jira(values.get("jira"), exported)
-        self._google(values.get("google"), exported)
-        coderabbit = values.get("coderabbit")
-        if isinstance(coderabbit, dict) and coderabbit.get("apiKey"):
-            exported["CODERABBIT_API_KEY"] = str(coderabbit["apiKey"])
+        self._jira(JiraAccount.of(values.get("jira")), exported)
+        self._google(GoogleAccount.of(values.get("google")), exported)
+        coderabbit = ApiKeyAccount.of(values.get("coderabbit"))
+        if coderabbit is not None and coderabbit.api_key:
+            exported["CODERABBIT_API_KEY"] = coderabbit.api_key
         self._gerrit(values.get("gerrit"))
-        kube = values.get("kubeconfig")
-        self._put(self.kubeconfig, str(kube["token"]) if isinstance(kube, dict) and kube.get("token") else None)
+        kube = TokenAccount.of(values.get("kubeconfig"))
+        self._put(self.kubeconfig, kube.token if kube is not None and kube.token else None)
         for kind, data in values.items():
-            if kind.startswith("mcp/") and isinstance(data, dict) and isinstance(data.get("fields"), dict):
+            mcp = McpAccount.of(data) if kind.startswith("mcp/") else None
+            if mcp is not None:
                 server = re.sub(r"[^A-Z0-9]", "_", kind[4:].upper())
-                for name, value in data["fields"].items():
+                for name, value in mcp.fields.items():
                     exported[f"MCP_{server}_{re.sub(r'[^A-Z0-9]', '_', str(name).upper())}"] = str(value)
         self._export(exported)
 
@@ -150,21 +160,21 @@ class CredentialStore:
             _remove(self.root / path)
         self.deliver({})
 
-    def _github(self, data: dict[str, Any], exported: dict[str, str]) -> None:
-        token = str(data.get("token") or "")
+    def _github(self, account: GitAccount, exported: dict[str, str]) -> None:
+        token = account.token
         self._put(self.root / "github" / "token", token or None)
         hosts = None
         if token:
             exported["GITHUB_TOKEN"] = token
             entry = {"oauth_token": token, "git_protocol": "https"}
-            if data.get("userName"):
-                entry["user"] = str(data["userName"])
+            if account.user_name:
+                entry["user"] = account.user_name
             hosts = _yaml({"github.com": entry})
         self._put(self.root / "gh" / "hosts.yml", hosts)
 
-    def _gitlab(self, data: dict[str, Any], exported: dict[str, str]) -> None:
-        token = str(data.get("token") or "")
-        host = _host_of(str(data.get("instanceUrl") or ""), "gitlab.com")
+    def _gitlab(self, account: GitAccount, exported: dict[str, str]) -> None:
+        token = account.token
+        host = _host_of(account.instance_url, "gitlab.com")
         self._put(self.root / "gitlab" / "token", token or None)
         self._put(self.root / "gitlab" / "host", host if token else None)
         config = None
@@ -173,62 +183,59 @@ class CredentialStore:
             config = _yaml({"hosts": {host: {"token": token, "api_protocol": "https", "git_protocol": "https"}}})
         self._put(self.root / "glab" / "config.yml", config)
 
-    def _identity(self, github: dict[str, Any], gitlab: dict[str, Any]) -> None:
-        def pick(field: str, default: str) -> str:
-            for data in (github, gitlab):  # GitHub's account first, as the reference does
-                value = str(data.get(field) or "").strip() if data.get("token") else ""
+    def _identity(self, github: GitAccount, gitlab: GitAccount) -> None:
+        def pick(field: Callable[[GitAccount], str], default: str) -> str:
+            for account in (github, gitlab):  # GitHub's account first, as the reference does
+                value = field(account).strip() if account.token else ""
                 if value and value.isprintable():  # a control character would break every git command
                     return value
             return default
 
-        name, email = pick("userName", DEFAULT_NAME), pick("email", DEFAULT_EMAIL)
+        name, email = pick(lambda a: a.user_name, DEFAULT_NAME), pick(lambda a: a.email, DEFAULT_EMAIL)
         self._put(self.root / "gitconfig", f"[user]\n\tname = {_quoted(name)}\n\temail = {_quoted(email)}\n")
 
-    def _jira(self, data: Any, exported: dict[str, str]) -> None:
-        if not isinstance(data, dict):
+    def _jira(self, account: JiraAccount | None, exported: dict[str, str]) -> None:
+        if account is None:
             return
-        token = str(data.get("apiToken") or data.get("token") or "")
+        token = account.the_token
         if token:
-            exported.update({"JIRA_URL": str(data.get("url") or ""), "JIRA_EMAIL": str(data.get("email") or ""),
-                             "JIRA_API_TOKEN": token})
+            exported.update({"JIRA_URL": account.url, "JIRA_EMAIL": account.email, "JIRA_API_TOKEN": token})
 
-    def _google(self, data: Any, exported: dict[str, str]) -> None:
+    def _google(self, account: GoogleAccount | None, exported: dict[str, str]) -> None:
         directory = self.root / "google"
         for old in directory.glob("*.json"):
             old.unlink(missing_ok=True)
-        if not isinstance(data, dict):
+        if account is None:
             return
-        email = str(data.get("email") or "")
+        email = account.email
         usable_email = email if email and email != "user@example.com" and "/" not in email else ""
-        if data.get("accessToken"):
-            expiry = str(data.get("expiresAt") or "").removesuffix("Z")
-            creds = {"token": data["accessToken"], "refresh_token": data.get("refreshToken", ""),
+        if account.access_token:
+            expiry = account.expires_at.removesuffix("Z")
+            creds = {"token": account.access_token, "refresh_token": account.refresh_token,
                      "token_uri": "https://oauth2.googleapis.com/token",
                      "client_id": os.environ.get("GOOGLE_OAUTH_CLIENT_ID", ""),
                      "client_secret": os.environ.get("GOOGLE_OAUTH_CLIENT_SECRET", ""),
-                     "scopes": data.get("scopes", []), "expiry": expiry}
+                     "scopes": account.scopes, "expiry": expiry}
             self._put(directory / f"{usable_email or 'credentials'}.json", json.dumps(creds, indent=2))
-        elif data.get("token"):
-            account = directory / "service-account.json"
-            self._put(account, str(data["token"]))
-            exported["GOOGLE_APPLICATION_CREDENTIALS"] = str(account)
+        elif account.token:
+            key = directory / "service-account.json"
+            self._put(key, account.token)
+            exported["GOOGLE_APPLICATION_CREDENTIALS"] = str(key)
         if usable_email:
             exported["USER_GOOGLE_EMAIL"] = usable_email
 
-    def _gerrit(self, data: Any) -> None:
-        instances = data.get("instances") if isinstance(data, dict) else data
-        instances = [i for i in instances if isinstance(i, dict)] if isinstance(instances, list) else []
+    def _gerrit(self, data: object) -> None:
         cookies_file = self.root / "gerrit" / ".gitcookies"
         hosts, cookies = [], []
-        for instance in instances:
-            entry: dict[str, Any] = {"name": instance.get("instanceName", ""), "external_url": instance.get("url", "")}
-            if instance.get("authMethod") == "http_basic":
-                entry["authentication"] = {"type": "http_basic", "username": instance.get("username", ""),
-                                           "auth_token": instance.get("httpToken", "")}
-            elif instance.get("authMethod") == "git_cookies":
+        for instance in gerrit_instances(data):
+            entry: dict[str, Any] = {"name": instance.instance_name, "external_url": instance.url}
+            if instance.auth_method == "http_basic":
+                entry["authentication"] = {"type": "http_basic", "username": instance.username,
+                                           "auth_token": instance.http_token}
+            elif instance.auth_method == "git_cookies":
                 entry["authentication"] = {"type": "git_cookies", "gitcookies_path": str(cookies_file)}
-                if instance.get("gitcookiesContent"):
-                    cookies.append(str(instance["gitcookiesContent"]).strip())
+                if instance.gitcookies_content:
+                    cookies.append(instance.gitcookies_content.strip())
             hosts.append(entry)
         self._put(cookies_file, "\n".join(cookies) + "\n" if cookies else None)
         config = {"gerrit_hosts": hosts, "default_gerrit_base_url": hosts[0]["external_url"]} if hosts else None
