@@ -109,6 +109,9 @@ class RunnerSettings(BaseSettings):
                                                      "WORKSPACE_PATH and the state dir", validate_default=True)
     runner_github_hosts: str = Field("github.com", description="comma-separated git hosts that get the GitHub "
                                                                "token (besides *.github.com, *.ghe.com)")
+    google_oauth_client_id: str = Field("", description="the OAuth client Google Workspace's MCP server refreshes "
+                                                        "the person's token with")
+    google_oauth_client_secret: SecretStr | None = Field(None, description="its secret")
     active_workflow_git_url: str = Field("", description="the session's workflow repository (the platform's)")
     active_workflow_branch: str = Field("", description="its branch (default main)")
     active_workflow_path: str = Field("", description="its folder in the repository")
@@ -123,6 +126,7 @@ class RunnerSettings(BaseSettings):
                                                      "WORKSPACE_PATH", validate_default=True)
     runner_trace_content: bool = Field(False, description="put prompts, outputs and tool arguments into trace "
                                                           "spans (redacted)")
+    otel_service_name: str = Field("", description="the traces' service.name (default ambient-runner)")
     runner_first_turn_backoff: float = Field(
         2.0, gt=0, description="s before the first retry of the first-turn POST (doubling, at most 30 s)")
 

@@ -67,8 +67,11 @@ def _host_of(url: str, default: str) -> str:
 
 
 class CredentialStore:
-    def __init__(self, root: Path, github_hosts: Iterable[str] = ()) -> None:
+    def __init__(self, root: Path, github_hosts: Iterable[str] = (), oauth_client: tuple[str, str] = ("", "")) -> None:
+        """``oauth_client``: Google's (``GOOGLE_OAUTH_CLIENT_ID``, ``GOOGLE_OAUTH_CLIENT_SECRET``), written into the
+        person's Google credentials for the MCP server to refresh them with."""
         self.root = root
+        self.oauth_client = oauth_client
         extra = [h.strip() for h in github_hosts if h.strip()]
         self.github_hosts = tuple(dict.fromkeys([*GITHUB_HOST_PATTERNS, *(h for h in extra if HOST_PATTERN.match(h))]))
         self._exported: dict[str, str] = {}
@@ -213,8 +216,7 @@ class CredentialStore:
             expiry = account.expires_at.removesuffix("Z")
             creds = {"token": account.access_token, "refresh_token": account.refresh_token,
                      "token_uri": "https://oauth2.googleapis.com/token",
-                     "client_id": os.environ.get("GOOGLE_OAUTH_CLIENT_ID", ""),
-                     "client_secret": os.environ.get("GOOGLE_OAUTH_CLIENT_SECRET", ""),
+                     "client_id": self.oauth_client[0], "client_secret": self.oauth_client[1],
                      "scopes": account.scopes, "expiry": expiry}
             self._put(directory / f"{usable_email or 'credentials'}.json", json.dumps(creds, indent=2))
         elif account.token:

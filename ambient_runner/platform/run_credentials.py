@@ -53,7 +53,9 @@ class RunCredentials:
         if not source.enabled:
             return None
         hosts = settings.runner_github_hosts.split(",")
-        return cls(settings, runs, source, CredentialStore(settings.runner_credentials_dir, hosts))
+        secret = settings.google_oauth_client_secret
+        oauth_client = (settings.google_oauth_client_id, secret.get_secret_value() if secret else "")
+        return cls(settings, runs, source, CredentialStore(settings.runner_credentials_dir, hosts, oauth_client))
 
     def install(self) -> Callable[[], None]:
         """Write the store, join the run path and the agents' environment; returns what undoes it."""

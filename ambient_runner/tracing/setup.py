@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from typing import TYPE_CHECKING
 
 from ambient_runner.bridges.contract import Bridge
@@ -33,7 +32,7 @@ async def start_tracing(settings: RunnerSettings, runs: RunManager) -> RunTracer
     from ambient_runner.tracing.tracer import RunTracer
 
     tracer = RunTracer(found, runner_type=settings.runner_type, session_id=settings.session_id,
-                       service_name=os.environ.get("OTEL_SERVICE_NAME", "").strip() or "ambient-runner",
+                       service_name=settings.otel_service_name.strip() or "ambient-runner",
                        trace_content=settings.runner_trace_content, redactor=runs.redactor)
     runs.observers.append(tracer)
     log.info("tracing to %s", ", ".join(d.name for d in found))
