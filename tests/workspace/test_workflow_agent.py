@@ -23,7 +23,8 @@ SESSION = "session-flow"
 SPECS = {
     "flows/specs/.ambient/ambient.json": json.dumps({
         "name": "Spec writer", "description": "Writes specs", "systemPrompt": "Follow the spec method closely.",
-        "startupPrompt": "NOTOOL Greet the person as the spec writer.", "artifactsDir": "artifacts/specs"}),
+        "startupPrompt": "Run the init script, then greet the person as the spec writer.",
+        "artifactsDir": "artifacts/specs"}),
     "flows/specs/.claude/commands/spec.plan.md":
         "---\ndisplayName: Plan\ndescription: Plans a feature\n---\nPlanbody-marker: plan the feature $ARGUMENTS "
         "step by step; count with awk '{print $2}' as written.\n",
@@ -77,6 +78,7 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
     async with scripted_runner(runner_type, tmp_path, monkeypatch, session_id=SESSION) as runner:
         client = runner.harness.client
         start = len(runner.server.bodies())
+        runner.server.shell_command = "sh ./scripts/init.sh"  # what the startupPrompt's turn runs, from the folder
         selected = await client.post("/workflow", json={"gitUrl": specs_url, "branch": "main", "path": "flows/specs"})
         assert selected.status_code == 200, selected.text
         folder = workspace / "workflows" / "workflows"
@@ -87,6 +89,7 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
             assert part in first, part
         if runner_type != "claude":  # Claude's own system prompt carries the root's CLAUDE.md wherever it works
             assert "Rootinstructions-marker" in first
+        assert (folder / "init-ran.txt").read_text().strip() == str(folder)  # the script's relative path resolved
 
         # /command with $ARGUMENTS: the body with the text; what the person typed stays in the thread
         events, sent = await turn(runner, "/spec.plan NOTOOL a todo app")
@@ -103,11 +106,10 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
         _, sent = await turn(runner, "@Archie (Architect) NOTOOL review the design")
         assert "Archiebody-marker: you design systems." in sent
 
-        # the shell works in the workflow's folder: the script's relative path resolves; repos/ is reachable
-        runner.server.shell_command = f"sh ./scripts/init.sh && cat {workspace}/repos/lib/NOTES.md > notes.txt"
-        events, _ = await turn(runner, "Run the init script")
+        # the shell works in the workflow's folder, and repos/ is reachable from it
+        runner.server.shell_command = f"cat {workspace}/repos/lib/NOTES.md > notes.txt"
+        events, _ = await turn(runner, "Copy the notes")
         assert events[-1]["type"] == "RUN_FINISHED", events[-1]
-        assert (folder / "init-ran.txt").read_text().strip() == str(folder)
         assert (folder / "notes.txt").read_text() == "repo-note-marker\n"
 
         if runner_type != "codex-sdk":  # the CLI's own file tool reads repos/ (Codex has none: its shell did)
