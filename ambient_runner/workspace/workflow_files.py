@@ -4,9 +4,8 @@ A workflow is written for Claude Code (``.claude/commands/*.md``, ``.claude/skil
 ``.claude/agents/*.md``, ``CLAUDE.md``); the runner gives all three CLIs the same thing from these files
 (docs/workflows.md):
 
-* ``/<name> <text>`` for one of its commands (or skills) becomes that file's body, front matter removed, with
-  ``<text>`` in place of ``$ARGUMENTS``, or after the body as ``ARGUMENTS: <text>`` when the body has none, as the
-  pinned Claude Code expands a project command. No other ``$`` is touched (an awk ``$2`` stays as written).
+* ``/<name> <text>`` for one of its commands (or skills) becomes that file's body, front matter removed, with its
+  placeholders filled as the pinned Claude Code fills a project command's (``fill_arguments``).
 * ``@<agent name>`` (as the platform's UI writes it: the front-matter name before `` - ``) or ``@<file id>`` brings
   that sub-agent's instructions into the turn.
 * the skills' and agents' names and descriptions, and ``CLAUDE.md``, go into the workflow's preamble.
@@ -169,15 +168,14 @@ class WorkflowFiles:
                 skills[skill_name] = Skill(skill_name, meta.get("description", ""), body_of(text),
                                            str(folder / ".claude" / "skills" / name / "SKILL.md"),
                                            meta.get("disable-model-invocation", "").lower() != "true")
-        agents = []
-        for name in reader.names(".claude/agents"):
-            if name.endswith(".md") and (text := reader.text(f".claude/agents/{name}")) is not None:
-                meta = front_matter(text)
-                agents.append(SubAgent(name.removesuffix(".md"), meta.get("name", ""), meta.get("description", ""),
-                                       meta.get("tools", ""), body_of(text)))
         instructions = "\n\n".join(text.strip() for relative in INSTRUCTION_FILES
                                    if (text := reader.text(relative)) and text.strip())
-        return cls(folder, commands, skills, tuple(agents), instructions)
+        return cls(folder, commands, skills, reader.agents(), instructions)
+
+    @staticmethod
+    def read_agents(workspace: Workspace, folder: Path) -> tuple[SubAgent, ...]:
+        """The workflow's sub-agents alone (what each run's ``AgentPlace`` needs)."""
+        return _Reader(workspace, folder.relative_to(workspace.root).as_posix()).agents()
 
     def runnable(self, name: str) -> Command | None:
         """The command ``name``, else the skill of that name (a command wins)."""
@@ -233,6 +231,16 @@ class _Reader:
             return sorted(files.names_in(self.workspace, f"{self.base}/{relative}"))
         except (PathRefused, OSError):
             return []
+
+    def agents(self) -> tuple[SubAgent, ...]:
+        """``.claude/agents/*.md``: each file's front matter and body."""
+        agents = []
+        for name in self.names(".claude/agents"):
+            if name.endswith(".md") and (text := self.text(f".claude/agents/{name}")) is not None:
+                meta = front_matter(text)
+                agents.append(SubAgent(name.removesuffix(".md"), meta.get("name", ""), meta.get("description", ""),
+                                       meta.get("tools", ""), body_of(text)))
+        return tuple(agents)
 
     def text(self, relative: str) -> str | None:
         try:

@@ -20,7 +20,7 @@ from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitTokens
 from ambient_runner.workspace.paths import PathRefused, Workspace
 from ambient_runner.workspace.repos import check_branch, check_remote_url, clone, move_in, remove_in, repo_name
-from ambient_runner.workspace.workflow_files import SubAgent, WorkflowFiles, front_matter
+from ambient_runner.workspace.workflow_files import MAX_FILE_BYTES, SubAgent, WorkflowFiles, front_matter
 
 log = logging.getLogger(__name__)
 NO_ORDER = 2**31 - 1
@@ -135,7 +135,7 @@ class Workflows:
         folder = self.active_dir()
         if folder is None:
             return AgentPlace(self.workspace.root)
-        return AgentPlace(folder, (self.workspace.root,), WorkflowFiles.read(self.workspace, folder).agents,
+        return AgentPlace(folder, (self.workspace.root,), WorkflowFiles.read_agents(self.workspace, folder),
                           self.changes)
 
     def files(self) -> WorkflowFiles | None:
@@ -146,7 +146,7 @@ class Workflows:
     def expand(self, text: str) -> str:
         """The person's message as the agent gets it (``WorkflowFiles.expand``): unchanged without a workflow, and
         unless it runs one of the workflow's commands or skills or mentions one of its sub-agents."""
-        if not text or ("/" not in text[:1] and "@" not in text):
+        if not text.startswith("/") and "@" not in text:
             return text
         found = self.files()
         return found.expand(text) if found is not None else text
@@ -178,7 +178,7 @@ class Workflows:
         for folder in folders:
             for name in self.carried.files:
                 try:
-                    text = files.read_text(self.workspace, self._relative(folder, name), 256 * 1024)
+                    text = files.read_text(self.workspace, self._relative(folder, name), MAX_FILE_BYTES)
                 except (PathRefused, OSError):
                     continue
                 if text and text.strip():

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ambient_runner.process.environment import agent_environment
 from ambient_runner.settings import RunnerSettings
+from ambient_runner.workspace.workflow_files import INSTRUCTION_FILES, MAX_FILE_BYTES
 from ambient_runner.workspace.workflows import AgentPlace
 
 if TYPE_CHECKING:  # the SDK is imported by the first turn, not for readiness (ambient_runner.bridges.lazy)
@@ -108,8 +109,6 @@ def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
     return env
 
 
-INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
-MAX_INSTRUCTION_BYTES = 256 * 1024
 
 
 def setting_sources() -> list[SettingSource]:
@@ -125,7 +124,7 @@ def project_instructions(workspace: Path) -> str:
         path = workspace / name
         try:
             if path.is_file() and path.resolve().is_relative_to(workspace.resolve()):
-                text = path.read_bytes()[:MAX_INSTRUCTION_BYTES].decode("utf-8", "replace").strip()
+                text = path.read_bytes()[:MAX_FILE_BYTES].decode("utf-8", "replace").strip()
                 if text:
                     parts.append(f"Contents of {name} (project instructions):\n\n{text}")
         except OSError:
