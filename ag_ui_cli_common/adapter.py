@@ -51,6 +51,8 @@ from ag_ui_cli_common.errors import Failure, exit_failure
 log = logging.getLogger(__name__)
 NativeT = TypeVar("NativeT")
 NativeT_contra = TypeVar("NativeT_contra", contravariant=True)
+# A handler reads the payload of its own kind: the kind picks the payload's type, which one table cannot say (nor
+# can ``on_unknown`` / ``on_malformed``, which get whatever the subclass's ``parse`` gave).
 Handler = Callable[[Any], list[BaseEvent]]
 RAW_PREVIEW_CHARS = 2000  # how much of a line a RAW event keeps when the line is cut or not understood
 
@@ -157,7 +159,7 @@ class CliAdapter(Generic[NativeT]):
         self.blocks.note_started(tool_call_id)
 
     # ----- hooks -----------------------------------------------------------------------------------------
-    def parse(self, native: NativeT) -> tuple[Hashable, Any] | None:
+    def parse(self, native: NativeT) -> tuple[Hashable, object] | None:
         """``(kind, payload)`` of a native event: ``handlers[kind](payload)`` translates it; ``None`` skips it."""
         raise NotImplementedError
 
@@ -169,7 +171,7 @@ class CliAdapter(Generic[NativeT]):
         """A payload its handler could not read: kept as RAW."""
         return [self.raw(payload)]
 
-    def on_truncated(self, head: Any, dropped_bytes: int) -> list[BaseEvent]:
+    def on_truncated(self, head: NativeT, dropped_bytes: int) -> list[BaseEvent]:
         """A line cut at the reader's size limit (``head``: what was kept): kept as RAW."""
         return [self.raw(head[:RAW_PREVIEW_CHARS] if isinstance(head, str) else head, reason="line_too_long",
                          droppedBytes=dropped_bytes)]
@@ -178,5 +180,5 @@ class CliAdapter(Generic[NativeT]):
         """The failure of a CLI that ended before its turn did (a subclass adds what its exit codes mean)."""
         return exit_failure(self.agent, exit_code)
 
-    def raw(self, payload: Any, **metadata: Any) -> RawEvent:
+    def raw(self, payload: object, **metadata: object) -> RawEvent:
         return RawEvent(event=payload, source=self.source, metadata=metadata or None)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from typing import Any
 
 from ag_ui.core import BaseEvent, RawEvent, RunFinishedCancelledOutcome, RunFinishedEvent
 
 from ag_ui_cli_common import CliAdapter
+from ag_ui_cli_common.json_types import JsonObject, JsonValue, iterable_or_empty, object_or_empty
 from ag_ui_codex_sdk import protocol
 from ag_ui_codex_sdk.errors import describe_failure
 from ag_ui_codex_sdk.notifications import to_wire
@@ -36,18 +36,18 @@ TEXT_ITEMS = ("agentMessage", "plan")
 UNPARSED = "(not a notification)"  # the kind of a recorded line that is not a JSON object
 
 
-class CodexEventAdapter(CliAdapter[Any]):
+class CodexEventAdapter(CliAdapter[object]):
     """Translates one turn's notifications: ``feed`` per notification, ``finish`` at the end."""
 
     agent = "The Codex app-server"
     source = SOURCE
     result_suffix = ":result"  # what Codex clients have seen since the first release
 
-    def __init__(self, thread_id: str, run_id: str, *, model: str | None = None, client_state: Any = None) -> None:
+    def __init__(self, thread_id: str, run_id: str, *, model: str | None = None, client_state: object = None) -> None:
         super().__init__(thread_id, run_id)
         self.usage = TurnUsage(model)
         self.plan = PlanTracker(client_state)  # the plan goes beside the client's own state keys
-        self.last_error: dict[str, Any] | None = None
+        self.last_error: JsonValue = None
         self._text_streamed: set[str] = set()  # items that got at least one non-empty delta
         self._reasoning_streamed: set[str] = set()
         self._summary_index: dict[str, int] = {}  # reasoning item -> last summary part seen
@@ -66,23 +66,24 @@ class CodexEventAdapter(CliAdapter[Any]):
         }
 
     # ----- the transform loop's Codex parts --------------------------------------------------------------
-    def parse(self, native: Any) -> tuple[Hashable, Any] | None:
+    def parse(self, native: object) -> tuple[Hashable, JsonValue] | None:
         if isinstance(native, str):  # a recorded app-server line
             if not native.strip():
                 return None
             try:
-                native = json.loads(native)
+                decoded: JsonValue = json.loads(native)
             except ValueError:
                 return UNPARSED, native
-            if not isinstance(native, dict):
-                return UNPARSED, native
+            if not isinstance(decoded, dict):
+                return UNPARSED, decoded
+            native = decoded
         wire = to_wire(native)
         return wire["method"], wire["params"]
 
-    def on_unknown(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+    def on_unknown(self, kind: Hashable, payload: JsonValue) -> list[BaseEvent]:
         return [] if kind in DROPPED else [self._raw(str(kind), payload)]
 
-    def on_malformed(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+    def on_malformed(self, kind: Hashable, payload: JsonValue) -> list[BaseEvent]:
         return [self._raw(str(kind), payload)]
 
     def open_calls(self) -> list[tuple[str, str]]:
@@ -93,8 +94,8 @@ class CodexEventAdapter(CliAdapter[Any]):
         return self.blocks.tool_name(tool_call_id)
 
     # ----- items ------------------------------------------------------------------------------------------
-    def _item_started(self, params: dict[str, Any]) -> list[BaseEvent]:
-        item = params.get("item") or {}
+    def _item_started(self, params: JsonObject) -> list[BaseEvent]:
+        item = object_or_empty(params.get("item"))
         kind, item_id = item.get("type"), str(item.get("id", ""))
         if kind in TOOL_ITEM_TYPES:
             return self._tool_start(item_id, item)
@@ -102,19 +103,19 @@ class CodexEventAdapter(CliAdapter[Any]):
             return []  # text and reasoning blocks open on their first content
         return [self._raw("item/started", params)]
 
-    def _item_completed(self, params: dict[str, Any]) -> list[BaseEvent]:
-        item = params.get("item") or {}
+    def _item_completed(self, params: JsonObject) -> list[BaseEvent]:
+        item = object_or_empty(params.get("item"))
         kind, item_id = item.get("type"), str(item.get("id", ""))
         if kind in TEXT_ITEMS:
-            events = []
+            events: list[BaseEvent] = []
             if item_id not in self._text_streamed and item.get("text"):
                 events += self.blocks.text(item_id, str(item["text"]))
             return events + self.blocks.close(item_id)
         if kind == "reasoning":
             events = []
             if item_id not in self._reasoning_streamed:
-                text = "\n\n".join(str(part) for part in (item.get("summary") or item.get("content") or [])
-                                    if part)
+                parts = iterable_or_empty(item.get("summary") or item.get("content"))
+                text = "\n\n".join(str(part) for part in parts if part)
                 if text:
                     events += self._reasoning_content(item_id, text)
             return events + self.blocks.end_reasoning(item_id)
@@ -125,14 +126,14 @@ class CodexEventAdapter(CliAdapter[Any]):
         return [self._raw("item/completed", params)]
 
     # ----- text and reasoning -----------------------------------------------------------------------------
-    def _text_delta(self, params: dict[str, Any]) -> list[BaseEvent]:
+    def _text_delta(self, params: JsonObject) -> list[BaseEvent]:
         item_id, delta = str(params.get("itemId", "")), _text(params.get("delta"))
         if not delta:
             return []
         self._text_streamed.add(item_id)
         return self.blocks.text(item_id, delta)
 
-    def _reasoning_delta(self, params: dict[str, Any]) -> list[BaseEvent]:
+    def _reasoning_delta(self, params: JsonObject) -> list[BaseEvent]:
         item_id, delta = str(params.get("itemId", "")), _text(params.get("delta"))
         if not delta:
             return []
@@ -151,7 +152,7 @@ class CodexEventAdapter(CliAdapter[Any]):
         return self.blocks.reasoning(item_id, delta)
 
     # ----- tool calls -------------------------------------------------------------------------------------
-    def _tool_start(self, item_id: str, item: dict[str, Any]) -> list[BaseEvent]:
+    def _tool_start(self, item_id: str, item: JsonObject) -> list[BaseEvent]:
         if self.blocks.has_started(item_id):
             return []
         if args_known_at_start(item):
@@ -159,7 +160,7 @@ class CodexEventAdapter(CliAdapter[Any]):
         return self.blocks.start_tool(item_id, tool_name(item),
                                       fallback_args=json.dumps(tool_arguments({"type": item.get("type")})))
 
-    def _tool_complete(self, item_id: str, item: dict[str, Any]) -> list[BaseEvent]:
+    def _tool_complete(self, item_id: str, item: JsonObject) -> list[BaseEvent]:
         if self.blocks.has_result(item_id):
             return []
         events = self._tool_start(item_id, item)
@@ -168,21 +169,20 @@ class CodexEventAdapter(CliAdapter[Any]):
         return events + self.blocks.tool_result(item_id, tool_result(item))
 
     # ----- state, usage, errors, end ----------------------------------------------------------------------
-    def _plan_updated(self, params: dict[str, Any]) -> list[BaseEvent]:
+    def _plan_updated(self, params: JsonObject) -> list[BaseEvent]:
         return self.plan.update(params)
 
-    def _token_usage(self, params: dict[str, Any]) -> list[BaseEvent]:
-        self.usage.update(params.get("tokenUsage") or {})
+    def _token_usage(self, params: JsonObject) -> list[BaseEvent]:
+        self.usage.update(object_or_empty(params.get("tokenUsage")))
         return []
 
-    def _error(self, params: dict[str, Any]) -> list[BaseEvent]:
-        error = params.get("error") or {}
+    def _error(self, params: JsonObject) -> list[BaseEvent]:
         if not params.get("willRetry"):
-            self.last_error = error
+            self.last_error = params.get("error") or {}  # read when the turn fails
         return [self._raw("error", params)]
 
-    def _turn_completed(self, params: dict[str, Any]) -> list[BaseEvent]:
-        turn = params.get("turn") or {}
+    def _turn_completed(self, params: JsonObject) -> list[BaseEvent]:
+        turn = object_or_empty(params.get("turn"))
         status = turn.get("status")
         usage = self.usage.token_usage()
         usage_list = [usage] if usage is not None else None
@@ -193,14 +193,14 @@ class CodexEventAdapter(CliAdapter[Any]):
                                                        outcome=RunFinishedCancelledOutcome(), usage=usage_list))
         return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage_list))
 
-    def _on_unparsed(self, line: Any) -> list[BaseEvent]:
+    def _on_unparsed(self, line: JsonValue) -> list[BaseEvent]:
         return [RawEvent(event={"line": line}, source=SOURCE)]
 
-    def _raw(self, method: str, params: dict[str, Any]) -> RawEvent:
+    def _raw(self, method: str, params: JsonValue) -> RawEvent:
         return RawEvent(event={"method": method, "params": params}, source=SOURCE)
 
 
-def _text(value: Any) -> str:
+def _text(value: JsonValue) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):

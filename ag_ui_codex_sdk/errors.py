@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from ag_ui_cli_common import ErrorCode, Failure, code_for_status
+from ag_ui_cli_common.json_types import JsonObject, JsonValue, object_or_empty
 
 STATUS_IN_MESSAGE = re.compile(r"\b(?:status|HTTP)\s*:?\s*(\d{3})\b", re.IGNORECASE)
 URL_SUFFIX = re.compile(r",?\s*url:\s*\S+\s*$")
@@ -24,13 +24,14 @@ API_ERROR_TYPES = {  # OpenAI's error body "type" -> the HTTP status it comes wi
 }
 
 
-def http_status(error: dict[str, Any]) -> int | None:
+def http_status(error: JsonObject) -> int | None:
     """The upstream HTTP status of a Codex turn error, if it names one."""
     info = error.get("codexErrorInfo")
     if isinstance(info, dict):
         for value in info.values():
-            if isinstance(value, dict) and isinstance(value.get("httpStatusCode"), int):
-                return int(value["httpStatusCode"])
+            code = value.get("httpStatusCode") if isinstance(value, dict) else None
+            if isinstance(code, int):
+                return int(code)
     match = STATUS_IN_MESSAGE.search(str(error.get("message", "")))
     if match:
         return int(match.group(1))
@@ -38,7 +39,7 @@ def http_status(error: dict[str, Any]) -> int | None:
     return API_ERROR_TYPES.get(str(body.get("type"))) if body else None
 
 
-def api_error_body(message: str) -> dict[str, Any] | None:
+def api_error_body(message: str) -> JsonObject | None:
     """The ``error`` object of an API error body given as the message, if it is one."""
     text = message.strip()
     if not text.startswith("{"):
@@ -51,7 +52,7 @@ def api_error_body(message: str) -> dict[str, Any] | None:
     return error if isinstance(error, dict) else None
 
 
-def error_kind(error: dict[str, Any]) -> str:
+def error_kind(error: JsonObject) -> str:
     info = error.get("codexErrorInfo")
     if isinstance(info, str):
         return info
@@ -60,9 +61,9 @@ def error_kind(error: dict[str, Any]) -> str:
     return "other"
 
 
-def describe_failure(error: dict[str, Any] | None) -> Failure:
-    """Map a Codex turn error to a ``Failure`` (message + code)."""
-    error = error or {}
+def describe_failure(error: JsonValue) -> Failure:
+    """Map a Codex turn error (an object, or nothing) to a ``Failure`` (message + code)."""
+    error = object_or_empty(error)
     detail = URL_SUFFIX.sub("", str(error.get("message") or "").strip())
     body = api_error_body(detail)
     if body and body.get("message"):  # the API's own words, not its JSON

@@ -8,10 +8,17 @@ decode identically.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+from ag_ui_cli_common.json_types import JsonObject
 
 
-def to_wire(notification: Any) -> dict[str, Any]:
+class WireNotification(TypedDict):
+    method: str
+    params: JsonObject
+
+
+def to_wire(notification: object) -> WireNotification:
     """Normalise a notification to ``{"method": str, "params": dict}``."""
     if isinstance(notification, dict):  # the params are read, never changed: not copied
         method, params = notification.get("method", ""), notification.get("params")
@@ -24,7 +31,7 @@ def to_wire(notification: Any) -> dict[str, Any]:
     return {"method": str(method), "params": payload_dict(getattr(notification, "payload", None))}
 
 
-def payload_dict(payload: Any) -> dict[str, Any]:
+def payload_dict(payload: object) -> JsonObject:
     if payload is None:
         return {}
     if isinstance(payload, dict):

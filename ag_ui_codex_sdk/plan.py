@@ -8,28 +8,43 @@ The plan's shape: ``{"explanation": str | None, "steps": [{"step": str, "status"
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, TypedDict
 
 from ag_ui.core import BaseEvent, StateDeltaEvent, StateSnapshotEvent
 
+from ag_ui_cli_common.json_types import JsonObject, JsonValue
 
-def plan_state(params: dict[str, Any]) -> dict[str, Any]:
-    if not isinstance(params.get("plan"), list):
+STEP_FIELDS: tuple[Literal["step", "status"], ...] = ("step", "status")
+
+
+class PlanStep(TypedDict):
+    step: str
+    status: str
+
+
+class Plan(TypedDict):
+    explanation: JsonValue
+    steps: list[PlanStep]
+
+
+def plan_state(params: JsonObject) -> Plan:
+    plan = params.get("plan")
+    if not isinstance(plan, list):
         raise TypeError("turn/plan/updated without a plan list")
-    steps = [{"step": str(s.get("step", "")), "status": str(s.get("status", "pending"))}
-             for s in params.get("plan") or [] if isinstance(s, dict)]
+    steps: list[PlanStep] = [{"step": str(s.get("step", "")), "status": str(s.get("status", "pending"))}
+                             for s in plan if isinstance(s, dict)]
     return {"explanation": params.get("explanation"), "steps": steps}
 
 
-def plan_patch(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+def plan_patch(old: Plan, new: Plan) -> list[dict[str, object]]:
     """A JSON Patch turning plan ``old`` into plan ``new`` (both ``plan_state`` shapes)."""
-    ops: list[dict[str, Any]] = []
-    if old.get("explanation") != new.get("explanation"):
-        ops.append({"op": "replace", "path": "/plan/explanation", "value": new.get("explanation")})
+    ops: list[dict[str, object]] = []
+    if old["explanation"] != new["explanation"]:
+        ops.append({"op": "replace", "path": "/plan/explanation", "value": new["explanation"]})
     old_steps, new_steps = old["steps"], new["steps"]
     for index, step in enumerate(new_steps[: len(old_steps)]):
-        for key in ("step", "status"):
-            if old_steps[index].get(key) != step[key]:
+        for key in STEP_FIELDS:
+            if old_steps[index][key] != step[key]:
                 ops.append({"op": "replace", "path": f"/plan/steps/{index}/{key}", "value": step[key]})
     for index in range(len(old_steps), len(new_steps)):
         ops.append({"op": "add", "path": f"/plan/steps/{index}", "value": new_steps[index]})
@@ -39,11 +54,11 @@ def plan_patch(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]
 
 
 class PlanTracker:
-    def __init__(self, client_state: Any = None) -> None:
-        self._plan: dict[str, Any] | None = None
+    def __init__(self, client_state: object = None) -> None:
+        self._plan: Plan | None = None
         self._client_has_object_state = isinstance(client_state, dict)
 
-    def update(self, params: dict[str, Any]) -> list[BaseEvent]:
+    def update(self, params: JsonObject) -> list[BaseEvent]:
         new = plan_state(params)
         old, self._plan = self._plan, new
         if old is None:
@@ -54,6 +69,6 @@ class PlanTracker:
         return [_delta(ops)] if ops else []
 
 
-def _delta(ops: list[dict[str, Any]]) -> StateDeltaEvent:
+def _delta(ops: list[dict[str, object]]) -> StateDeltaEvent:
     """The JSON Patch as AG-UI's typed operations (validated from the plain dicts)."""
     return StateDeltaEvent.model_validate({"delta": ops})

@@ -10,12 +10,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from ag_ui_cli_common.json_types import JsonObject, JsonValue, iterable_or_empty
 
 TOOL_ITEM_TYPES = ("commandExecution", "fileChange", "mcpToolCall", "webSearch", "dynamicToolCall")
 
 
-def tool_name(item: dict[str, Any]) -> str:
+def tool_name(item: JsonObject) -> str:
     kind = item.get("type")
     if kind == "commandExecution":
         return "shell"
@@ -31,31 +32,32 @@ def tool_name(item: dict[str, Any]) -> str:
     return str(kind)
 
 
-def args_known_at_start(item: dict[str, Any]) -> bool:
+def args_known_at_start(item: JsonObject) -> bool:
     """Web searches only know their query when they complete."""
     return item.get("type") != "webSearch"
 
 
-def _kind(change: dict[str, Any]) -> str:
+def _kind(change: JsonObject) -> str:
     kind = change.get("kind")
     if isinstance(kind, dict):
         return str(kind.get("type", "update"))
     return str(kind or "update")
 
 
-def file_changes(item: dict[str, Any]) -> list[dict[str, Any]]:
-    changes = []
-    for change in item.get("changes") or []:
+def file_changes(item: JsonObject) -> list[JsonValue]:
+    changes: list[JsonValue] = []
+    for change in iterable_or_empty(item.get("changes")):
         if isinstance(change, dict):
-            entry = {"path": str(change.get("path", "")), "kind": _kind(change)}
-            move = change.get("kind", {}).get("move_path") if isinstance(change.get("kind"), dict) else None
+            entry: JsonObject = {"path": str(change.get("path", "")), "kind": _kind(change)}
+            kind = change.get("kind")
+            move = kind.get("move_path") if isinstance(kind, dict) else None
             if move:
                 entry["movePath"] = move
             changes.append(entry)
     return changes
 
 
-def tool_arguments(item: dict[str, Any]) -> dict[str, Any]:
+def tool_arguments(item: JsonObject) -> JsonObject:
     kind = item.get("type")
     if kind == "commandExecution":
         return {"command": item.get("command", ""), "cwd": item.get("cwd")}
@@ -65,7 +67,7 @@ def tool_arguments(item: dict[str, Any]) -> dict[str, Any]:
         arguments = item.get("arguments")
         return arguments if isinstance(arguments, dict) else {"arguments": arguments}
     if kind == "webSearch":
-        args: dict[str, Any] = {"query": item.get("query", "")}
+        args: JsonObject = {"query": item.get("query", "")}
         if item.get("action") is not None:
             args["action"] = item["action"]
         return args
@@ -73,9 +75,9 @@ def tool_arguments(item: dict[str, Any]) -> dict[str, Any]:
     return arguments if isinstance(arguments, dict) else {"arguments": arguments}
 
 
-def _mcp_text(result: dict[str, Any]) -> str:
+def _mcp_text(result: JsonObject) -> str:
     parts = []
-    for block in result.get("content") or []:
+    for block in iterable_or_empty(result.get("content")):
         if isinstance(block, dict) and block.get("type") == "text":
             parts.append(str(block.get("text", "")))
         else:
@@ -85,7 +87,7 @@ def _mcp_text(result: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def tool_result(item: dict[str, Any]) -> str:
+def tool_result(item: JsonObject) -> str:
     """The TOOL_CALL_RESULT content (a string) of a completed tool item."""
     kind, status = item.get("type"), item.get("status")
     if kind == "commandExecution":

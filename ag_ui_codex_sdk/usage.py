@@ -8,9 +8,9 @@ is therefore the last ``total`` minus the ``total`` before the turn's first resp
 
 from __future__ import annotations
 
-from typing import Any
-
 from ag_ui.core import TokenUsage
+
+from ag_ui_cli_common.json_types import JsonObject, JsonValue
 
 FIELDS = {  # Codex breakdown key -> TokenUsage field
     "inputTokens": "input_tokens",
@@ -22,7 +22,7 @@ FIELDS = {  # Codex breakdown key -> TokenUsage field
 }
 
 
-def _counts(breakdown: Any) -> dict[str, int]:
+def _counts(breakdown: JsonValue) -> dict[str, int]:
     if not isinstance(breakdown, dict):
         return {}
     return {key: int(value) for key, value in breakdown.items()
@@ -35,7 +35,7 @@ class TurnUsage:
         self._baseline: dict[str, int] | None = None
         self._latest: dict[str, int] = {}
 
-    def update(self, token_usage: dict[str, Any]) -> None:
+    def update(self, token_usage: JsonObject) -> None:
         total, last = _counts(token_usage.get("total")), _counts(token_usage.get("last"))
         if not total:
             return
