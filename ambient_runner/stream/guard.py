@@ -7,6 +7,8 @@ tool-call ids unique within the thread (a reused id is remapped); tool-call argu
 until the call ends, so a call cut short still ends with parseable arguments); results only for started calls;
 every sub-agent segment ended (``SUBAGENT_FINISHED`` when the run succeeds, else ``SUBAGENT_ERROR``), once. An event
 the guard writes itself to close something keeps that thing's attribution (``subagentRunId``, ``metadata``).
+Beside it: the sub-agent segments (``subagents``), the ids a thread's runs share (``thread_ids``), how the runner ends
+a run itself (``outcome.Ending``); ``Ending`` and ``ThreadIds`` are imported from here too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from ag_ui.core import (
@@ -36,7 +38,6 @@ from ag_ui.core import (
     StepStartedEvent,
     SubagentErrorEvent,
     SubagentFinishedEvent,
-    SubagentFinishedSuspendedOutcome,
     SubagentStartedEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
@@ -49,12 +50,14 @@ from ag_ui.core import (
 )
 
 from ag_ui_cli_common.blocks import OpenBlocks
-from ag_ui_cli_common.errors import ErrorCode
-from ambient_runner.stream.outcome import RunOutcome
+from ambient_runner.stream.outcome import Ending, RunOutcome
+from ambient_runner.stream.subagents import SubagentSegments
+from ambient_runner.stream.thread_ids import ThreadIds
+
+__all__ = ["HOLDER_SOURCE", "NO_OUTPUT", "Ending", "StreamGuard", "ThreadIds"]
 
 log = logging.getLogger(__name__)
 
-SUBAGENT_TYPES = {EventType.SUBAGENT_STARTED, EventType.SUBAGENT_FINISHED, EventType.SUBAGENT_ERROR}
 DELTA_EVENTS = {EventType.TEXT_MESSAGE_CONTENT, EventType.TOOL_CALL_ARGS, EventType.REASONING_MESSAGE_CONTENT}
 # A tool result the CLI left blank (Gemini over ACP reports no output for shell commands): never sent blank.
 NO_OUTPUT = "{name} finished; the CLI reports no output"
@@ -62,35 +65,6 @@ NO_OUTPUT = "{name} finished; the CLI reports no output"
 # a RAW event with a ``role`` and a non-empty ``content`` (an empty list of parts is one: it shows as ""), under its
 # ``id``. So the page holds the calls where the snapshot does, in an assistant message of that id with no text.
 HOLDER_SOURCE = "ambient-runner/tool-call-holder"
-
-
-@dataclass
-class ThreadIds:
-    """Ids already used in a thread (message ids and tool-call ids must be unique within it)."""
-
-    used: set[str] = field(default_factory=set)
-    tool_calls: dict[str, str] = field(default_factory=dict)  # started tool call (final id) -> its name
-    # Sub-agents whose segment a run ended as suspended (waiting for a person): the next run that hears from one
-    # announces it again, with the start event it had.
-    suspended: dict[str, SubagentStartedEvent] = field(default_factory=dict)
-
-    def claim(self, wanted: str) -> str:
-        final, n = wanted, 1
-        while final in self.used:
-            n += 1
-            final = f"{wanted}~{n}"
-        self.used.add(final)
-        return final
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a run ended when the bridge did not send (or is overridden on) its terminal event."""
-
-    error_message: str | None = None
-    error_code: ErrorCode | None = None
-    cancelled: bool = False
-    usage: list[TokenUsage] | None = None
 
 
 class StreamGuard:
@@ -105,10 +79,8 @@ class StreamGuard:
         self._reasoning_blocks: dict[str, None] = self._open.of("reasoning")
         self._reasoning_messages: dict[str, None] = {}  # the open messages of those blocks (same ids)
         self._steps: dict[str, None] = {}
-        self._subagents: dict[str, None] = {}  # open sub-agent segments (ordered)
-        self._subagents_ended: set[str] = set()  # an ended segment never opens again (AGUI601)
+        self._subagents = SubagentSegments(ids.suspended)
         self._attribution: dict[str, dict[str, Any]] = {}  # open id -> what its opening event was marked with
-        self._subagent_starts: dict[str, SubagentStartedEvent] = {}  # this run's segments, as announced
         self._call_owner: dict[str, str] = {}  # tool call (wire id) -> the sub-agent that made it
         # Where the platform's page puts a tool call (see _holder_of): the texts it has committed, and the message
         # that holds the next call that names no committed text.
@@ -135,22 +107,10 @@ class StreamGuard:
         if kind in DELTA_EVENTS and not getattr(event, "delta", None):
             return []
         handler = _HANDLERS.get(kind)
-        reopened = self._reopen(event)
+        reopened = self._subagents.reopen(event)
         if handler is None:
             return [*reopened, event]
         return [*reopened, *handler(self, event, stopping)]
-
-    def _reopen(self, event: BaseEvent) -> list[BaseEvent]:
-        """A suspended sub-agent goes on in this run: its segment is announced again before its first event."""
-        if not self._ids.suspended:  # almost always: nothing to look at (this runs for every event)
-            return []
-        run = getattr(event, "subagent_run_id", None)
-        if run is None or event.type in SUBAGENT_TYPES or run in self._subagents or run not in self._ids.suspended:
-            return []
-        start = self._ids.suspended.pop(run)
-        self._subagents[run] = None
-        self._subagent_starts[run] = start
-        return [start]
 
     def finish(self, ending: Ending) -> list[BaseEvent]:
         """Close everything open and emit the terminal event (if not already terminated)."""
@@ -206,25 +166,7 @@ class StreamGuard:
         return self._wire_id(bridge_id)
 
     def _close_all(self, terminal: BaseEvent) -> list[BaseEvent]:
-        out = self.close_messages()
-        succeeded = isinstance(terminal, RunFinishedEvent) and getattr(terminal.outcome, "type", "success") == "success"
-        suspended = terminal.outcome if isinstance(terminal, RunFinishedEvent) and isinstance(
-            terminal.outcome, RunFinishedInterruptOutcome) else None
-        cancelled = isinstance(terminal, RunFinishedEvent) and not succeeded and suspended is None
-        for run in list(self._subagents):
-            if suspended is not None:  # waits with the run: a later run continues the same invocation
-                asked = [i.id for i in suspended.interrupts if i.subagent_run_id == run]
-                out.append(SubagentFinishedEvent(subagent_run_id=run, outcome=SubagentFinishedSuspendedOutcome(
-                    interrupt_ids=asked or None)))
-                if run in self._subagent_starts:
-                    self._ids.suspended[run] = self._subagent_starts[run]
-                continue
-            out.append(SubagentFinishedEvent(subagent_run_id=run) if succeeded else SubagentErrorEvent(
-                subagent_run_id=run, message="the run was cancelled before the sub-agent finished" if cancelled
-                else "the run ended before the sub-agent finished",
-                code=ErrorCode.CANCELLED if cancelled else ErrorCode.RUN_ENDED))
-        self._subagents_ended.update(self._subagents)
-        self._subagents.clear()
+        out = [*self.close_messages(), *self._subagents.close(terminal)]
         for step in list(self._steps):
             out.append(StepFinishedEvent(step_name=step))
         self._steps.clear()
@@ -425,21 +367,11 @@ class StreamGuard:
         return [*self._end_reasoning(wire)[:-1], _with_id(event, "message_id", wire)]
 
     def _on_subagent_started(self, event: SubagentStartedEvent, stopping: Ending | None) -> list[BaseEvent]:
-        if event.subagent_run_id in self._subagents or event.subagent_run_id in self._subagents_ended:
-            return []
-        self._subagents[event.subagent_run_id] = None
-        parent = event.parent_tool_call_id
-        start = event.model_copy(update={"parent_tool_call_id": self._wire_id(parent)}) if parent else event
-        self._subagent_starts[event.subagent_run_id] = start
-        return [start]
+        return self._subagents.start(event, self._wire_id)
 
     def _on_subagent_ended(self, event: SubagentFinishedEvent | SubagentErrorEvent,
                            stopping: Ending | None) -> list[BaseEvent]:
-        if event.subagent_run_id not in self._subagents:  # unknown, or already ended
-            return []
-        del self._subagents[event.subagent_run_id]
-        self._subagents_ended.add(event.subagent_run_id)
-        return [event]
+        return self._subagents.end(event)
 
     def _on_step_started(self, event: StepStartedEvent, stopping: Ending | None) -> list[BaseEvent]:
         self._steps[event.step_name] = None
