@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
@@ -69,6 +69,20 @@ class GitTokens:
 
 
 NO_TOKENS = GitTokens()
+
+
+class WorkerArgs(TypedDict, total=False):
+    """What a git worker operation reads (each operation its own keys), as JSON carries it to the worker."""
+
+    folder: str  # the repository's work tree (status, branches, remote, configure)
+    shown: str  # the folder as the caller named it, for messages
+    exists: bool  # configure: the folder is a repository already
+    url: str  # configure, clone
+    branch: str | None  # configure: always a branch (check_branch); clone: None for the remote's default
+    destination: str  # clone: the fresh folder it clones into
+    depth: int | None  # clone
+    entries: list[tuple[str, str]]  # describe: (name, folder) of each repository of repos/ (lists, once decoded)
+    proxy: str | None  # added by run_worker: the pod's egress proxy
 
 
 @functools.cache
@@ -133,7 +147,7 @@ SYSTEM_READABLE = tuple(dict.fromkeys(Path(p) for p in (
 
 
 
-async def run_worker(op: str, args: dict[str, Any], workspace: Workspace, *, writable: list[Path],
+async def run_worker(op: str, args: WorkerArgs, workspace: Workspace, *, writable: list[Path],
                      readable: tuple[Path, ...] = (), tokens: GitTokens = NO_TOKENS,
                      bound: float = LOCAL_TIMEOUT) -> Any:
     """One libgit2 operation in the git worker (``git_worker``), confined to ``writable`` (each checked again there,

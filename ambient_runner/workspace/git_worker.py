@@ -15,35 +15,54 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ambient_runner.process.landlock import confine
 from ambient_runner.workspace import repository
 from ambient_runner.workspace.beneath import real_path
-from ambient_runner.workspace.git import Deadline, GitError, GitTokens, lib
+from ambient_runner.workspace.git import Deadline, GitError, GitTokens, WorkerArgs, lib
 from ambient_runner.workspace.paths import LinkRefused, PathRefused, Workspace
 
+if TYPE_CHECKING:
+    from pygit2 import Repository
 
-def _opened(args: dict[str, Any]) -> Any:
+
+class WorkerRequest(TypedDict):
+    """The one request a worker reads on stdin (``git.run_worker`` writes it)."""
+
+    op: str
+    args: WorkerArgs
+    writable: list[str]
+    readable: list[str]
+    root: str
+    state_dir: str
+    bound: float
+    tokens: dict[str, str]
+
+
+Answer = dict[str, object]  # {"ok": the operation's JSON answer} or {"error": kind, "message": ...}
+
+
+def _opened(args: WorkerArgs) -> Repository:
     return repository.open_repository(Path(args["folder"]), args["shown"])
 
 
-def _configure(args: dict[str, Any], tokens: GitTokens, deadline: Deadline) -> bool:
+def _configure(args: WorkerArgs, tokens: GitTokens, deadline: Deadline) -> bool:
     folder = Path(args["folder"])
     repo = _opened(args) if args["exists"] else lib().init_repository(str(folder))
-    return repository.set_origin_and_fetch(repo, args["url"], args["branch"], tokens, deadline, args.get("proxy"))
+    return repository.set_origin_and_fetch(repo, args["url"], str(args["branch"]), tokens, deadline, args.get("proxy"))
 
 
-def _branches(args: dict[str, Any]) -> list[str]:
+def _branches(args: WorkerArgs) -> list[str]:
     return repository.branches(_opened(args))
 
 
-def _describe(args: dict[str, Any]) -> list[dict[str, Any]]:
+def _describe(args: WorkerArgs) -> list[repository.RepoDescription]:
     return [repository.describe(repository.open_repository(Path(folder), f"/repos/{name}"), name)
             for name, folder in args["entries"]]
 
 
-OPERATIONS: dict[str, Callable[[dict[str, Any], GitTokens, Deadline], Any]] = {
+OPERATIONS: dict[str, Callable[[WorkerArgs, GitTokens, Deadline], object]] = {
     "status": lambda args, _, __: repository.status_answer(_opened(args)),
     "branches": lambda args, _, __: _branches(args),
     "remote": lambda args, _, __: repository.remote_url(_opened(args)),
@@ -63,7 +82,7 @@ def _held(path: str, workspace: Workspace) -> int:
     return fd
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any]:
+def answer(request: WorkerRequest) -> Answer:
     tokens = GitTokens(**request.get("tokens", {}))
     pygit2 = lib()  # loaded before the confinement: its files are outside what the operation may touch
     workspace = Workspace(Path(request["root"]), Path(request["state_dir"]))

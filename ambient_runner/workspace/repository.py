@@ -14,11 +14,50 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ambient_runner.stream.encoding import redact_url_value
 from ambient_runner.workspace.git import Deadline, GitError, GitTokens, callbacks, lib
 from ambient_runner.workspace.paths import LinkRefused, Workspace
+
+if TYPE_CHECKING:
+    from pygit2 import Repository
+
+
+
+class ChangeCounts(TypedDict):
+    hasChanges: bool
+    filesAdded: int
+    filesRemoved: int
+    uncommittedFiles: int
+    totalAdded: int
+    totalRemoved: int
+
+
+class StatusAnswer(TypedDict):
+    """``/content/git-status``'s answer for a repository (the counts of ``ChangeCounts`` beside these)."""
+
+    initialized: bool
+    hasChanges: bool
+    branch: str
+    remoteUrl: str
+    hasRemote: bool
+    filesAdded: int
+    filesRemoved: int
+    uncommittedFiles: int
+    totalAdded: int
+    totalRemoved: int
+
+
+class RepoDescription(TypedDict):
+    """A repository of ``repos/`` as ``/repos/status`` lists it."""
+
+    url: str
+    name: str
+    branches: list[str]
+    currentActiveBranch: str
+    defaultBranch: str
+
 
 GITDIR_LINE = re.compile(r"gitdir:\s*(.+)")
 INCLUDE = re.compile(r"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
@@ -104,7 +143,7 @@ def bare_paths(workspace: Workspace, folder: Path, shown: str) -> list[Path]:
     return _check_git_dir(workspace, folder, shown)
 
 
-def open_repository(folder: Path, shown: str) -> Any:
+def open_repository(folder: Path, shown: str) -> Repository:
     """The repository whose work tree is ``folder`` (no search upwards)."""
     pygit2 = lib()
     repo = pygit2.Repository(str(folder), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
@@ -113,36 +152,38 @@ def open_repository(folder: Path, shown: str) -> Any:
     return repo
 
 
-def current_branch(repo: Any) -> str:
+def current_branch(repo: Repository) -> str:
     """As ``git rev-parse --abbrev-ref HEAD``: the branch, ``HEAD`` when detached, ``""`` before the first commit."""
     if repo.head_is_unborn:
         return ""
     return "HEAD" if repo.head_is_detached else repo.head.shorthand
 
 
-def remote_url(repo: Any, name: str = "origin") -> str:
+def remote_url(repo: Repository, name: str = "origin") -> str:
     try:
         return repo.remotes[name].url or ""
     except (KeyError, ValueError):
         return ""
 
 
-def status_answer(repo: Any) -> dict[str, Any]:
+def status_answer(repo: Repository) -> StatusAnswer:
     """``/content/git-status``'s answer for a repository."""
     remote = redact_url_value(remote_url(repo))
     counts = status(repo)
-    return {"initialized": True, "hasChanges": counts.pop("hasChanges"), "branch": current_branch(repo),
-            "remoteUrl": remote, "hasRemote": bool(remote), **counts}
+    return {"initialized": True, "hasChanges": counts["hasChanges"], "branch": current_branch(repo),
+            "remoteUrl": remote, "hasRemote": bool(remote), "filesAdded": counts["filesAdded"],
+            "filesRemoved": counts["filesRemoved"], "uncommittedFiles": counts["uncommittedFiles"],
+            "totalAdded": counts["totalAdded"], "totalRemoved": counts["totalRemoved"]}
 
 
-def describe(repo: Any, name: str) -> dict[str, Any]:
+def describe(repo: Repository, name: str) -> RepoDescription:
     """A repository of ``repos/`` as ``/repos/status`` lists it."""
     current = current_branch(repo)
     return {"url": redact_url_value(remote_url(repo)), "name": name, "branches": local_branches(repo),
             "currentActiveBranch": current, "defaultBranch": default_branch(repo) or current}
 
 
-def status(repo: Any) -> dict[str, Any]:
+def status(repo: Repository) -> ChangeCounts:
     pygit2 = lib()
     flags = pygit2.enums.FileStatus
     changes = {path: flag for path, flag in repo.status(untracked_files="all").items()
@@ -157,18 +198,18 @@ def status(repo: Any) -> dict[str, Any]:
             "uncommittedFiles": len(changes), "totalAdded": added, "totalRemoved": removed}
 
 
-def branches(repo: Any) -> list[str]:
+def branches(repo: Repository) -> list[str]:
     """The remote's branches (``origin/`` dropped); a repository without a remote: its own branches."""
     remote = [name.removeprefix("origin/") for name in repo.branches.remote
               if name.startswith("origin/") and not name.endswith("/HEAD")]
     return sorted(set(remote or repo.branches.local))
 
 
-def local_branches(repo: Any) -> list[str]:
+def local_branches(repo: Repository) -> list[str]:
     return sorted(repo.branches.local)
 
 
-def default_branch(repo: Any) -> str:
+def default_branch(repo: Repository) -> str:
     try:
         target = repo.references["refs/remotes/origin/HEAD"].target
     except (KeyError, ValueError):
@@ -180,7 +221,7 @@ def _single_branch(branch: str) -> list[str]:
     return [f"+refs/heads/{branch}:refs/remotes/origin/{branch}"]
 
 
-def set_origin_and_fetch(repo: Any, url: str, branch: str, tokens: GitTokens, deadline: Deadline,
+def set_origin_and_fetch(repo: Repository, url: str, branch: str, tokens: GitTokens, deadline: Deadline,
                          proxy: str | None = None) -> bool:
     """``origin`` set to ``url`` (made when missing); ``branch`` fetched from it. Whether the fetch worked."""
     if remote_url(repo):
