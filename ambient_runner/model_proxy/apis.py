@@ -25,6 +25,11 @@ GEMINI = ModelApi(
     ("x-goog-api-key", "authorization"))
 OPENAI_RESPONSES = ModelApi(
     "openai", re.compile(r"/v1/(responses|responses/compact|models)"), ("authorization",), local_prefix="/v1")
+# OpenAI Chat Completions, the API of OpenAI-compatible providers (ACP agents: opencode, Qwen Code); its base URL
+# ends in /v1 as OPENAI_RESPONSES's does. ``/v1/models/<id>``: one model's card, which some clients read.
+OPENAI_CHAT = ModelApi(
+    "openai-chat", re.compile(r"/v1/(chat/completions|models|models/[A-Za-z0-9_-][A-Za-z0-9._:-]*)"),
+    ("authorization",), local_prefix="/v1")
 ANTHROPIC = ModelApi(
     "anthropic", re.compile(r"/v1/messages(/count_tokens)?"), ("x-api-key", "authorization"))
 

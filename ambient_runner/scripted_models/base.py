@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# The words the runner puts before a person's reason for refusing a call (``bridges.interrupts.refusal_note``). Written
+# The words the runner puts before a person's reason for refusing a call (``interrupts.book.refusal_note``). Written
 # here too: the scripted model stands in for the provider and imports nothing of the runner (the layers in pyproject).
 REFUSAL_NOTE = "I refused that request."
 ERROR_MODES = {"error401": 401, "error429": 429, "error500": 500, "error400": 400}
@@ -75,11 +75,15 @@ class Plan:
     mcp_tool: str = ""
 
 
+class RawData(str):
+    """An SSE payload written as it is, not as JSON (OpenAI Chat Completions' closing ``data: [DONE]``)."""
+
+
 @dataclass
 class ScriptedResponse:
     status: int = 200
     json_body: Any = None
-    sse: Iterator[tuple[str | None, Any]] | None = None  # (event name or None, JSON payload)
+    sse: Iterator[tuple[str | None, Any]] | None = None  # (event name or None, JSON payload or RawData)
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -291,7 +295,8 @@ class ScriptedModelServer:
                         if mode == "garbage" and index == 1:
                             self._chunk(b"data: {not json\r\n\r\n")
                         prefix = f"event: {event}\n" if event else ""
-                        self._chunk(f"{prefix}data: {json.dumps(payload)}\n\n".encode())
+                        data = payload if isinstance(payload, RawData) else json.dumps(payload)
+                        self._chunk(f"{prefix}data: {data}\n\n".encode())
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError, OSError):
