@@ -22,7 +22,7 @@ import json
 import uuid
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeGuard
 
 from ag_ui.core import BaseEvent, CustomEvent, RawEvent, RunFinishedEvent
 from claude_agent_sdk import (
@@ -43,6 +43,8 @@ from ag_ui_claude.results import result_summary, token_usage, tool_result_text
 from ag_ui_claude.subagents import SubagentTracker
 from ag_ui_claude.tasks import TASK_SUBTYPES
 from ag_ui_cli_common import CliAdapter, Exit
+from ag_ui_cli_common.blocks import Marks
+from ag_ui_cli_common.json_types import JsonObject, JsonValue, object_or_empty
 
 SOURCE = "claude"
 TOOL_BLOCKS = {"tool_use", "server_tool_use", "mcp_tool_use"}
@@ -62,7 +64,7 @@ class _Block:
     signature: str = ""
 
 
-class ClaudeEventAdapter(CliAdapter[Any]):
+class ClaudeEventAdapter(CliAdapter[object]):
     """Translates one turn's messages into AG-UI events (``feed`` per message, ``finish`` at the end)."""
 
     agent = "Claude Code"
@@ -90,9 +92,9 @@ class ClaudeEventAdapter(CliAdapter[Any]):
         }
 
     # ----- the transform loop's Claude parts -------------------------------------------------------------
-    def parse(self, native: Any) -> tuple[Hashable, Any] | None:
+    def parse(self, native: object) -> tuple[Hashable, object] | None:
         if (type(native) is dict and native.get("type") == "stream_event" and type(native.get("event")) is dict
-                and type(native.get("uuid")) is str):
+                and type(native.get("uuid")) is str and _is_parent(native.get("parent_tool_use_id"))):
             # Most lines of a turn: read from the raw dict (the fields the SDK's StreamEvent would carry); a
             # malformed one goes through the SDK's parser below and is kept as RAW.
             return PARTIAL, native
@@ -102,12 +104,12 @@ class ClaudeEventAdapter(CliAdapter[Any]):
         kind: type = type(message)
         return kind, message
 
-    def on_unknown(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+    def on_unknown(self, kind: Hashable, payload: object) -> list[BaseEvent]:
         """A subclass of a message kind goes to that kind's handler; anything else is kept as RAW."""
         handler = next((self.handlers[t] for t in type(payload).__mro__ if t in self.handlers), None)
         return handler(payload) if handler is not None else [self.raw(_as_dict(payload))]
 
-    def on_malformed(self, kind: Hashable, payload: Any) -> list[BaseEvent]:
+    def on_malformed(self, kind: Hashable, payload: object) -> list[BaseEvent]:
         return [self.raw(payload if isinstance(payload, dict) else _as_dict(payload))]
 
     def finish(self, exit: Exit | None = None) -> list[BaseEvent]:
@@ -116,37 +118,40 @@ class ClaudeEventAdapter(CliAdapter[Any]):
         return self._close_where(lambda key: True) + super().finish(exit)
 
     # ----- partial stream events -------------------------------------------------------------------------
-    def _on_raw_partial(self, item: dict[str, Any]) -> list[BaseEvent]:
-        return self._on_partial(item["event"], item.get("parent_tool_use_id"), item["uuid"])
+    def _on_raw_partial(self, item: JsonObject) -> list[BaseEvent]:
+        event, parent, line_id = item["event"], item.get("parent_tool_use_id"), item["uuid"]
+        if not isinstance(event, dict) or not isinstance(line_id, str) or not _is_parent(parent):
+            raise TypeError("a partial message parse did not let through")  # parse checked these fields
+        return self._on_partial(event, parent, line_id)
 
     def _on_stream_event(self, message: StreamEvent) -> list[BaseEvent]:
         event = message.event if isinstance(message.event, dict) else {}
         return self._on_partial(event, message.parent_tool_use_id, message.uuid)
 
-    def _on_partial(self, event: dict[str, Any], parent: str | None, line_id: str) -> list[BaseEvent]:
+    def _on_partial(self, event: JsonObject, parent: str | None, line_id: str) -> list[BaseEvent]:
         """One partial API stream event (``include_partial_messages``) of the message ``line_id`` belongs to."""
         kind = event.get("type")
-        key = (parent, int(event.get("index") or 0))
+        key = (parent, _index(event.get("index")))
         if kind == "content_block_delta":
             block = self._blocks.get(key)
-            return [] if block is None else self._delta(block, event.get("delta") or {}, parent)
+            return [] if block is None else self._delta(block, object_or_empty(event.get("delta")), parent)
         if kind == "message_start":
-            api_id = (event.get("message") or {}).get("id")
+            api_id = object_or_empty(event.get("message")).get("id")
             if api_id:
                 self._streamed_messages.add(str(api_id))
         elif kind == "content_block_start":
             return self._close_where(lambda k: k == key) + self._start_block(
-                key, event.get("content_block") or {}, line_id, parent)
+                key, object_or_empty(event.get("content_block")), line_id, parent)
         elif kind == "content_block_stop":
             return self._close_where(lambda k: k == key)
         elif kind == "message_stop":
             return self._close_where(lambda k: k[0] == parent)
         return []
 
-    def _start_block(self, key: BlockKey, block: dict[str, Any], line_id: str,
+    def _start_block(self, key: BlockKey, block: JsonObject, line_id: str,
                      parent: str | None) -> list[BaseEvent]:
         kind = block.get("type")
-        if kind == "text" or kind == "thinking":  # opened on its first delta
+        if isinstance(kind, str) and kind in ("text", "thinking"):  # opened on its first delta
             self._blocks[key] = _Block(kind, line_id)
             return []
         if kind in TOOL_BLOCKS and block.get("id"):
@@ -155,16 +160,16 @@ class ClaudeEventAdapter(CliAdapter[Any]):
             return self.blocks.start_tool(tool_id, str(block.get("name") or "tool"), marks=self._attribution(parent))
         return [RawEvent(event={"type": "content_block_start", "content_block": block}, source=SOURCE)]
 
-    def _delta(self, block: _Block, delta: dict[str, Any], parent: str | None) -> list[BaseEvent]:
+    def _delta(self, block: _Block, delta: JsonObject, parent: str | None) -> list[BaseEvent]:
         kind = delta.get("type")
         if kind == "text_delta" and block.kind == "text" and delta.get("text"):
-            return self.blocks.text(block.id, delta["text"], marks=self._attribution(parent))
+            return self.blocks.text(block.id, _text(delta["text"]), marks=self._attribution(parent))
         if kind == "thinking_delta" and block.kind == "thinking" and delta.get("thinking"):
-            return self.blocks.reasoning(block.id, delta["thinking"], marks=self._attribution(parent))
+            return self.blocks.reasoning(block.id, _text(delta["thinking"]), marks=self._attribution(parent))
         if kind == "signature_delta" and block.kind == "thinking":
             block.signature += str(delta.get("signature") or "")
         elif kind == "input_json_delta" and block.kind == "tool" and delta.get("partial_json"):
-            return self.blocks.tool_args(block.id, delta["partial_json"], marks=self._attribution(parent))
+            return self.blocks.tool_args(block.id, _text(delta["partial_json"]), marks=self._attribution(parent))
         return []
 
     def _close_where(self, which: Callable[[BlockKey], bool]) -> list[BaseEvent]:
@@ -178,7 +183,7 @@ class ClaudeEventAdapter(CliAdapter[Any]):
                 events += self.blocks.close(block.id)
         return events
 
-    def _attribution(self, parent: str | None) -> dict[str, Any]:
+    def _attribution(self, parent: str | None) -> Marks:
         """What marks the events of a sub-agent's messages: the call that started it, and its sub-agent run."""
         if not parent:
             return {}
@@ -266,12 +271,31 @@ class ClaudeEventAdapter(CliAdapter[Any]):
         return [self.raw(message.data if isinstance(message.data, dict) else {"line": message.data})]
 
 
-def translate(items: Iterable[Any], thread_id: str = "thread", run_id: str = "run") -> list[BaseEvent]:
+def translate(items: Iterable[object], thread_id: str = "thread", run_id: str = "run") -> list[BaseEvent]:
     """All events for a complete recorded stream (messages or raw stream-json dicts)."""
     return ClaudeEventAdapter(thread_id, run_id).run(items)
 
 
-def _as_dict(message: Any) -> dict[str, Any]:
+def _as_dict(message: object) -> dict[str, object]:
     if dataclasses.is_dataclass(message) and not isinstance(message, type):
         return {"kind": type(message).__name__, **dataclasses.asdict(message)}
     return {"kind": type(message).__name__, "value": repr(message)}
+
+
+def _is_parent(value: object) -> TypeGuard[str | None]:
+    """A ``parent_tool_use_id`` as the CLI writes it: a string, or none."""
+    return value is None or isinstance(value, str)
+
+
+def _index(value: JsonValue) -> int:
+    """A content block's ``index`` as ``int(value or 0)`` reads it; a list or an object raises TypeError."""
+    if isinstance(value, list | dict):
+        raise TypeError(f"a content block index that is a {type(value).__name__}")
+    return int(value or 0)
+
+
+def _text(value: JsonValue) -> str:
+    """A delta's text; anything else raises TypeError (the event it would have made fails validation)."""
+    if not isinstance(value, str):
+        raise TypeError(f"a delta's text that is a {type(value).__name__}")
+    return value

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from ag_ui_claude.sdk_private import MessageParseError, parse_message
 
@@ -22,11 +21,11 @@ SILENT_TYPES = {"control_request", "control_response", "control_cancel_request",
 class Unparsed:
     """A message the SDK could not turn into a typed ``Message``; kept as-is."""
 
-    data: Any
+    data: object  # the line's text, or the decoded (or handed) dict
     reason: str = "unknown message type"
 
 
-def coerce(item: Any) -> Any:
+def coerce(item: object) -> object:
     """SDK message -> itself; raw dict/JSON line -> SDK message, ``Unparsed`` or ``None`` (silent frame)."""
     if isinstance(item, (str, bytes)):
         text = item.decode("utf-8", "replace") if isinstance(item, bytes) else item

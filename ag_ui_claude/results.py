@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ag_ui.core import TokenUsage
 from claude_agent_sdk import ResultMessage
 
+from ag_ui_cli_common.json_types import JsonObject
+
 TOOL_ERROR_PREFIX = "Tool error: "
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -35,15 +36,15 @@ def token_usage(result: ResultMessage) -> list[TokenUsage] | None:
                       model=models[0] if len(models) == 1 else None)]
 
 
-def result_summary(result: ResultMessage) -> dict[str, Any]:
-    summary: dict[str, Any] = {
+def result_summary(result: ResultMessage) -> JsonObject:
+    summary: JsonObject = {
         "costUsd": result.total_cost_usd, "durationMs": result.duration_ms, "durationApiMs": result.duration_api_ms,
         "numTurns": result.num_turns, "sessionId": result.session_id, "stopReason": result.stop_reason,
     }
     return {k: v for k, v in summary.items() if v is not None}
 
 
-def tool_result_text(content: Any, is_error: bool) -> str:
+def tool_result_text(content: object, is_error: bool) -> str:
     """A tool result's content as text; an error result is prefixed so it is visible as one."""
     if content is None:
         text = ""

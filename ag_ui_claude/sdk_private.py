@@ -12,17 +12,22 @@ used here exists with the parameters used, and fails naming it and the pinned ve
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from claude_agent_sdk._errors import MessageParseError
 from claude_agent_sdk._internal.message_parser import parse_message
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
+from ag_ui_cli_common.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from anyio.abc import Process  # the SDK's own process type (anyio comes with the SDK)
+
 __all__ = ["MessageParseError", "SubprocessCLITransport", "buffered_messages", "command_line", "parse_message",
            "raw_messages", "transport_process"]
 
 
-def transport_process(transport: SubprocessCLITransport) -> Any:
+def transport_process(transport: SubprocessCLITransport) -> Process | None:
     """The CLI's process as the transport holds it (``None`` before it is spawned or once the SDK let go of it)."""
     return getattr(transport, "_process", None)
 
@@ -32,7 +37,7 @@ def command_line(transport: SubprocessCLITransport) -> list[str]:
     return list(transport._build_command())
 
 
-def buffered_messages(client: Any) -> int:
+def buffered_messages(client: object) -> int:
     """Messages the SDK has read from the CLI that nobody has taken yet (0 when it cannot say)."""
     receive = getattr(getattr(client, "_query", None), "_message_receive", None)
     try:
@@ -41,10 +46,10 @@ def buffered_messages(client: Any) -> int:
         return 0
 
 
-def raw_messages(client: Any) -> AsyncIterator[dict[str, Any]] | None:
+def raw_messages(client: object) -> AsyncIterator[JsonObject] | None:
     """The connected client's messages as the CLI wrote them (dicts), or ``None`` when it has no such stream."""
     query = getattr(client, "_query", None)
     if query is None or not hasattr(query, "receive_messages"):
         return None
-    messages: AsyncIterator[dict[str, Any]] = query.receive_messages()
+    messages: AsyncIterator[JsonObject] = query.receive_messages()
     return messages

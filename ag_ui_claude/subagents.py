@@ -10,9 +10,10 @@ one is a ``SUBAGENT_STARTED`` … ``SUBAGENT_FINISHED`` (or ``SUBAGENT_ERROR``) 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ag_ui.core import BaseEvent, SubagentErrorEvent, SubagentFinishedEvent, SubagentStartedEvent
+
+from ag_ui_cli_common.json_types import JsonObject
 
 FAILED = frozenset({"failed", "killed"})
 ENDED = FAILED | {"completed"}
@@ -34,7 +35,7 @@ class SubagentTracker:
         """The ``subagentRunId`` of the sub-agent whose messages carry ``parent_tool_use_id``."""
         return self._by_call.get(parent_tool_use_id) if parent_tool_use_id else None
 
-    def on_task_message(self, data: dict[str, Any]) -> list[BaseEvent]:
+    def on_task_message(self, data: JsonObject) -> list[BaseEvent]:
         """Events for a ``system`` task message (``started`` / ``updated`` / ``notification``), if it is ours."""
         subtype, task_id = data.get("subtype"), data.get("task_id")
         if not isinstance(task_id, str):
@@ -57,7 +58,7 @@ class SubagentTracker:
             return []
         return self._end(task_id, "failed" if is_error else "completed", text)
 
-    def _started(self, task_id: str, data: dict[str, Any]) -> list[BaseEvent]:
+    def _started(self, task_id: str, data: JsonObject) -> list[BaseEvent]:
         call = data.get("tool_use_id")
         if data.get("is_backgrounded") is not False or not isinstance(call, str) or task_id in self._foreground:
             return []
