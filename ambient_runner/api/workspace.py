@@ -8,7 +8,8 @@ import asyncio
 import base64
 import binascii
 import mimetypes
-from typing import Annotated, Any, Literal
+from collections.abc import Awaitable, Mapping
+from typing import Annotated, Literal, TypeVar
 
 from fastapi import Header
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,6 +37,7 @@ from ambient_runner.workspace.workflows import WorkflowSpec
 routes = router()
 GitHubToken = Annotated[str, Header(alias="X-GitHub-Token", description="for this one call's https remote")]
 GitLabToken = Annotated[str, Header(alias="X-GitLab-Token", description="for this one call's https remote")]
+T = TypeVar("T")  # what a guarded workspace operation answers
 
 
 class _Body(BaseModel):
@@ -83,12 +85,11 @@ def _write_limit(settings: RunnerSettings) -> int:
     return settings.runner_max_file_bytes * 4 // 3 + 64 * 1024
 
 
-async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
-    """Run a workspace operation; its failures as the API's JSON errors (a refused path, a file or repository not
+async def _guarded(work: Awaitable[T], *, git_status_code: int = 422) -> T:
+    """Await a workspace operation; its failures as the API's JSON errors (a refused path, a file or repository not
     found or too large, a repository that exists: their codes' statuses)."""
     try:
-        result = call(*args)
-        return await result if asyncio.iscoroutine(result) else result
+        return await work
     except (PathRefused, files.NotFound, UnknownRepo, files.TooLarge, RepoConflict):
         raise
     except GitError as exc:
@@ -101,21 +102,21 @@ async def _guarded(call: Any, *args: Any, git_status_code: int = 422) -> Any:
 
 # ----- files -----------------------------------------------------------------------------------------------
 @routes.get("/content/list", summary="The entries of a workspace folder")
-async def content_list(workspace: WorkspaceRoot, path: str = "") -> dict[str, Any]:
-    return {"items": await _guarded(asyncio.to_thread, files.list_dir, workspace, path)}
+async def content_list(workspace: WorkspaceRoot, path: str = "") -> Mapping[str, object]:
+    return {"items": await _guarded(asyncio.to_thread(files.list_dir, workspace, path))}
 
 
 @routes.get("/content/file", summary="A workspace file's bytes", response_class=Response,
             responses={200: {"content": {"application/octet-stream": {}}, "description": "the file's bytes"}})
 async def content_file(workspace: WorkspaceRoot, settings: Settings, path: str = "") -> Response:
     limit = settings.runner_max_file_bytes
-    name, data = await _guarded(asyncio.to_thread, files.read_file, workspace, path, limit)
+    name, data = await _guarded(asyncio.to_thread(files.read_file, workspace, path, limit))
     return Response(data, media_type=mimetypes.guess_type(name)[0] or "application/octet-stream")
 
 
 @routes.post("/content/write", summary="Write a workspace file")
 @body_rules(limit=_write_limit)
-async def content_write(body: WriteBody, workspace: WorkspaceRoot, settings: Settings) -> dict[str, Any]:
+async def content_write(body: WriteBody, workspace: WorkspaceRoot, settings: Settings) -> Mapping[str, object]:
     limit = settings.runner_max_file_bytes
     if body.encoding == "base64":
         try:
@@ -126,65 +127,67 @@ async def content_write(body: WriteBody, workspace: WorkspaceRoot, settings: Set
         data = body.content.encode("utf-8")
     if len(data) > limit:
         raise ApiError(413, ErrorCode.FILE_TOO_LARGE, f"the content is more than {limit} bytes (RUNNER_MAX_FILE_BYTES)")
-    shown = await _guarded(asyncio.to_thread, files.write_file, workspace, body.path, data)
+    shown = await _guarded(asyncio.to_thread(files.write_file, workspace, body.path, data))
     return {"message": "ok", "path": shown, "size": len(data)}
 
 
 @routes.delete("/content/delete", summary="Delete a workspace file")
-async def content_delete(body: PathBody, workspace: WorkspaceRoot) -> dict[str, Any]:
-    await _guarded(asyncio.to_thread, files.delete_file, workspace, body.path)
+async def content_delete(body: PathBody, workspace: WorkspaceRoot) -> Mapping[str, object]:
+    await _guarded(asyncio.to_thread(files.delete_file, workspace, body.path))
     return {"message": "file deleted successfully"}
 
 
 # ----- git -------------------------------------------------------------------------------------------------
 @routes.get("/content/git-status", summary="A repository's git status")
-async def content_git_status(workspace: WorkspaceRoot, path: str = "") -> dict[str, Any]:
-    return await _guarded(git_status, workspace, path)
+async def content_git_status(workspace: WorkspaceRoot, path: str = "") -> Mapping[str, object]:
+    return await _guarded(git_status(workspace, path))
 
 
 @routes.get("/content/git-list-branches", summary="A repository's remote branches")
-async def content_git_branches(workspace: WorkspaceRoot, path: str = "artifacts") -> dict[str, Any]:
-    return {"branches": await _guarded(list_branches, workspace, path)}
+async def content_git_branches(workspace: WorkspaceRoot, path: str = "artifacts") -> Mapping[str, object]:
+    return {"branches": await _guarded(list_branches(workspace, path))}
 
 
 @routes.post("/content/git-configure-remote", summary="Set a repository's remote")
 async def content_git_configure_remote(body: RemoteBody, workspace: WorkspaceRoot, github: GitHubToken = "",
-                                       gitlab: GitLabToken = "") -> dict[str, Any]:
-    return await _guarded(configure_remote, workspace, body.path, body.remote_url, body.branch or "main",
-                          _tokens(github, gitlab))
+                                       gitlab: GitLabToken = "") -> Mapping[str, object]:
+    return await _guarded(configure_remote(workspace, body.path, body.remote_url, body.branch or "main",
+                                           _tokens(github, gitlab)))
 
 
 @routes.get("/content/workflow-metadata", summary="The active workflow's commands and agents")
-async def workflow_metadata(workflows: WorkflowSet) -> dict[str, Any]:
-    return await _guarded(asyncio.to_thread, workflows.metadata)
+async def workflow_metadata(workflows: WorkflowSet) -> Mapping[str, object]:
+    return await _guarded(asyncio.to_thread(workflows.metadata))
 
 
 # ----- repositories and workflows --------------------------------------------------------------------------
 @routes.post("/repos/add", summary="Clone a repository into the workspace")
-async def repos_add(body: RepoBody, repos: Repos, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
-    return await _guarded(repos.add, body.url, body.branch, body.name, _tokens(github, gitlab), git_status_code=502)
+async def repos_add(body: RepoBody, repos: Repos, github: GitHubToken = "",
+                    gitlab: GitLabToken = "") -> Mapping[str, object]:
+    return await _guarded(repos.add(body.url, body.branch, body.name, _tokens(github, gitlab)), git_status_code=502)
 
 
 @routes.post("/repos/remove", summary="Remove a repository from the workspace")
-async def repos_remove(body: NameBody, repos: Repos) -> dict[str, Any]:
-    await _guarded(repos.remove, body.name)
+async def repos_remove(body: NameBody, repos: Repos) -> Mapping[str, object]:
+    await _guarded(repos.remove(body.name))
     return {"message": "removed", "name": body.name}
 
 
 @routes.get("/repos/status", summary="The workspace's repositories")
-async def repos_status(repos: Repos) -> dict[str, Any]:
-    return {"repos": await _guarded(repos.status)}
+async def repos_status(repos: Repos) -> Mapping[str, object]:
+    return {"repos": await _guarded(repos.status())}
 
 
 @routes.post("/workflow", summary="Select the active workflow")
 async def select_workflow(body: WorkflowBody, workflows: WorkflowSet, workspace: WorkspaceRoot, runs: Runs,
-                          runtime: RuntimeState, github: GitHubToken = "", gitlab: GitLabToken = "") -> dict[str, Any]:
+                          runtime: RuntimeState, github: GitHubToken = "",
+                          gitlab: GitLabToken = "") -> Mapping[str, object]:
     spec = WorkflowSpec(body.git_url.strip(), body.branch.strip() or "main", body.path.strip().strip("/"))
     async with runs.place_change() as turns_held:  # no run starts while the folder changes under it
         if turns_held and workflows.would_change(spec):
             raise ApiError(409, ErrorCode.RUN_ACTIVE, "a run is in progress, waiting or paused for a person; switch "
                            "the workflow once it has finished (nothing was changed)")
-        folder, changed = await _guarded(workflows.select, spec, _tokens(github, gitlab), git_status_code=502)
+        folder, changed = await _guarded(workflows.select(spec, _tokens(github, gitlab)), git_status_code=502)
     if changed:
         await runtime.on_workflow_change()
     return {"message": "Workflow updated" if changed else "Workflow already active", "gitUrl": spec.git_url,

@@ -12,7 +12,7 @@ import os
 import secrets
 import stat
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.workspace.beneath import Beneath
@@ -35,7 +35,17 @@ def beneath(workspace: Workspace) -> Beneath:
     return Beneath(workspace.root, workspace.in_state_dir)
 
 
-def _item(name: str, shown: str, info: os.stat_result) -> dict[str, Any]:
+class Entry(TypedDict):
+    """A file or folder as ``/content/list`` lists it."""
+
+    name: str
+    path: str
+    isDir: bool
+    size: int
+    modifiedAt: str
+
+
+def _item(name: str, shown: str, info: os.stat_result) -> Entry:
     return {"name": name, "path": shown, "isDir": stat.S_ISDIR(info.st_mode), "size": info.st_size,
             "modifiedAt": datetime.fromtimestamp(info.st_mtime, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
@@ -48,7 +58,7 @@ def _missing(raw: str) -> NotFound:
     return NotFound(f"{raw or '/'} does not exist")
 
 
-def list_dir(workspace: Workspace, raw: str) -> list[dict[str, Any]]:
+def list_dir(workspace: Workspace, raw: str) -> list[Entry]:
     """The entries of a directory (or the one file), sorted by name; the state dir and links leading out left out."""
     relative, root = workspace.parts(raw), beneath(workspace)
     try:
@@ -60,7 +70,7 @@ def list_dir(workspace: Workspace, raw: str) -> list[dict[str, Any]]:
             names = sorted(os.listdir(fd))[:MAX_LISTED]
     except FileNotFoundError:
         raise _missing(raw) from None
-    items: list[dict[str, Any]] = []
+    items: list[Entry] = []
     for name in names:
         child = f"{relative}/{name}" if relative else name
         try:  # a link is listed only when it stays inside (and out of the state dir); what it leads to is shown
@@ -160,4 +170,5 @@ def delete_file(workspace: Workspace, raw: str) -> None:
         os.unlink(name, dir_fd=folder)
 
 
-__all__ = ["NotFound", "TooLarge", "delete_file", "list_dir", "names_in", "read_file", "read_text", "write_file"]
+__all__ = ["Entry", "NotFound", "TooLarge", "delete_file", "list_dir", "names_in", "read_file", "read_text",
+           "write_file"]

@@ -29,11 +29,15 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
+from ag_ui_cli_common.json_types import JsonValue
 from ambient_runner.stream.encoding import redact_url
 from ambient_runner.workspace.paths import LinkRefused, Workspace
 
 if TYPE_CHECKING:
     import pygit2
+    from pygit2 import UserPass
+    from pygit2.enums import CredentialType
+    from pygit2.remotes import TransferProgress
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +124,7 @@ def callbacks(url: str, tokens: GitTokens, deadline: Deadline) -> pygit2.RemoteC
     class Callbacks(pygit2.RemoteCallbacks):  # type: ignore[name-defined]  # pygit2: the module lib() returns
         asked = 0
 
-        def credentials(self, request_url: str, username: str | None, allowed: Any) -> Any:
+        def credentials(self, request_url: str, username: str | None, allowed: CredentialType) -> UserPass:
             self.asked += 1
             found = tokens.for_request(request_url, host)
             if found is None or self.asked > 1:
@@ -128,7 +132,7 @@ def callbacks(url: str, tokens: GitTokens, deadline: Deadline) -> pygit2.RemoteC
                                "(send X-GitHub-Token or X-GitLab-Token for an https remote)")
             return pygit2.UserPass(*found)
 
-        def transfer_progress(self, stats: Any) -> None:
+        def transfer_progress(self, stats: TransferProgress) -> None:
             deadline.check()
 
         def sideband_progress(self, text: str) -> None:
@@ -149,7 +153,7 @@ SYSTEM_READABLE = tuple(dict.fromkeys(Path(p) for p in (
 
 async def run_worker(op: str, args: WorkerArgs, workspace: Workspace, *, writable: list[Path],
                      readable: tuple[Path, ...] = (), tokens: GitTokens = NO_TOKENS,
-                     bound: float = LOCAL_TIMEOUT) -> Any:
+                     bound: float = LOCAL_TIMEOUT) -> JsonValue:
     """One libgit2 operation in the git worker (``git_worker``), confined to ``writable`` (each checked again there,
     where it really is: inside the workspace, outside its state dir) and ``readable``, killed at ``bound``; its
     refusals as ``LinkRefused``, its failures as ``GitError`` with nothing secret."""

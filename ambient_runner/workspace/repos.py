@@ -12,9 +12,10 @@ import re
 import shutil
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
+from ag_ui_cli_common.json_types import JsonObject, JsonValue, iterable_or_empty, object_or_empty
 from ambient_runner.stream.encoding import redact_url_value
 from ambient_runner.workspace import files, repository
 from ambient_runner.workspace.git import REMOTE_TIMEOUT, GitTokens, local_path, run_worker
@@ -27,6 +28,15 @@ BRANCH = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/+-]{1,200}(?<![./])$"
 
 class RepoConflict(RunnerError, RuntimeError):
     code = ErrorCode.REPO_EXISTS
+
+
+class Added(TypedDict):
+    """``/repos/add``'s answer."""
+
+    message: str
+    name: str
+    path: str
+    newly_cloned: bool
 
 
 class UnknownRepo(RunnerError, LookupError):
@@ -74,7 +84,7 @@ async def _checked(workspace: Workspace, folder: Path) -> list[Path] | None:
     return await asyncio.to_thread(repository.repo_paths, workspace, folder, workspace.relative(folder))
 
 
-async def _query(workspace: Workspace, folder: Path, op: str) -> Any | None:
+async def _query(workspace: Workspace, folder: Path, op: str) -> JsonValue:
     """The git worker's ``op`` (status, branches, remote) on ``folder``'s repository, confined to its checked
     folders; None when it has none."""
     paths = await _checked(workspace, folder)
@@ -84,9 +94,10 @@ async def _query(workspace: Workspace, folder: Path, op: str) -> Any | None:
                             writable=paths)
 
 
-async def git_status(workspace: Workspace, raw: str) -> dict[str, Any]:
+async def git_status(workspace: Workspace, raw: str) -> JsonObject:
+    """The worker's ``repository.StatusAnswer``; a folder with no repository: not initialized, no changes."""
     answer = await _query(workspace, workspace.resolve(raw), "status")
-    return answer if answer is not None else {"initialized": False, "hasChanges": False}
+    return object_or_empty(answer) if answer is not None else {"initialized": False, "hasChanges": False}
 
 
 async def list_branches(workspace: Workspace, raw: str) -> list[str]:
@@ -94,7 +105,7 @@ async def list_branches(workspace: Workspace, raw: str) -> list[str]:
     branches = await _query(workspace, workspace.resolve(raw), "branches")
     if branches is None:
         raise UnknownRepo(f"{raw or '/'} is not a git repository")
-    return branches
+    return [str(branch) for branch in iterable_or_empty(branches)]  # the worker's list of names
 
 
 async def _source(workspace: Workspace, url: str) -> tuple[Path, ...]:
@@ -112,7 +123,7 @@ async def _source(workspace: Workspace, url: str) -> tuple[Path, ...]:
     return tuple(paths or ())
 
 
-async def configure_remote(workspace: Workspace, raw: str, url: str, branch: str, tokens: GitTokens) -> dict:
+async def configure_remote(workspace: Workspace, raw: str, url: str, branch: str, tokens: GitTokens) -> JsonObject:
     target = workspace.resolve(raw)
     if not target.is_dir():
         raise UnknownRepo(f"{raw or '/'} is not a directory")
@@ -145,7 +156,7 @@ async def clone(workspace: Workspace, url: str, parent: str, name: str, branch: 
 
 async def remote_of(workspace: Workspace, folder: Path) -> str:
     """``folder``'s ``origin`` URL (``""`` when it has none)."""
-    return await _query(workspace, folder, "remote") or ""
+    return str(await _query(workspace, folder, "remote") or "")  # the worker answers a string or null
 
 
 def _fresh_folder(workspace: Workspace, parent: str, name: str) -> None:
@@ -187,7 +198,7 @@ class Repositories:
         """``repos/``, refused when it is a link."""
         return self.workspace.top_folder("repos")
 
-    async def add(self, url: str, branch: str | None, name: str | None, tokens: GitTokens) -> dict[str, Any]:
+    async def add(self, url: str, branch: str | None, name: str | None, tokens: GitTokens) -> Added:
         url = check_remote_url(url, self.workspace)
         name = repo_name(url, name)
         async with self._lock:
@@ -212,7 +223,8 @@ class Repositories:
                 raise UnknownRepo(f"no repository named {name!r}")
             await asyncio.to_thread(remove_in, self.workspace, "repos", name)
 
-    async def status(self) -> list[dict[str, Any]]:
+    async def status(self) -> JsonValue:
+        """The worker's ``repository.RepoDescription`` of each repository of ``repos/``."""
         root = self.root()
         if not root.is_dir():
             return []
@@ -233,5 +245,5 @@ class Repositories:
         return await run_worker("describe", {"entries": entries}, self.workspace, writable=writable)
 
 
-__all__ = ["RepoConflict", "Repositories", "UnknownRepo", "configure_remote", "git_status",
+__all__ = ["Added", "RepoConflict", "Repositories", "UnknownRepo", "configure_remote", "git_status",
            "list_branches"]

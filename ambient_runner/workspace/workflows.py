@@ -14,8 +14,9 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from ag_ui_cli_common.json_types import JsonObject
 from ambient_runner.workspace import files
 from ambient_runner.workspace.git import GitTokens
 from ambient_runner.workspace.paths import PathRefused, Workspace
@@ -24,6 +25,26 @@ from ambient_runner.workspace.workflow_files import MAX_FILE_BYTES, SubAgent, Wo
 
 log = logging.getLogger(__name__)
 NO_ORDER = 2**31 - 1
+
+
+class Command(TypedDict):
+    """A workflow's command (``.claude/commands/<id>.md``) as the workflow picker lists it."""
+
+    id: str
+    name: str
+    description: str
+    slashCommand: str
+    icon: str
+    order: int
+
+
+class AgentEntry(TypedDict):
+    """A workflow's sub-agent (``.claude/agents/<id>.md``) as the workflow picker lists it."""
+
+    id: str
+    name: str
+    description: str
+    tools: str
 
 
 @dataclass(frozen=True)
@@ -102,7 +123,7 @@ class Workflows:
     def _relative(self, folder: Path, *parts: str) -> str:
         return "/".join([folder.relative_to(self.workspace.root).as_posix(), *parts])
 
-    def config(self, *, strict: bool = False) -> dict[str, Any]:
+    def config(self, *, strict: bool = False) -> JsonObject:
         """The active workflow's ``ambient.json`` (empty when there is none or it is unreadable); a link out of the
         workspace is refused (``LinkRefused`` when ``strict``, else empty and a warning)."""
         folder = self.active_dir()
@@ -205,11 +226,12 @@ class Workflows:
         blocks += self._carried(root, folder)
         return "\n\n".join(blocks)
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> dict[str, object]:
         """``{commands, agents, config}`` for the platform's workflow picker."""
         folder = self.active_dir()
         config = self.config(strict=True)
-        commands, agents = [], []
+        commands: list[Command] = []
+        agents: list[AgentEntry] = []
         if folder is not None:
             for name, meta in self._markdown(folder, "commands"):
                 stem = name.removesuffix(".md")
