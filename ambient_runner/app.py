@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from types import FrameType
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.applications import Starlette
 
+from ag_ui_cli_common.json_types import JsonObject
 from ambient_runner import __version__
 from ambient_runner.api import capabilities as capabilities_api
 from ambient_runner.api import feedback as feedback_api
@@ -57,7 +58,7 @@ class RunnerApp(FastAPI):
     """The ASGI app: every endpoint declared with FastAPI, its OpenAPI document at ``/openapi.json`` (behind the token,
     as every call but ``/health``; no interactive docs are served)."""
 
-    def __init__(self, runtime: Runtime, lifespan: Callable[[Starlette], Any]) -> None:
+    def __init__(self, runtime: Runtime, lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]]) -> None:
         super().__init__(title="ambient-runner", version=__version__, description=DESCRIPTION, lifespan=lifespan,
                          exception_handlers=dict(EXCEPTION_HANDLERS), openapi_url=None, docs_url=None,
                          redoc_url=None)
@@ -66,7 +67,7 @@ class RunnerApp(FastAPI):
         self.runtime = runtime  # what every endpoint's dependencies read (``runtime_of``)
         self.add_api_route("/openapi.json", self._openapi_json, methods=["GET"], include_in_schema=False)
 
-    def openapi(self) -> dict[str, Any]:
+    def openapi(self) -> JsonObject:
         """The document, with the token's two schemes on every operation the token middleware guards."""
         if self.openapi_schema is None:
             document = get_openapi(title=self.title, version=self.version, openapi_version="3.1.0",
@@ -80,7 +81,7 @@ class RunnerApp(FastAPI):
             self.openapi_schema = document
         return self.openapi_schema
 
-    async def _openapi_json(self) -> dict[str, Any]:
+    async def _openapi_json(self) -> Mapping[str, object]:
         return self.openapi()
 
 
@@ -173,14 +174,14 @@ def _install_sigterm_drain(runs: RunManager) -> Callable[[], None] | None:
         return None
     loop = asyncio.get_running_loop()
 
-    async def drain_then_exit(sig: int, frame: Any) -> None:
+    async def drain_then_exit(sig: int, frame: FrameType | None) -> None:
         await runs.shutdown()
         if callable(previous):
             previous(sig, frame)
         else:
             raise SystemExit(128 + sig)
 
-    def on_sigterm(sig: int, frame: Any) -> None:
+    def on_sigterm(sig: int, frame: FrameType | None) -> None:
         log.info("SIGTERM: draining active runs before stopping")
         loop.call_soon_threadsafe(lambda: asyncio.ensure_future(drain_then_exit(sig, frame)))
 

@@ -3,7 +3,7 @@ the nine top-level fields the platform's backend and UI read (``framework``, ``a
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -32,6 +32,7 @@ from ambient_runner.settings import RunnerSettings
 
 routes = router()
 BOOT_WAIT = 30.0  # s /capabilities waits for a runner that is still starting
+Paths = Mapping[str, Mapping[str, object]]  # /openapi.json's paths: each path's operations by method
 
 # The platform's names for what its UI can use, by the route that serves it (its reference runner derives the list
 # the same way).
@@ -88,7 +89,7 @@ def agent_capabilities(native: Capabilities, settings: RunnerSettings, endpoints
     )
 
 
-def platform_fields(native: Capabilities, settings: RunnerSettings, paths: dict[str, Any]) -> dict[str, Any]:
+def platform_fields(native: Capabilities, settings: RunnerSettings, paths: Paths) -> dict[str, object]:
     """The fields the platform reads (its UI shows the agent by matching ``framework`` against the registry id)."""
     return {
         "framework": native.framework,
@@ -103,8 +104,8 @@ def platform_fields(native: Capabilities, settings: RunnerSettings, paths: dict[
     }
 
 
-def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: dict[str, Any],
-                      tracing: list[str] | None = None) -> dict[str, Any]:
+def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: Paths,
+                      tracing: list[str] | None = None) -> dict[str, object]:
     """The whole answer: AG-UI's ``AgentCapabilities`` (camelCase, no empty fields) and the platform's fields.
     ``tracing``: the trace destinations in use (``otlp``, ``langfuse``, ``mlflow``)."""
     endpoints = [f"{method.upper()} {path}" for path, methods in paths.items() for method in methods]
@@ -115,7 +116,7 @@ def capabilities_body(native: Capabilities, settings: RunnerSettings, paths: dic
 
 
 @routes.get("/capabilities", summary="What this runner and its agent can do (AG-UI AgentCapabilities)")
-async def capabilities(request: Request, settings: Settings) -> dict[str, Any]:
+async def capabilities(request: Request, settings: Settings) -> Mapping[str, object]:
     """AG-UI 1.0 ``AgentCapabilities`` (our own fields under ``custom``) and the platform's top-level fields."""
     bridge = await ready_bridge(request, BOOT_WAIT)
     paths = request.app.openapi()["paths"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field
@@ -33,7 +32,7 @@ class ErrorBody(BaseModel):
 
     error: str = Field(description="what went wrong, in words a person can act on")
     code: str = Field(description="a stable code, e.g. THREAD_BUSY, INVALID_PATH")
-    details: dict[str, Any] | None = Field(None, description="what the code's meaning needs (ids, problems, ...)")
+    details: dict[str, object] | None = Field(None, description="what the code's meaning needs (ids, problems, ...)")
 
 
 # The HTTP status of each code a request may be refused with, when the error is raised below the API.
@@ -53,7 +52,7 @@ STATUS: dict[ErrorCode, int] = {
 class ApiError(RunnerError):
     """A refusal an endpoint words itself, with its status."""
 
-    def __init__(self, status: int, code: ErrorCode, message: str, **details: Any) -> None:
+    def __init__(self, status: int, code: ErrorCode, message: str, **details: object) -> None:
         super().__init__(message, code=code, **details)
         self.status = status
 
@@ -73,9 +72,9 @@ async def ready_bridge(request: Request, within: float) -> Bridge:
         raise ApiError(503, code, str(exc)) from None
 
 
-def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
+def error_response(status: int, code: str, message: str, **details: object) -> JSONResponse:
     """The envelope; ``code`` an ``ErrorCode``, or the code a body validator named."""
-    body: dict[str, Any] = {"error": redact_url(message), "code": code}  # git's, httpx's or a URL's own words
+    body: dict[str, object] = {"error": redact_url(message), "code": code}  # git's, httpx's or a URL's own words
     if details:
         body["details"] = details
     return JSONResponse(body, status_code=status)
@@ -119,6 +118,6 @@ async def _unexpected(_: Request, exc: Exception) -> Response:
     return error_response(500, ErrorCode.INTERNAL, f"unexpected {type(exc).__name__}; see the runner log")
 
 
-ExceptionHandler = Callable[[Request, Any], Coroutine[Any, Any, Response]]
+ExceptionHandler = Callable[[Request, Exception], Coroutine[object, object, Response]]
 EXCEPTION_HANDLERS: dict[int | type[Exception], ExceptionHandler] = {
     RunnerError: _runner_error, HTTPException: _http_error, RequestValidationError: _invalid, Exception: _unexpected}

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypedDict, TypeVar, Unpack
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.routing import APIRoute
 from starlette.responses import Response
 
 from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.json_types import JsonValue
 from ambient_runner.api.errors import ApiError, ErrorBody
 from ambient_runner.api.run_input import parse_json, read_body
 from ambient_runner.boot import Boot
@@ -32,7 +33,7 @@ from ambient_runner.workspace.workflows import Workflows
 
 DEFAULT_BODY_LIMIT = 1024 * 1024
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[object]])
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class BodyRules:
     the parsed JSON before validation, and the code and words of a body its model refuses."""
 
     limit: int | Callable[[RunnerSettings], int] = DEFAULT_BODY_LIMIT
-    prepare: Callable[[Any], Any] | None = None
+    prepare: Callable[[JsonValue], JsonValue] | None = None
     invalid_code: ErrorCode = ErrorCode.INVALID_REQUEST
     invalid_message: str = "the body is not valid for this call"
 
@@ -52,7 +53,16 @@ class BodyRules:
 NO_RULES = BodyRules()
 
 
-def body_rules(**rules: Any) -> Callable[[Handler], Handler]:
+class Rules(TypedDict, total=False):
+    """``body_rules``' keywords: ``BodyRules``' fields."""
+
+    limit: int | Callable[[RunnerSettings], int]
+    prepare: Callable[[JsonValue], JsonValue] | None
+    invalid_code: ErrorCode
+    invalid_message: str
+
+
+def body_rules(**rules: Unpack[Rules]) -> Callable[[Handler], Handler]:
     """``@body_rules(limit=..., prepare=..., invalid_code=...)`` above a handler (below its route decorator)."""
     def attach(handler: Handler) -> Handler:
         handler.body_rules = BodyRules(**rules)  # type: ignore[attr-defined]  # read back by rules_of()
@@ -60,12 +70,12 @@ def body_rules(**rules: Any) -> Callable[[Handler], Handler]:
     return attach
 
 
-def rules_of(endpoint: Any) -> BodyRules:
+def rules_of(endpoint: object) -> BodyRules:
     return getattr(endpoint, "body_rules", NO_RULES)
 
 
 class CheckedRoute(APIRoute):
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[object, object, Response]]:
         handler = super().get_route_handler()
         rules = rules_of(self.endpoint)
         required = any(field.field_info.is_required() for field in self.dependant.body_params)
@@ -95,8 +105,8 @@ async def the_runtime(request: Request) -> Runtime:  # async: FastAPI would run 
     return runtime_of(request)
 
 
-def _state(name: str) -> Callable[[Request], Any]:
-    async def get(request: Request) -> Any:
+def _state(name: str) -> Callable[[Request], Awaitable[object]]:
+    async def get(request: Request) -> object:
         return getattr(runtime_of(request), name)
     get.__name__ = f"the_{name}"
     return get

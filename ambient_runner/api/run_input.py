@@ -6,13 +6,15 @@ import json
 import re
 import unicodedata
 import uuid
-from typing import Any
+from collections.abc import Iterable
+from typing import NoReturn
 
 from ag_ui.core import RunAgentInput
 from pydantic import Field
 from starlette.requests import Request
 
 from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.json_types import JsonValue
 from ambient_runner.api.errors import ApiError
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -35,11 +37,11 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     return bytes(body)
 
 
-def parse_json(body: bytes) -> Any:
+def parse_json(body: bytes) -> JsonValue:
     if not body.strip():
         raise ApiError(422, ErrorCode.INVALID_JSON, "the body is empty; send an AG-UI RunAgentInput as JSON")
     try:
-        data = json.loads(body, parse_constant=_no_constant)
+        data: JsonValue = json.loads(body, parse_constant=_no_constant)
     except UnicodeDecodeError:
         raise ApiError(422, ErrorCode.INVALID_JSON, "the body is not valid UTF-8") from None
     except RecursionError:
@@ -50,18 +52,18 @@ def parse_json(body: bytes) -> Any:
     return data
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _check_values(data: Any, *, surrogates: bool) -> None:
+def _check_values(data: JsonValue, *, surrogates: bool) -> None:
     """No nesting deeper than ``MAX_NESTING``, and (when the body escapes one) no lone surrogate in any string."""
     kinds = (dict, list, str) if surrogates else (dict, list)
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    stack: list[tuple[JsonValue, int]] = [(data, 0)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, dict):
-            items: Any = [*value.keys(), *value.values()] if surrogates else value.values()
+            items: Iterable[JsonValue] = [*value.keys(), *value.values()] if surrogates else value.values()
         elif isinstance(value, list):
             items = value
         else:
@@ -90,7 +92,7 @@ class RunInput(RunAgentInput):
     run_id: str = Field(default_factory=lambda: str(uuid.uuid4()), alias="runId")
 
 
-def prepare_run_input(data: Any) -> Any:
+def prepare_run_input(data: JsonValue) -> JsonValue:
     """What clients send, in ``RunAgentInput``'s terms before it is validated: a ``context`` object (the platform's
     backend passes one through as it came) as its list of entries, and an id for each message that has none."""
     if not isinstance(data, dict):

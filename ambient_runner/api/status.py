@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from fastapi import Request
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -75,13 +75,13 @@ async def metrics(metrics: Metrics) -> Response:
 
 
 @routes.get("/mcp-status", summary="The MCP servers and their tools")
-async def mcp_status(request: Request) -> dict[str, Any]:
+async def mcp_status(request: Request) -> Mapping[str, object]:
     bridge = await ready_bridge(request, BOOT_WAIT)
     return {"servers": await bridge.mcp_status()}
 
 
 @routes.get("/mcp/status")
-async def mcp_status_for_the_platform(request: Request) -> dict[str, Any]:
+async def mcp_status_for_the_platform(request: Request) -> Mapping[str, object]:
     """The platform backend's MCP panel call: the same servers in its shape and status words."""
     bridge = await ready_bridge(request, BOOT_WAIT)
     return platform_shape(await bridge.mcp_status())

@@ -11,13 +11,15 @@ import asyncio
 import json
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Path as PathParameter
 from fastapi import Request
 
 from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.json_types import JsonObject, JsonValue
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Runs, Settings, router
 from ambient_runner.bridges.tasks import TERMINAL, BackgroundTask
@@ -37,7 +39,7 @@ def _task(runs: RunManager, task_id: str) -> BackgroundTask:
     return task
 
 
-def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Any]:
+def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[JsonObject]:
     """The file the CLI named, if it still leads into its own folders (its task dir, the CLI's state dir: a
     sub-agent's output is a link to its transcript there) and is a regular file."""
     real = path.resolve()
@@ -55,10 +57,10 @@ def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Any]
             raise ApiError(413, ErrorCode.OUTPUT_TOO_LARGE,
                            f"the task's output is larger than {MAX_OUTPUT_BYTES} bytes")
         text = redact(handle.read(MAX_OUTPUT_BYTES + 1).decode("utf-8", errors="replace"))
-    lines: list[Any] = []
+    lines: list[JsonObject] = []
     for line in text.splitlines():
         try:
-            value = json.loads(line)
+            value: JsonValue = json.loads(line)
         except ValueError:
             value = None
         lines.append(value if isinstance(value, dict) else {"type": "text", "text": line})
@@ -66,12 +68,12 @@ def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Any]
 
 
 @routes.get("/tasks", summary="The agent's background tasks")
-async def list_tasks(runs: Runs) -> dict[str, Any]:
+async def list_tasks(runs: Runs) -> Mapping[str, object]:
     return {"tasks": [task.wire() for task in runs.tasks.list()]}
 
 
 @routes.get("/tasks/{task_id}/output", summary="A background task's output")
-async def task_output(task_id: TaskId, runs: Runs, settings: Settings) -> dict[str, Any]:
+async def task_output(task_id: TaskId, runs: Runs, settings: Settings) -> Mapping[str, object]:
     task = _task(runs, task_id)
     if not task.output_file:
         raise ApiError(404, ErrorCode.NO_OUTPUT, f"background task {task_id!r} has no output file (yet)")
@@ -82,7 +84,7 @@ async def task_output(task_id: TaskId, runs: Runs, settings: Settings) -> dict[s
 
 
 @routes.post("/tasks/{task_id}/stop", summary="Stop a background task")
-async def stop_task(task_id: TaskId, request: Request, runs: Runs) -> dict[str, Any]:
+async def stop_task(task_id: TaskId, request: Request, runs: Runs) -> Mapping[str, object]:
     task = _task(runs, task_id)
     if task.status in TERMINAL:
         raise ApiError(409, ErrorCode.TASK_FINISHED, f"background task {task_id!r} has already {task.status}")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from typing import Any
 
 from fastapi.security import APIKeyHeader, HTTPBearer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_cli_common.json_types import JsonObject
 from ambient_runner.api.errors import error_response
 
 OPEN = frozenset({("GET", "/health")})
@@ -31,7 +31,7 @@ def is_open(method: str, path: str) -> bool:
     return (method.upper(), path) in OPEN
 
 
-def security_schemes() -> dict[str, dict[str, Any]]:
+def security_schemes() -> dict[str, JsonObject]:
     """The OpenAPI ``components.securitySchemes`` of the token, by the names FastAPI gives them."""
     return {type(scheme).__name__: scheme.model.model_dump(mode="json", by_alias=True, exclude_none=True)
             for scheme in (SESSION_TOKEN, BEARER)}
