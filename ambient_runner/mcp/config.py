@@ -27,7 +27,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -145,7 +145,7 @@ def _check_values(name: str, server: McpServer, environ: Mapping[str, str]) -> N
                              "not set in the runner's environment")
 
 
-def parse_mcp_config(data: Any, *, source: str = "MCP config",
+def parse_mcp_config(data: object, *, source: str = "MCP config",
                      environ: Mapping[str, str] | None = None) -> McpConfig:
     """Validate a decoded ``{"mcpServers": {...}}`` document (``source`` names it in errors)."""
     environ = os.environ if environ is None else environ

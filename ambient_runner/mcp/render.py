@@ -17,22 +17,22 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ag_ui_cli_common.json_types import JsonObject
 from ambient_runner.mcp.config import REFERENCE, McpConfig, McpConfigError, McpServer, resolve
 
 ALIAS_PREFIX = "AMBIENT_MCP_"
 
 
 # ----- Gemini --------------------------------------------------------------------------------------------
-def gemini_servers(config: McpConfig) -> dict[str, Any]:
+def gemini_servers(config: McpConfig) -> dict[str, JsonObject]:
     """``settings.json`` ``mcpServers`` (``trust``: the runner runs headless, nobody can confirm a call)."""
-    out: dict[str, Any] = {}
+    out: dict[str, JsonObject] = {}
     for name, server in config.servers.items():
         if server.transport == "stdio":
-            entry: dict[str, Any] = {"command": server.command, "args": list(server.args)}
+            entry: JsonObject = {"command": server.command, "args": [*server.args]}
             if server.env:
-                entry["env"] = dict(server.env)
+                entry["env"] = {**server.env}
             if server.cwd:
                 entry["cwd"] = server.cwd
         else:
@@ -40,7 +40,7 @@ def gemini_servers(config: McpConfig) -> dict[str, Any]:
             if server.transport == "sse":
                 entry["type"] = "sse"
             if server.headers:
-                entry["headers"] = dict(server.headers)
+                entry["headers"] = {**server.headers}
         entry["trust"] = True
         out[name] = entry
     return out
@@ -154,21 +154,21 @@ def _codex_http(name: str, server: McpServer, forwarder: _Forwarder) -> list[str
 
 
 # ----- Claude --------------------------------------------------------------------------------------------
-def claude_servers(config: McpConfig) -> dict[str, dict[str, Any]]:
+def claude_servers(config: McpConfig) -> dict[str, JsonObject]:
     """``ClaudeAgentOptions.mcp_servers``. Claude Code's server entries have no ``cwd``: a stdio server with
     one is started through ``sh -c 'cd "$0" && exec "$@"' <cwd> <command> <args...>``."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JsonObject] = {}
     for name, server in config.servers.items():
         if server.transport == "stdio":
             command, args = server.command or "", list(server.args)
             if server.cwd:
                 command, args = "/bin/sh", ["-c", 'cd "$0" && exec "$@"', server.cwd, command, *args]
-            entry: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
+            entry: JsonObject = {"type": "stdio", "command": command, "args": [*args]}
             if server.env:
-                entry["env"] = dict(server.env)
+                entry["env"] = {**server.env}
         else:
             entry = {"type": server.transport, "url": server.url}
             if server.headers:
-                entry["headers"] = dict(server.headers)
+                entry["headers"] = {**server.headers}
         out[name] = entry
     return out
