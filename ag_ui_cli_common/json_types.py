@@ -36,4 +36,12 @@ def iterable_or_empty(value: JsonValue) -> Iterable[JsonValue]:
     raise TypeError(f"expected a JSON list, got {type(value).__name__}")
 
 
-__all__ = ["JsonObject", "JsonValue", "iterable_or_empty", "object_or_empty"]
+def int_of(value: JsonValue) -> int:
+    """``int(value)`` as Python reads a JSON member: a number or a numeric string is its int (a bool 0 or 1, a bad
+    string ValueError); null, a list or an object raises TypeError, as ``int`` does."""
+    if value is None or isinstance(value, list | dict):
+        raise TypeError(f"expected a JSON number, got {type(value).__name__}")
+    return int(value)
+
+
+__all__ = ["JsonObject", "JsonValue", "int_of", "iterable_or_empty", "object_or_empty"]

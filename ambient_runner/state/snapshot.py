@@ -25,10 +25,11 @@ import sqlite3
 import stat
 import tarfile
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+
+from ag_ui_cli_common.json_types import JsonObject, object_or_empty
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +171,7 @@ def _add(tar: tarfile.TarFile, state_dir: Path, path: Path, rel: str, database: 
     # sockets, FIFOs and devices are never packed
 
 
-def pack(state_dir: Path, archive: Path, excludes: Iterable[str], manifest: dict[str, Any]) -> PackResult:
+def pack(state_dir: Path, archive: Path, excludes: Iterable[str], manifest: Mapping[str, object]) -> PackResult:
     """Write ``state_dir`` (minus excludes) to the gzipped tar ``archive``; returns what was packed."""
     rules = ExcludeRules(excludes)
     result = PackResult()
@@ -198,17 +199,17 @@ def pack(state_dir: Path, archive: Path, excludes: Iterable[str], manifest: dict
     return result
 
 
-def read_manifest(archive: Path) -> dict[str, Any]:
+def read_manifest(archive: Path) -> JsonObject:
     with tarfile.open(archive, "r:gz") as tar:
         first = tar.next()
         if first is None or first.name != MANIFEST_NAME:
             raise ValueError("not a state archive (no manifest)")
         handle = tar.extractfile(first)
         assert handle is not None
-        return json.loads(handle.read())
+        return object_or_empty(json.loads(handle.read()))
 
 
-def unpack(archive: Path, state_dir: Path) -> dict[str, Any]:
+def unpack(archive: Path, state_dir: Path) -> JsonObject:
     """Extract ``archive`` into ``state_dir`` (entries replace what is there); returns its manifest.
 
     The whole archive is first extracted into a staging dir inside ``state_dir``, named with the sync's prefix so

@@ -13,8 +13,9 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
@@ -94,7 +95,7 @@ class FileStore:
     def write_bytes(self, name: str, data: bytes) -> None:
         self._replace(name, lambda out: out.write(data))
 
-    def _replace(self, name: str, write: Any) -> None:
+    def _replace(self, name: str, write: Callable[[IO[bytes]], object]) -> None:
         target = self.root / name
         try:
             self.root.mkdir(parents=True, exist_ok=True)

@@ -29,9 +29,9 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
+from ag_ui_cli_common.json_types import JsonObject, int_of
 from ambient_runner.state.snapshot import SYNC_TEMP_PREFIX, fingerprint, pack, read_manifest, unpack
 from ambient_runner.state.store import StateStore, StoreError
 
@@ -95,7 +95,7 @@ class StateSync:
     def _hydrate_once(self) -> None:
         self.store.check()
         owner = _json(self.store.read_bytes(OWNER))
-        self.epoch = int(owner.get("epoch", 0)) + 1
+        self.epoch = int_of(owner.get("epoch", 0)) + 1
         claim = {"epoch": self.epoch, "pod": self.pod_id, "since": _now()}
         self.store.write_bytes(OWNER, json.dumps(claim).encode())
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -109,10 +109,10 @@ class StateSync:
                 return
             local = _json(_read(self.state_dir / LOCAL_MARKER))
             manifest = _archive_manifest(archive)
-            stored = int(manifest.get("generation", 0))
-            if local.get("store") == self.store.url and int(local.get("generation", -1)) >= stored:
+            stored = int_of(manifest.get("generation", 0))
+            if local.get("store") == self.store.url and int_of(local.get("generation", -1)) >= stored:
                 # The same pod's container restarted: its state dir is at least as new as the store's.
-                self.generation = int(local["generation"])
+                self.generation = int_of(local["generation"])
                 self.record("hydrate_kept_local")
                 log.info("state sync: local state (generation %d) is current with %s; kept", self.generation,
                          self.store.url)
@@ -239,7 +239,7 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
-def _json(data: bytes | None) -> dict[str, Any]:
+def _json(data: bytes | None) -> JsonObject:
     if not data:
         return {}
     try:
@@ -256,7 +256,7 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _archive_manifest(archive: Path) -> dict[str, Any]:
+def _archive_manifest(archive: Path) -> JsonObject:
     try:
         return read_manifest(archive)
     except (OSError, ValueError, EOFError) as exc:
