@@ -74,7 +74,7 @@ class Boot:
         try:
             if self.bridge is None:
                 self.stage = f"loading the {self.settings.runner_type} bridge"
-                self.bridge = await asyncio.to_thread(create_bridge, self.settings)
+                self.bridge = await asyncio.to_thread(create_bridge, self.settings, self.runs.hitl)
             leak = keep_credentials_out(self.settings, self.bridge)
             if leak is not None:  # no run may write a credential file the platform would upload
                 self.bridge = None

@@ -156,19 +156,18 @@ async def interrupt(runs: Runs, body: InterruptBody | None = None) -> dict[str, 
         check_id("threadId", thread_id)
         state = runs.thread(thread_id)
         targets = [state.active] if state is not None and state.active is not None else []
-        paused = [thread_id] if runs.interrupts.pending(thread_id) else []
+        paused = [thread_id] if runs.hitl.paused(thread_id) else []
         queued = bool(state is not None and state.queue)
         if not targets and not paused and not (drop and queued):
             raise ApiError(404, ErrorCode.NO_ACTIVE_RUN, f"thread {thread_id!r} has no run in progress")
     else:
         targets = runs.active_runs()
-        paused = runs.interrupts.paused_threads()
+        paused = runs.hitl.paused_threads()
         queued = any(state.queue for state in runs.threads.values())
         if not targets and not paused and not (drop and queued):
             raise ApiError(404, ErrorCode.NO_ACTIVE_RUN, "no run is in progress")
     dropped = [m.request.run_id for m in runs.drop_queued(thread_id)] if drop else []
-    refused = [p.id for thread in paused for p in runs.interrupts.refuse_all(
-        thread, STOPPED_WHILE_PAUSED, stop_turn=True)]
+    refused = runs.hitl.refuse(paused, STOPPED_WHILE_PAUSED)
     for run in targets:
         await runs.interrupt(run)
     answer: dict[str, Any] = {"interrupted": [{"threadId": r.thread_id, "runId": r.run_id} for r in targets]}

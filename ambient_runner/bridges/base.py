@@ -10,7 +10,8 @@ It owns, so a runner's ``bridge.py`` holds only what differs about its CLI:
   when the scripted server starts; the model proxy in front of the upstream it names;
 * the redaction list (the credential, the AG-UI token, the MCP servers' secrets);
 * the thread -> CLI session map of the state dir (``sessions``);
-* the turns waiting for a person (``pauses``), ended at ``shutdown`` before the CLI is stopped.
+* a person's turn (``hitl``: approvals, questions, the turns waiting for an answer), given at construction; the
+  waiting turns end at ``shutdown`` before the CLI is stopped.
 
 A runner implements ``resolve_auth``, ``model_upstream``, ``features`` (what ``/capabilities`` says it can do),
 ``readiness`` and ``interrupt``, the ``prepare`` / ``stop_cli`` hooks, and how its CLI starts, streams and cancels
@@ -34,8 +35,8 @@ from ambient_runner.bridges import turn_loop
 from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions, Turn
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import Pauses
 from ambient_runner.bridges.session_map import SessionMap
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.scripted_models.base import ScriptedModelServer
@@ -72,10 +73,10 @@ class CliBridge(Bridge, Generic[AuthT]):
     options: RunnerOptions  # declared by each runner (Gemini's depends on its transport)
     scripted_model: ClassVar[type[ScriptedModelServer]]
 
-    def __init__(self, settings: RunnerSettings) -> None:
+    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         self.settings = settings
         self.mcp = settings.mcp_servers
-        self.pauses = Pauses(lambda: self.host.interrupts)  # CLI turns waiting for a person's answer
+        self._hitl = hitl or HumanInTheLoop.of(settings)  # the run manager's (create_bridge), else its own
         self.scripted: ScriptedModelServer | None = None
         self.sdk: LazyModules | None = None  # the SDK this runner imports after start-up, if any
         self._scripted_running = False
@@ -116,7 +117,7 @@ class CliBridge(Bridge, Generic[AuthT]):
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         """A run: the credentials checked, then the one turn loop with this runner's hooks."""
         self.require_auth()
-        async with contextlib.aclosing(turn_loop.run_turn(turn, self.turn_hooks(), self.pauses)) as events:
+        async with contextlib.aclosing(turn_loop.run_turn(turn, self.turn_hooks(), self.hitl.turns)) as events:
             async for event in events:
                 yield event
 
@@ -135,7 +136,8 @@ class CliBridge(Bridge, Generic[AuthT]):
     async def shutdown(self) -> None:
         try:
             with contextlib.suppress(TimeoutError):  # the CLIs are stopped all the same
-                await asyncio.wait_for(self.pauses.close(), SHUTDOWN_TIMEOUT)  # the waiting turns end with their CLIs
+                # the waiting turns end with their CLIs
+                await asyncio.wait_for(self.hitl.turns.close(), SHUTDOWN_TIMEOUT)
             await asyncio.wait_for(self.stop_cli(), SHUTDOWN_TIMEOUT)
         finally:
             if self.scripted is not None and self._scripted_running:

@@ -32,6 +32,7 @@ from pydantic.alias_generators import to_camel
 from ag_ui_cli_common.errors import ErrorCode, RunnerError, error_code
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.model_proxy import ModelProxy, Upstream
 from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.process.errors import ProcessStartError
@@ -182,8 +183,6 @@ class Turn:
     # Set by the core when the run is asked to stop, before ``Bridge.interrupt`` is called: a bridge still
     # starting its CLI (nothing to interrupt yet) checks it before it sends the prompt.
     interrupted: asyncio.Event = field(default_factory=asyncio.Event)
-    # Interrupts this run answers that a previous runner process had open (the run ends INTERRUPT_LOST).
-    lost_interrupts: list[str] = field(default_factory=list)
     # Who sent the run (the platform's X-Caller-Token / X-Current-User-ID): whose connected accounts it gets.
     caller: Caller = field(default_factory=Caller)
     # Where the CLI works for this turn (the active workflow's folder, reaching the workspace root too); None: the
@@ -204,6 +203,15 @@ class Bridge(ABC):
     model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
 
     _host: BridgeHost | None = None
+    _hitl: HumanInTheLoop | None = None
+
+    @property
+    def hitl(self) -> HumanInTheLoop:
+        """A person's turn: the interrupts the bridge opens and waits on, the turns parked meanwhile (given at
+        construction, shared with the run manager; a bridge built without one has its own, in memory)."""
+        if self._hitl is None:
+            self._hitl = HumanInTheLoop()
+        return self._hitl
 
     @property
     def host(self) -> BridgeHost:

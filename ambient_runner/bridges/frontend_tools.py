@@ -1,7 +1,7 @@
 """The application's own tools (``RunAgentInput.tools``): what every bridge that offers them to its CLI shares.
 
 A call of one is a ``frontend_tool`` pending in the interrupt book: the run ends with ``pendingToolCallIds`` and
-the thread's next run brings the result as a ``role: "tool"`` message (``runs.resume``). How a CLI is offered the
+the thread's next run brings the result as a ``role: "tool"`` message (``interrupts.answers``). How a CLI is offered the
 tools and told the result is its bridge's (Claude: an in-process MCP server; Codex: dynamic tools).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from ag_ui.core import Tool
 
-from ambient_runner.bridges.interrupts import Answer, InterruptRequest
+from ambient_runner.interrupts.book import Answer, InterruptRequest
 
 NO_RESULT = "The application did not return a result for this tool call."
 

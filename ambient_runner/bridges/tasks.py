@@ -19,7 +19,6 @@ from typing import Any, Literal, Protocol
 from ag_ui.core import BaseEvent, CustomEvent, EventType
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ambient_runner.bridges.interrupts import InterruptBook
 
 TERMINAL = ("completed", "failed", "stopped")
 STATUS_WORDS = {"killed": "stopped", "cancelled": "stopped"}  # the CLI's raw words, in the platform's
@@ -133,7 +132,6 @@ class BridgeHost:
 
     tasks: TaskRegistry = field(default_factory=TaskRegistry)
     publish: Callable[[BaseEvent], None] = lambda event: None
-    interrupts: InterruptBook = field(default_factory=InterruptBook)  # what paused runs wait for
     _timers: set[asyncio.TimerHandle] = field(default_factory=set)
 
     def later(self, delay: float, call: Callable[[], None]) -> None:

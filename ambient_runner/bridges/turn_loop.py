@@ -15,6 +15,7 @@ reaches the CLI stays with the request that asked (``Pauses.answer``).
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -24,7 +25,7 @@ from typing import Any, Generic
 from ag_ui.core import BaseEvent, RunErrorEvent
 
 from ambient_runner.bridges.contract import BridgeError, Turn
-from ambient_runner.bridges.pauses import TERMINAL_EVENTS, AdapterT, LiveTurn, Paused, Pauses, StreamT, TurnEnd
+from ambient_runner.interrupts.parked import TERMINAL_EVENTS, AdapterT, LiveTurn, Paused, Pauses, StreamT, TurnEnd
 
 __all__ = ["LiveTurn", "Step", "TurnHooks", "run_turn", "stream_turn"]
 
@@ -83,18 +84,19 @@ class TurnHooks(ABC, Generic[StreamT, AdapterT]):
 async def run_turn(turn: Turn, hooks: TurnHooks[Any, Any], pauses: Pauses) -> AsyncGenerator[BaseEvent, None]:
     """A run: the thread's paused turn taken back and streamed on, then the run's own turn started and streamed.
     Closed early (the core stops reading), the turn it streams is closed or parked before ``aclose`` returns."""
-    pauses.adopt_policy(turn.thread_id, turn.options)
+    pauses.adopt_policy(turn.thread_id, turn.options.approval_policy, named=turn.options.approval_policy_named)
     parked = pauses.take(turn.thread_id)
     if parked is not None:
         parked.adapter.run_id = turn.run_id  # its events are this run's
         end = TurnEnd()
-        async with aclosing(stream_turn(turn, parked, hooks, pauses, end, last=not pauses.follows(turn))) as events:
+        last = not pauses.follows(turn.thread_id, turn.prompt)
+        async with aclosing(stream_turn(turn, parked, hooks, pauses, end, last=last)) as events:
             async for event in events:
                 yield event
-        following = pauses.following(turn, end)
+        following = pauses.following(turn.thread_id, turn.prompt, end)
         if following is None:
             return
-        turn = following
+        turn = dataclasses.replace(turn, prompt=following)
     started = await hooks.start_turn(turn)
     if started is None:
         return

@@ -91,7 +91,7 @@ class RunCredentials:
         if not changed or stop is None:
             return
         others = [r for r in self.runs.active_runs() if r is not run]
-        if others or self.runs.interrupts.paused_threads():
+        if others or self.runs.hitl.paused_threads():
             log.info("run %s: MCP credentials changed (%s) but other turns are live; the CLI keeps the old ones",
                      run.run_id, ", ".join(changed))
             return

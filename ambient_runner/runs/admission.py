@@ -17,12 +17,12 @@ from ag_ui.core import RunAgentInput, UserMessage
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Bridge
-from ambient_runner.bridges.interrupts import PendingInterrupt
+from ambient_runner.interrupts.answers import Answers, ResumeError, read_answers
+from ambient_runner.interrupts.human_in_the_loop import Waiting
 from ambient_runner.runs.attachments import AttachmentRules, collect, discard_written
 from ambient_runner.runs.busy import when_busy
 from ambient_runner.runs.prompt import NoPromptError, new_user_text, trailing_user_messages, with_context
 from ambient_runner.runs.request import RunRequest
-from ambient_runner.runs.resume import Answers, ResumeError, read_answers
 
 IMAGES_ALONE = "See the attached files."  # a message of images alone: the CLIs want some text beside them
 
@@ -32,8 +32,7 @@ class ThreadAtAdmission:
     """What a run is read against: its thread's open interrupts, those a previous runner process had open, and the
     messages the thread has seen (a client resuming a pause sends its whole history again)."""
 
-    pending: list[PendingInterrupt]
-    lost: set[str]
+    waiting: Waiting
     seen: Callable[[], Collection[str]]
 
 
@@ -71,10 +70,10 @@ def _answers(run_input: RunAgentInput, thread: ThreadAtAdmission, trailing: list
     """The run's answers to its thread's open interrupts; refused when they answer nothing open, or some only."""
     thread_id = run_input.thread_id
     try:
-        answers = read_answers(run_input, thread.pending, thread.lost, trailing)
+        answers = read_answers(run_input, thread.waiting.pending, thread.waiting.lost, trailing)
     except ResumeError as exc:
         raise ResumeError(exc.message, code=exc.code, threadId=thread_id, **exc.details) from None
-    unanswered = [p.id for p in thread.pending if p.id not in answers.given]
+    unanswered = [p.id for p in thread.waiting.pending if p.id not in answers.given]
     if answers.given and unanswered:
         raise ResumeError(f"the run answers some of the thread's open interrupts but not {', '.join(unanswered)}; "
                           "answer every open interrupt in one run", code=ErrorCode.INTERRUPTS_UNANSWERED,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import time
 from collections import deque
@@ -36,8 +35,9 @@ from ag_ui.core import (
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.contract import Bridge, BridgeError, Turn
-from ambient_runner.bridges.interrupts import InterruptBook
 from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
+from ambient_runner.interrupts.card import Card
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop, Resumption
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.admission import Reader, ThreadAtAdmission, read_request
 from ambient_runner.runs.attachments import discard_written
@@ -45,9 +45,7 @@ from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, STEERED_INTO, WhenBusy, accepted, steered
 from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
-from ambient_runner.runs.question_card import Card, build_card
 from ambient_runner.runs.request import Queued, QueuedMessage, RunRequest, Started, Steered, Submitted
-from ambient_runner.runs.resume import Answers
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
@@ -60,12 +58,6 @@ SHUTDOWN_MESSAGE = ("The runner is shutting down (its pod is being replaced or s
                     "Send the message again to continue; the conversation is kept.")
 
 
-INTERRUPTS_FILE = "ambient-runner-interrupts.json"
-NEW_MESSAGE_INSTEAD = "The person sent a new message instead of answering, so this was not done."
-NOT_ANSWERED = "the request was stopped or timed out before an answer came"
-INTERRUPT_LOST_MESSAGE = ("The runner was restarted while the run waited for an answer ({ids}), so the paused request "
-                          "was not carried out. Send your message again: the conversation continues from its saved "
-                          "session.")
 TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 # Errors the runner itself decided: an unreachable model API never renames them.
 RUNNER_OWN_CODES = {ErrorCode.SHUTDOWN, ErrorCode.IDLE_TIMEOUT, ErrorCode.RUN_TIMEOUT, ErrorCode.AUTH_MISSING,
@@ -109,6 +101,7 @@ class ActiveRun:
     run_id: str
     first_seq: int
     turn: Turn
+    resumption: Resumption = field(default_factory=Resumption)  # what its start did with the thread's pause
     task: asyncio.Task[None] | None = None
     cancel_requested: bool = False
     shutdown_requested: bool = False
@@ -126,7 +119,6 @@ class ThreadState:
     active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
     settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
     conversation: Conversation = field(default_factory=Conversation)  # for the MESSAGES_SNAPSHOT of each run
-    card: Card | None = None  # the question card of the paused run, closed by the thread's next run
     queue: deque[QueuedMessage] = field(default_factory=deque)  # messages waiting for the live run to end
     starting: bool = False  # a start is waiting for the previous run to settle
     pump: asyncio.Task[None] | None = None  # starts the queued messages, one after the other
@@ -156,7 +148,7 @@ BeforeRunHook = Callable[[ActiveRun], Awaitable[Sequence[BaseEvent]]]
 
 class RunManager:
     def __init__(self, settings: RunnerSettings, bridge: Bridge | None, redactor: Redactor,
-                 metrics: RunnerMetrics) -> None:
+                 metrics: RunnerMetrics, hitl: HumanInTheLoop | None = None) -> None:
         self.settings = settings
         self.bridge = bridge
         self.redactor = redactor
@@ -175,7 +167,8 @@ class RunManager:
         self._place_open.set()
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
         self.tasks = TaskRegistry()  # the agent's background tasks, for /tasks
-        self.interrupts = InterruptBook(settings.state_dir / INTERRUPTS_FILE, settings.runner_interrupt_timeout)
+        # A person's turn (approvals, questions, the question card, answers): the bridge's, given at its construction.
+        self.hitl = bridge.hitl if bridge is not None else hitl or HumanInTheLoop.of(settings)
         self.host: BridgeHost | None = None
         if bridge is not None:
             self.attach(bridge)
@@ -190,7 +183,7 @@ class RunManager:
     def holds_turns(self) -> bool:
         """Whether a run streams or is about to, a message waits, or a turn is paused for a person, in any
         thread: what a change of where the agent works (a workflow switch) must not cut through."""
-        return any(state.busy or self.interrupts.pending(thread_id) for thread_id, state in self.threads.items())
+        return any(state.busy or self.hitl.paused(thread_id) for thread_id, state in self.threads.items())
 
     @contextlib.asynccontextmanager
     async def place_change(self) -> AsyncIterator[bool]:
@@ -220,9 +213,8 @@ class RunManager:
     async def read(self, run_input: RunAgentInput, reader: Reader) -> RunRequest:
         """``run_input`` read against its thread's state now (``runs.admission``); raises the ``RunnerError`` that
         refuses it."""
-        thread_id = run_input.thread_id
-        state = self.threads.get(thread_id)
-        thread = ThreadAtAdmission(self.interrupts.pending(thread_id), self.interrupts.lost(thread_id),
+        state = self.threads.get(run_input.thread_id)
+        thread = ThreadAtAdmission(self.hitl.waiting(run_input.thread_id),
                                    state.conversation.message_ids if state is not None else set)
         return await read_request(run_input, thread, reader)
 
@@ -266,9 +258,9 @@ class RunManager:
         ``head``: a queued message's first events (its ``RUN_STARTED`` and accepted event, already sent on its own
         stream), written instead of a new ``RUN_STARTED``.
 
-        The request's answers (read by ``runs.resume``) answer the thread's open interrupts, which lets its paused
-        CLI turn go on; a run with a new message and no answers refuses them all first. Answers to interrupts a
-        previous runner process had open end the run with ``INTERRUPT_LOST``.
+        The request's answers go to the thread's open interrupts (``HumanInTheLoop.on_start``), which lets its
+        paused CLI turn go on; a run with a new message and no answers refuses them all first. Answers to interrupts
+        a previous runner process had open end the run with ``INTERRUPT_LOST``.
 
         Raises ``ThreadBusyError`` while another run of the thread is streaming, ``DrainingError`` during shutdown
         and ``PreviousRunStuckError`` when the thread's previous run does not settle within the bound.
@@ -299,22 +291,17 @@ class RunManager:
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=request.options, attachments=request.attachments, caller=request.caller,
                     place=self.agent_place() if self.agent_place is not None else None)
-        new_message_instead = bool(self.interrupts.pending(run_input.thread_id)) and not answers.given
-        resumed = self._answer_interrupts(run_input.thread_id, answers) or _paused(state.settling)
-        turn.lost_interrupts = list(answers.lost)
+        resumption = self.hitl.on_start(run_input.thread_id, answers)
         state.log.begin_run()
         state.conversation.add_input(run_input, skip=answers.tool_message_ids if answers else frozenset())
         first_seq = self._emit(state.log, head[0] if head else guard.started())
         for event in head[1:]:
             self._emit(state.log, event)
-        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, guard=guard)
-        if resumed:  # a client joining here learns the paused tool call before its result
+        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, resumption, guard=guard)
+        if resumption.resumed or _paused(state.settling):  # a client joining here learns the paused call first
             self._emit_snapshot(state, waiting=True)
-        card, state.card = state.card, None
-        if card is not None and not card.own:  # the CLI's own card gets its result from the CLI
-            closed = card.result(answers.given,
-                                 NEW_MESSAGE_INSTEAD if new_message_instead else NOT_ANSWERED)
-            for out in guard.accept(closed):
+        if resumption.card_result is not None:  # the card the last run showed, closed with the answers
+            for out in guard.accept(resumption.card_result):
                 self._emit_run_event(state, run, out, guard)
         for observer in self.observers:
             for event in observer.run_started(run):
@@ -325,19 +312,6 @@ class RunManager:
         run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
         await asyncio.sleep(0)  # the run's first step (the prompt to the CLI) before its caller builds the response
         return run
-
-    def _answer_interrupts(self, thread_id: str, answers: Answers) -> bool:
-        """Hand the run's answers to the paused turn (or refuse what is open when the run brings a new message
-        instead); whether the run resumes a pause."""
-        book = self.interrupts
-        if answers.given:
-            book.resolve(thread_id, answers.given)
-            return True
-        if book.refuse_all(thread_id, NEW_MESSAGE_INSTEAD, stop_turn=True):
-            return True
-        if not answers.lost:
-            book.forget_lost(thread_id)  # a new conversation turn: the lost pause is moot
-        return False
 
     def _check_admissible(self, state: ThreadState) -> None:
         if self.draining:
@@ -431,7 +405,9 @@ class RunManager:
     def attach(self, bridge: Bridge) -> None:
         """Lend ``bridge`` the task registry and the between-run channel."""
         self.bridge = bridge
-        self.host = BridgeHost(self.tasks, self.publish_between_runs, self.interrupts)
+        if bridge.hitl is not self.hitl:
+            raise ValueError("a bridge joins the run manager whose person's turn it was built with (create_bridge)")
+        self.host = BridgeHost(self.tasks, self.publish_between_runs)
         bridge.attach(self.host)
 
     def publish_between_runs(self, event: BaseEvent) -> None:
@@ -481,10 +457,8 @@ class RunManager:
         assert self.bridge is not None, "runs start only once the bridge is loaded"
         stream: AsyncIterator[BaseEvent] = _nothing()
         try:
-            if run.turn.lost_interrupts:  # nothing for the bridge to go on with: the run only says so
-                self.interrupts.forget_lost(run.thread_id)
-                ending = Ending(error_message=INTERRUPT_LOST_MESSAGE.format(ids=", ".join(run.turn.lost_interrupts)),
-                                error_code=ErrorCode.INTERRUPT_LOST)
+            if lost := run.resumption.lost_message:  # nothing for the bridge to go on with: the run only says so
+                ending = Ending(error_message=lost, error_code=ErrorCode.INTERRUPT_LOST)
             else:
                 for hook in self.before_run_hooks:
                     for event in await hook(run):
@@ -505,7 +479,8 @@ class RunManager:
                     break
                 stopping = self._stopping(run)
                 if stopping is None and _pauses(event):
-                    self._show_card(state, run, guard)
+                    self.hitl.on_pause(run.thread_id, run.run_id, state.ids.tool_calls.get,
+                                       show=lambda card: self._show_card(state, run, guard, card))
                 for out in guard.accept(event, stopping=stopping):
                     self._emit_run_event(state, run, out, guard)
         except asyncio.CancelledError:
@@ -530,17 +505,12 @@ class RunManager:
             finally:
                 await self._settle(state, run, guard)
 
-    def _show_card(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
-        """The run ends waiting for a person: its last tool call is the question card (``runs.question_card``), after
-        everything else it streamed has closed."""
-        card = build_card(self.interrupts.pending(run.thread_id), run.run_id, state.ids.tool_calls.get)
-        if card is None:
-            return
-        if not card.own:
-            for out in [*guard.close_messages(), *(e for item in card.events() for e in guard.accept(item))]:
-                self._emit_run_event(state, run, out, guard)
-            card = dataclasses.replace(card, call_id=guard.wire_id(card.call_id))
-        state.card = card
+    def _show_card(self, state: ThreadState, run: ActiveRun, guard: StreamGuard, card: Card) -> str:
+        """The run ends waiting for a person: its last tool call is the question card, after everything else it
+        streamed has closed; the card's call id on the wire."""
+        for out in [*guard.close_messages(), *(e for item in card.events() for e in guard.accept(item))]:
+            self._emit_run_event(state, run, out, guard)
+        return guard.wire_id(card.call_id)
 
     async def _settle(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
         """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
@@ -628,7 +598,7 @@ class RunManager:
                 discard_written(message.request.attachments)
             state.notify()
         self.between_runs.close()
-        self.interrupts.close()  # a paused turn stops waiting; the file keeps the pause for the next runner
+        self.hitl.close()  # a paused turn stops waiting; the file keeps the pause for the next runner
         if self.host is not None:
             self.host.close()
         runs = self.active_runs()

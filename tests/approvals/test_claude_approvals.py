@@ -194,7 +194,7 @@ async def test_an_unanswered_interrupt_expires_and_the_next_run_reports_it(tmp_p
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     async with offline_kit("claude", tmp_path, monkeypatch, runner_interrupt_timeout=1.0) as kit:
         _, interrupt = await paused_write(kit, "t-expire")
-        book = kit.runner.app.runtime.runs.interrupts
+        book = kit.runner.app.runtime.runs.hitl.book
         async with asyncio.timeout(30):
             while book.pending("t-expire"):
                 await asyncio.sleep(0.05)

@@ -96,7 +96,7 @@ async def test_an_unanswered_request_expires_and_the_thread_goes_on(tmp_path: Pa
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     async with offline_kit("codex-sdk", tmp_path, monkeypatch, runner_interrupt_timeout=1.0) as kit:
         interrupts_of(await kit.runner.run("t-expire", WRITE, ASK))
-        book = kit.runner.app.runtime.runs.interrupts
+        book = kit.runner.app.runtime.runs.hitl.book
         async with asyncio.timeout(30):
             while book.pending("t-expire"):
                 await asyncio.sleep(0.05)

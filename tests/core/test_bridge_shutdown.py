@@ -13,7 +13,7 @@ import pytest
 from ambient_runner.bridges import base
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import Readiness
-from ambient_runner.bridges.pauses import LiveTurn
+from ambient_runner.interrupts.parked import LiveTurn
 from tests.support import runner_kits
 
 
@@ -59,6 +59,6 @@ async def test_the_cli_stops_after_the_waiting_turns_even_when_one_does_not_end(
         if close_hangs:
             await never_ends()
 
-    bridge.pauses.park("t", LiveTurn(nothing(), None), close=close)
+    bridge.hitl.turns.park("t", LiveTurn(nothing(), None), close=close)
     await asyncio.wait_for(bridge.shutdown(), 5)
-    assert closed == ["t"] and bridge.stopped and not bridge.pauses.parked("t")
+    assert closed == ["t"] and bridge.stopped and not bridge.hitl.turns.parked("t")

@@ -11,11 +11,18 @@ import pytest
 from ag_ui.core import RunAgentInput
 
 from ambient_runner.bridges.contract import OptionError
-from ambient_runner.bridges.interrupts import Answer, InterruptBook, InterruptRequest, refusal_note
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.runs.resume import ResumeError, read_answers
+from ambient_runner.interrupts.answers import ResumeError, read_answers
+from ambient_runner.interrupts.book import Answer, InterruptBook, InterruptRequest, refusal_note
+from ambient_runner.runs.prompt import trailing_user_messages
 from ambient_runner.scripted_models.base import REFUSED_ANSWER, ScriptedModelServer
 from ambient_runner.settings import RunnerSettings
+
+
+def answers_of(run_input: RunAgentInput, pending: list[Any], lost: set[str]) -> Any:
+    """``read_answers`` with the run's trailing user messages, as admission finds them."""
+    return read_answers(run_input, pending, lost, trailing_user_messages(run_input.messages))
+
 
 APPROVAL = InterruptRequest(reason="tool_approval", tool_call_id="call-1", tool_name="Bash", message="run it?")
 QUESTION = InterruptRequest(reason="question", tool_call_id="call-2", tool_name="AskUserQuestion",
@@ -54,7 +61,7 @@ async def test_a_successor_knows_the_pauses_its_predecessor_lost(tmp_path: Path)
     first.close()
     second = InterruptBook(tmp_path / "open.json")
     assert second.lost("t") == {pending.id} and second.pending("t") == []
-    answers = read_answers(run_input(resume=[{"interruptId": pending.id, "status": "resolved"}]),
+    answers = answers_of(run_input(resume=[{"interruptId": pending.id, "status": "resolved"}]),
                            second.pending("t"), second.lost("t"))
     assert answers.lost == [pending.id] and answers.given == {}
     second.forget_lost("t")
@@ -70,7 +77,7 @@ async def test_a_successor_knows_the_pauses_its_predecessor_lost(tmp_path: Path)
 ])
 async def test_approval_payloads(payload: Any, approved: bool, message: str | None) -> None:
     pending = InterruptBook().open("t", APPROVAL)
-    answers = read_answers(run_input(resume=[{"interruptId": pending.id, "status": "resolved", "payload": payload}]),
+    answers = answers_of(run_input(resume=[{"interruptId": pending.id, "status": "resolved", "payload": payload}]),
                            [pending], set())
     assert answers.given[pending.id] == Answer(approved=approved, message=message)
 
@@ -81,7 +88,7 @@ async def test_the_three_forms_say_the_same() -> None:
     forms = [run_input(resume=[entry]), run_input(forwardedProps={"resume": [entry]}),
              run_input(messages=[{"id": "m", "role": "tool", "toolCallId": "call-1",
                                   "content": json.dumps(entry["payload"])}])]
-    seen = [read_answers(form, [pending], set()) for form in forms]
+    seen = [answers_of(form, [pending], set()) for form in forms]
     assert all(a.given == {pending.id: Answer(approved=False, message="why")} for a in seen)
     assert seen[2].tool_message_ids == {"m"}
 
@@ -89,11 +96,11 @@ async def test_the_three_forms_say_the_same() -> None:
 async def test_a_question_takes_its_answers_or_one_string() -> None:
     pending = InterruptBook().open("t", QUESTION)
     for payload in ({"answers": {"Which?": "Blue"}}, "Blue"):
-        answers = read_answers(run_input(resume=[{"interruptId": pending.id, "status": "resolved",
+        answers = answers_of(run_input(resume=[{"interruptId": pending.id, "status": "resolved",
                                                   "payload": payload}]), [pending], set())
         assert answers.given[pending.id].payload == {"answers": {"Which?": "Blue"}}
     with pytest.raises(ResumeError, match="did not ask"):
-        read_answers(run_input(resume=[{"interruptId": pending.id, "status": "resolved",
+        answers_of(run_input(resume=[{"interruptId": pending.id, "status": "resolved",
                                         "payload": {"answers": {"Other?": "x"}}}]), [pending], set())
 
 
@@ -107,7 +114,7 @@ async def test_answers_that_answer_nothing_are_refused() -> None:
     ]
     for fields, code in cases:
         with pytest.raises(ResumeError) as raised:
-            read_answers(run_input(**fields), [pending], set())
+            answers_of(run_input(**fields), [pending], set())
         assert raised.value.code == code
 
 

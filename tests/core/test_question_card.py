@@ -1,5 +1,5 @@
-"""The question card of a paused run (``runs.question_card``) and the platform's answer message as the fourth form of
-an answer (``runs.resume``), without a CLI."""
+"""The question card of a paused run (``interrupts.card``) and the platform's answer message as the fourth form of
+an answer (``interrupts.answers``), without a CLI."""
 
 from __future__ import annotations
 
@@ -11,9 +11,16 @@ from ag_ui.core import RunAgentInput
 from harness import RunnerHarness
 from process_bridge import FakeCliBridge
 
-from ambient_runner.bridges.interrupts import Answer, InterruptBook, InterruptRequest, question_request
-from ambient_runner.runs.question_card import build_card, card_questions
-from ambient_runner.runs.resume import ResumeError, read_answers
+from ambient_runner.interrupts.answers import ResumeError, read_answers
+from ambient_runner.interrupts.book import Answer, InterruptBook, InterruptRequest, question_request
+from ambient_runner.interrupts.card import build_card, card_questions
+from ambient_runner.runs.prompt import trailing_user_messages
+
+
+def answers_of(run_input: RunAgentInput, pending: list[Any], lost: set[str]) -> Any:
+    """``read_answers`` with the run's trailing user messages, as admission finds them."""
+    return read_answers(run_input, pending, lost, trailing_user_messages(run_input.messages))
+
 
 SHELL = InterruptRequest(reason="tool_approval", tool_call_id="call-1", tool_name="commandExecution",
                          message="Codex wants to run a command:\ntouch out.txt")
@@ -69,7 +76,7 @@ async def test_the_platforms_answer_message_answers_approvals(said: str, answer:
     book = InterruptBook()
     pending = book.open("t", SHELL)
     (question,) = card_questions([pending])
-    answers = read_answers(run_input(answer_message({question.text: said})), [pending], set())
+    answers = answers_of(run_input(answer_message({question.text: said})), [pending], set())
     assert answers.given == {pending.id: answer} and answers.answer_message_ids == {"ans"}
     card = build_card([pending], "r", lambda call: None)
     result = json.loads(card.result(answers.given, "x").content)
@@ -78,8 +85,8 @@ async def test_the_platforms_answer_message_answers_approvals(said: str, answer:
 
 async def test_the_platforms_answer_message_answers_questions_and_says_the_same_as_resume() -> None:
     pending = InterruptBook().open("t", ASKED)
-    by_card = read_answers(run_input(answer_message({"Which colour?": "Blue"})), [pending], set())
-    by_resume = read_answers(run_input(resume=[{"interruptId": pending.id, "status": "resolved",
+    by_card = answers_of(run_input(answer_message({"Which colour?": "Blue"})), [pending], set())
+    by_resume = answers_of(run_input(resume=[{"interruptId": pending.id, "status": "resolved",
                                                 "payload": {"answers": {"Which colour?": "Blue"}}}]), [pending], set())
     expected = Answer(approved=True, payload={"answers": {"Which colour?": "Blue"}})
     assert by_card.given == by_resume.given == {pending.id: expected}
@@ -91,15 +98,15 @@ async def test_an_answer_message_only_counts_when_new_and_for_an_open_card() -> 
     (question,) = card_questions([pending])
     old = [answer_message({question.text: "Approve"}, "old"), {"id": "a", "role": "assistant", "content": "ok"},
            {"id": "u", "role": "user", "content": "something else"}]
-    assert read_answers(run_input(*old), [pending], set()).given == {}  # history a client resent: not an answer
+    assert answers_of(run_input(*old), [pending], set()).given == {}  # history a client resent: not an answer
     cases = [(answer_message({"Not asked?": "Approve"}), [pending], "INVALID_ANSWER"),
              ({**answer_message({}), "content": "Approve"}, [pending], "INVALID_ANSWER"),
              (answer_message({question.text: "Approve"}), [], "NO_OPEN_QUESTION")]
     for message, open_now, code in cases:
         with pytest.raises(ResumeError) as raised:
-            read_answers(run_input(message), open_now, set())
+            answers_of(run_input(message), open_now, set())
         assert raised.value.code == code
-    lost = read_answers(run_input(answer_message({question.text: "Approve"})), [], {"int-gone"})
+    lost = answers_of(run_input(answer_message({question.text: "Approve"})), [], {"int-gone"})
     assert lost.lost == ["int-gone"] and lost.given == {}
 
 

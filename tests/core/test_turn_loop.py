@@ -13,9 +13,9 @@ from ag_ui.core import BaseEvent, RunAgentInput, RunFinishedEvent, TextMessageEn
 from ag_ui_cli_common.adapter import CliAdapter
 from ag_ui_cli_common.errors import ErrorCode, Failure
 from ambient_runner.bridges.contract import BridgeError, RunOptions, Turn
-from ambient_runner.bridges.interrupts import Answer, InterruptBook, InterruptRequest
-from ambient_runner.bridges.pauses import LiveTurn, Paused, Pauses
 from ambient_runner.bridges.turn_loop import Step, TurnHooks, run_turn
+from ambient_runner.interrupts.book import Answer, InterruptBook, InterruptRequest
+from ambient_runner.interrupts.parked import LiveTurn, Paused, Pauses
 
 Item = tuple[str, ...]
 
@@ -82,7 +82,7 @@ def kinds(events: list[BaseEvent]) -> list[str]:
 
 async def test_a_pause_ends_the_run_and_the_next_run_streams_the_same_turn_on_then_its_message() -> None:
     book = InterruptBook()
-    pauses = Pauses(lambda: book)
+    pauses = Pauses(book)
     cli = ScriptedCli(book, [[("text", "m1", "let me"), ("tool", "c1", "shell"), ("ask", "c1"),
                               ("text", "m2", "done"), ("done",)],
                              [("text", "m3", "and then"), ("done",)]])
@@ -109,7 +109,7 @@ async def test_a_pause_ends_the_run_and_the_next_run_streams_the_same_turn_on_th
 
 async def test_a_resume_without_a_message_ends_with_the_paused_turn() -> None:
     book = InterruptBook()
-    pauses = Pauses(lambda: book)
+    pauses = Pauses(book)
     cli = ScriptedCli(book, [[("ask", "c1"), ("text", "m1", "ran it"), ("done",)]])
     assert kinds(await run(cli, pauses, "go", "run-1")) == [
         "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"]  # the waiting call, from the request
@@ -122,7 +122,7 @@ async def test_a_resume_without_a_message_ends_with_the_paused_turn() -> None:
 
 async def test_a_run_error_is_the_runs_bridge_error_and_the_turn_is_closed() -> None:
     book = InterruptBook()
-    pauses = Pauses(lambda: book)
+    pauses = Pauses(book)
     cli = ScriptedCli(book, [[("text", "m1", "hm"), ("fail", "The model refused.")]])
     turn = make_turn("go", "run-1")
     seen: list[str] = []
@@ -136,7 +136,7 @@ async def test_a_run_error_is_the_runs_bridge_error_and_the_turn_is_closed() -> 
 
 async def test_a_run_closed_early_closes_its_turn() -> None:
     book = InterruptBook()
-    pauses = Pauses(lambda: book)
+    pauses = Pauses(book)
     cli = ScriptedCli(book, [[("text", "m1", "a"), ("text", "m1", "b"), ("done",)]])
     events = run_turn(make_turn("go", "run-1"), cli, pauses)
     assert isinstance(events, AsyncIterator)
@@ -147,7 +147,7 @@ async def test_a_run_closed_early_closes_its_turn() -> None:
 
 async def test_a_runner_stopping_closes_a_parked_turn_the_way_its_bridge_closes_a_turn() -> None:
     book = InterruptBook()
-    pauses = Pauses(lambda: book)
+    pauses = Pauses(book)
     cli = ScriptedCli(book, [[("text", "m1", "let me"), ("ask", "c1"), ("text", "m1", "ran it"), ("done",)]])
     first = await run(cli, pauses, "do it", "run-1")
     assert kinds(first)[-1] == "RUN_FINISHED" and pauses.parked("t") and cli.closed == []

@@ -34,7 +34,7 @@ from ag_ui_gemini_cli.acp_schema import (
 from ambient_runner.bridges.gemini_cli.acp.approvals import reply
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
 from ambient_runner.bridges.gemini_cli.acp.live import CliCommand, LiveGemini
-from ambient_runner.bridges.interrupts import Answer
+from ambient_runner.interrupts.book import Answer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini_acp"
 TYPED = {"agent_message_chunk": MessageChunk, "agent_thought_chunk": MessageChunk, "tool_call": ToolCallUpdate,

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ambient_runner.bridges.interrupts import Answer, InterruptRequest, question_request
+from ambient_runner.interrupts.book import Answer, InterruptRequest, question_request
 
 if TYPE_CHECKING:
     from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny

@@ -36,12 +36,13 @@ from ambient_runner.bridges.claude.frontend_tools import request_for as frontend
 from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
 from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
-from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import LiveTurn
 from ambient_runner.bridges.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
+from ambient_runner.interrupts.book import Answer, PendingInterrupt
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
+from ambient_runner.interrupts.parked import LiveTurn
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
@@ -75,8 +76,8 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = AnthropicScriptedServer
 
-    def __init__(self, settings: RunnerSettings) -> None:
-        super().__init__(settings)
+    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
+        super().__init__(settings, hitl)
         self._clients: dict[str, ClaudeSession] = {}  # thread -> its Claude Code process
         self._cli_path: Path | None = None
         self._mcp_status = ClaudeMcpStatus(self.mcp)
@@ -189,13 +190,13 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
 
         tool_call_id = str(getattr(context, "tool_use_id", "") or f"{tool_name}-{id(context)}")
         if is_frontend(tool_name):  # runs at once; its MCP handler then waits for the application's result
-            self._frontend_calls.note_call(thread_id, self.host.interrupts.open(
+            self._frontend_calls.note_call(thread_id, self.hitl.ask(
                 thread_id, frontend_request(tool_name, tool_input, tool_call_id)))
             return PermissionResultAllow(updated_input=tool_input)
-        request = request_for(tool_name, tool_input, tool_call_id, self.pauses.policy(thread_id))
+        request = request_for(tool_name, tool_input, tool_call_id, self.hitl.turns.policy(thread_id))
         if request is None:
             return PermissionResultAllow(updated_input=tool_input)
-        answer = await self._answer_of(thread_id, self.host.interrupts.open(thread_id, request))
+        answer = await self._answer_of(thread_id, self.hitl.ask(thread_id, request))
         if answer is None:
             return PermissionResultDeny(message="The runner stopped before anyone answered.", interrupt=True)
         if answer.stop_turn and answer.message:
@@ -273,7 +274,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
             return False
         session = self._clients[thread_id]
         running = any(t.thread_id == thread_id and t.status == "running" for t in self.host.tasks.list())
-        return session.idle and not self.pauses.parked(thread_id) and not running
+        return session.idle and not self.hitl.turns.parked(thread_id) and not running
 
     def _session(self, thread_id: str) -> ClaudeSession:
         session = self._clients.pop(thread_id, None)

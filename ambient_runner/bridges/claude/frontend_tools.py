@@ -18,7 +18,7 @@ from typing import Any
 from ag_ui.core import Tool
 
 from ambient_runner.bridges.frontend_tools import frontend_request, input_schema, result_of
-from ambient_runner.bridges.interrupts import Answer, InterruptRequest, PendingInterrupt
+from ambient_runner.interrupts.book import Answer, InterruptRequest, PendingInterrupt
 
 SERVER = "frontend"
 PREFIX = f"mcp__{SERVER}__"

@@ -21,7 +21,7 @@ from ag_ui_claude.sdk_private import buffered_messages, raw_messages
 from ag_ui_cli_common import ErrorCode, code_for_exit, how_it_ended
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.bridges.contract import BridgeError
-from ambient_runner.bridges.pauses import Paused
+from ambient_runner.interrupts.parked import Paused
 from ambient_runner.process.descendants import GroupTracker
 from ambient_runner.process.group import ProcessGroup
 from ambient_runner.process.stderr_tail import StderrTail

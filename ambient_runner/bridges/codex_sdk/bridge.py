@@ -50,8 +50,9 @@ from ambient_runner.bridges.contract import (
 )
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
-from ambient_runner.bridges.pauses import LiveTurn, PausableFeed
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
+from ambient_runner.interrupts.parked import LiveTurn, PausableFeed
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
 from ambient_runner.mcp.status import configured
@@ -106,8 +107,8 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = OpenAIResponsesServer
 
-    def __init__(self, settings: RunnerSettings) -> None:
-        super().__init__(settings)
+    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
+        super().__init__(settings, hitl)
         self.codex_home = Path(settings.state_dir)
         self.runner_home = Path(settings.runner_state_root) / ".codex-runner-home"
         self.codex_bin, self.path_dir = bundled_codex()
@@ -258,7 +259,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         return Step(events, done=live.adapter.terminal is not None)
 
     def pause_ready(self, turn: Turn, live: CodexTurn, item: Any) -> bool:
-        pending = self.host.interrupts.pending(turn.thread_id)
+        pending = self.hitl.book.pending(turn.thread_id)
         bind_mcp_calls(pending, live.adapter)
         return item is None or all(live.adapter.has_started(p.request.tool_call_id) for p in pending)
 
@@ -306,19 +307,19 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     async def _answer(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
         app = self._app
         thread_id = self._agui_thread(codex_thread_of(params))
-        request = request_for(method, params, self.pauses.policy(thread_id or ""))
+        request = request_for(method, params, self.hitl.turns.policy(thread_id or ""))
         if app is None:
             return
         if thread_id is None or request is None:
             app.respond(request_id, auto_answer(method, params))
             return
-        pending = self.host.interrupts.open(thread_id, request)
+        pending = self.hitl.ask(thread_id, request)
         feed = self._thread(thread_id).feed
         if feed is not None:
             feed.pause(pending.id)
-        answer = await self.pauses.answer(pending)
+        answer = await self.hitl.answer(pending)
         app.respond(request_id, decision(answer, method, request.arguments.get("questions") or ()))
-        self.pauses.note_refusal(thread_id, answer)
+        self.hitl.turns.note_refusal(thread_id, answer)
 
     async def _start_turn(self, app: AppServer, turn: Turn, model: str) -> Any:
         from openai_codex import CodexError, Sandbox
@@ -360,7 +361,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         # through the runner's proxy, long after that scan (~1 ms) has read the app-server's children.
         record.tools = GroupTracker(app.pgid).start() if app.pgid else None
         try:
-            ask = self.pauses.policy(turn.thread_id) == "ask"
+            ask = self.hitl.turns.policy(turn.thread_id) == "ask"
             handle = await start_turn(thread, turn_input(turn), ask=ask, cwd=place.cwd,
                                       plan=turn.options.mode == "plan", **options)
         except (CodexError, OSError) as exc:  # OSError: a broken pipe to a dead app-server

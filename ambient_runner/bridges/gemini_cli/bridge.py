@@ -57,6 +57,7 @@ from ambient_runner.bridges.gemini_cli.config import (
 from ambient_runner.bridges.gemini_cli.mcp_status import GeminiMcpStatus
 from ambient_runner.bridges.gemini_cli.session import TurnRunner, TurnSpec
 from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp.naming import from_gemini
 from ambient_runner.mcp.render import gemini_servers
 from ambient_runner.model_proxy import Upstream
@@ -88,8 +89,8 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILE_NAMES
     scripted_model = ScriptedGeminiServer
 
-    def __init__(self, settings: RunnerSettings) -> None:
-        super().__init__(settings)
+    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
+        super().__init__(settings, hitl)
         self.home = GeminiHome.for_state_dir(settings.state_dir)
         self.max_attempts = max_attempts()
         self._runner: TurnRunner | None = None
@@ -137,7 +138,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         if self._runner is None:
             self._runner = TurnRunner(self.sessions)
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
-            self._acp = AcpTurns(self.live, self.sessions, files, self.pauses, lambda: self.host.interrupts,
+            self._acp = AcpTurns(self.live, self.sessions, files, self.hitl,
                                  self.place, self._model, self._one_process_turn)
 
     def _acp_command(self) -> CliCommand:
@@ -215,7 +216,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
 
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         self.require_auth()
-        if not turn.prompt.strip() and not self.pauses.parked(turn.thread_id):  # a resume needs no message
+        if not turn.prompt.strip() and not self.hitl.turns.parked(turn.thread_id):  # a resume needs no message
             raise BridgeError("The run has no user message to send to the Gemini CLI.", code=ErrorCode.EMPTY_PROMPT)
         self._prepare()
         if find_cli() is None:
@@ -226,7 +227,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         except OSError as exc:
             raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
                               code=ErrorCode.WORKSPACE_MISSING) from exc
-        events = turn_loop.run_turn(turn, self._acp, self.pauses) if self._acp and self.transport == "acp" else (
+        events = turn_loop.run_turn(turn, self._acp, self.hitl.turns) if self._acp and self.transport == "acp" else (
             self._one_process_turn(turn))
         servers = list(self.mcp.servers)
         async with contextlib.aclosing(events):  # closed early: the turn is closed before ``aclose`` returns
@@ -247,7 +248,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         spec = TurnSpec(
             argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan",
                            attachments_dir=files[0].parent if files else None,
-                           ask=self.pauses.policy(turn.thread_id) == "ask", also=place.also,
+                           ask=self.hitl.turns.policy(turn.thread_id) == "ask", also=place.also,
                            mcp_names=self._own_mcp_servers()),
             cwd=place.cwd,
             env=self._cli_environment(),

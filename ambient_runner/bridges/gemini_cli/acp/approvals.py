@@ -17,7 +17,7 @@ from ag_ui_gemini_cli.acp_schema import (
     RequestPermissionResponse,
     SelectedOutcome,
 )
-from ambient_runner.bridges.interrupts import Answer, InterruptRequest
+from ambient_runner.interrupts.book import Answer, InterruptRequest
 
 CANCELLED = RequestPermissionResponse(outcome=CancelledOutcome())
 REFUSED_RESULT = "The person refused this call, so it did not run."

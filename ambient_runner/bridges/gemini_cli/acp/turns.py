@@ -9,7 +9,7 @@
   session stay. A turn the core closes early is cancelled the same way; if the CLI does not end it in time, the
   CLI is restarted.
 * Approvals: ``session/request_permission`` becomes an interrupt; the run ends, the turn is parked
-  (``bridges.pauses``) and the thread's next run, which brings the answer, streams the rest of it.
+  (``interrupts.parked``) and the thread's next run, which brings the answer, streams the rest of it.
 """
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
 from ambient_runner.bridges.gemini_cli.acp.feed import PromptFeed
 from ambient_runner.bridges.gemini_cli.acp.live import AcpSession, LiveGemini
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
-from ambient_runner.bridges.interrupts import Answer, InterruptBook, PendingInterrupt
-from ambient_runner.bridges.pauses import LiveTurn, Pauses
 from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
+from ambient_runner.interrupts.book import Answer, PendingInterrupt
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
+from ambient_runner.interrupts.parked import LiveTurn
 from ambient_runner.workspace.workflows import AgentPlace
 
 log = logging.getLogger(__name__)
@@ -64,14 +65,13 @@ def prompt_blocks(turn: Turn) -> list[ContentBlock]:
 class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
     """The turn hooks of ``gemini --acp`` (``fallback``: a turn through ``gemini -p --resume``)."""
 
-    def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, pauses: Pauses,
-                 book: Callable[[], InterruptBook], place: Callable[[Turn], AgentPlace],
+    def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, hitl: HumanInTheLoop,
+                 place: Callable[[Turn], AgentPlace],
                  default_model: Callable[[str | None], str], fallback: Fallback) -> None:
         self.live = live
         self.sessions = sessions
         self.files = files
-        self.pauses = pauses
-        self._book = book  # the core's (lent to the bridge after construction)
+        self.hitl = hitl
         self.place = place  # where a turn's session works (the active workflow's folder, else the workspace)
         self._cwds: dict[str, Path] = {}  # session -> the folder it works in
         self._model = default_model
@@ -81,10 +81,6 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         # thread -> the text of a prompt that was cancelled: the CLI drops it from the history, so it goes with the
         # next prompt (as the stream-json CLI does after an interrupt: the old and the new prompt in one message)
         self._cancelled: dict[str, list[ContentBlock]] = {}
-
-    @property
-    def book(self) -> InterruptBook:
-        return self._book()
 
     # ----- a turn (the loop around it: bridges.turn_loop) ------------------------------------------------------
     async def start_turn(self, turn: Turn) -> AcpTurn | AsyncGenerator[BaseEvent, None] | None:
@@ -105,7 +101,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             return self.fallback(turn)
         model = self._model(turn.options.model)
         try:
-            await self.live.set_mode(session, session_mode(self.pauses.policy(turn.thread_id),
+            await self.live.set_mode(session, session_mode(self.hitl.turns.policy(turn.thread_id),
                                                            turn.options.mode == "plan"))
             await self.live.set_model(session, model)
             connection = await self.live.connection()
@@ -208,10 +204,10 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
     def _permission(self, thread_id: str, feed: PromptFeed, request_id: RequestId | None,
                     params: RequestPermissionParams) -> bool:
         """A permission request: allowed at once unless the thread asks; else an interrupt (True: the run ends)."""
-        if self.pauses.policy(thread_id) != "ask":
+        if self.hitl.turns.policy(thread_id) != "ask":
             asyncio.ensure_future(self.live.respond(request_id, auto_reply(params)))
             return False
-        pending = self.book.open(thread_id, approval_request(params))
+        pending = self.hitl.ask(thread_id, approval_request(params))
         task = asyncio.create_task(self._answer(thread_id, feed, pending, request_id, params))
         feed.answers.add(task)
         task.add_done_callback(feed.answers.discard)
@@ -219,18 +215,18 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
 
     async def _answer(self, thread_id: str, feed: PromptFeed, pending: PendingInterrupt,
                       request_id: RequestId | None, params: RequestPermissionParams) -> None:
-        answer = await self.pauses.answer(pending)  # a stop when the runner is stopping or the turn was closed
+        answer = await self.hitl.answer(pending)  # a stop when the runner is stopping or the turn was closed
         if not answer.approved:  # the CLI says nothing more about a refused call: it is closed in the stream
             feed.put(("refused", pending.request.tool_call_id, answer.message or REFUSED_RESULT))
         await self.live.respond(request_id, reply(answer, params))
         if answer.stop_turn:
             await self._cancel(feed)
-        self.pauses.note_refusal(thread_id, answer)
+        self.hitl.turns.note_refusal(thread_id, answer)
 
     # ----- stopping ---------------------------------------------------------------------------------------------
     async def interrupt(self, thread_id: str) -> None:
         feed = self._feeds.get(thread_id)
-        self.book.refuse_all(thread_id, STOPPED, stop_turn=True)  # their replies cancel the prompt too
+        self.hitl.book.refuse_all(thread_id, STOPPED, stop_turn=True)  # their replies cancel the prompt too
         if feed is not None and feed.running:
             await self._cancel(feed)
 
@@ -252,8 +248,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         if self._feeds.get(thread_id) is feed:
             del self._feeds[thread_id]
         if feed.running:
-            for waiting in self.book.pending(thread_id):
-                self.book.resolve(thread_id, {waiting.id: Answer(approved=False, message=STOPPED, stop_turn=True)})
+            for waiting in self.hitl.book.pending(thread_id):
+                self.hitl.book.resolve(thread_id, {waiting.id: Answer(approved=False, message=STOPPED, stop_turn=True)})
             for request in list(feed.answers):
                 await asyncio.wait({request}, timeout=1.0)
             await self._cancel(feed)

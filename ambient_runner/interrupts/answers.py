@@ -4,7 +4,7 @@
 2. The same entries in ``forwardedProps.resume`` (a 1.0 client behind the platform, whose backend drops ``resume``).
 3. A ``role: "tool"`` message whose ``toolCallId`` is the paused call: its content is the answer (JSON, or words).
 4. The platform's question card answer: a new user message whose ``metadata.type`` is ``ask_user_question_response``
-   (``runs.question_card``); it answers and is no prompt for the model.
+   (``interrupts.card``); it answers and is no prompt for the model.
 
 An approval's payload is ``{approved: boolean, message?: string}``; a question's is ``{answers: {question: answer}}``
 (a bare string answers a single question). ``status: "cancelled"`` refuses.
@@ -21,9 +21,8 @@ from typing import Any
 from ag_ui.core import RunAgentInput, UserMessage
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
-from ambient_runner.runs.prompt import trailing_user_messages
-from ambient_runner.runs.question_card import ANSWER_TYPE, CardAnswerError, answers_from_card, card_questions
+from ambient_runner.interrupts.book import Answer, PendingInterrupt
+from ambient_runner.interrupts.card import ANSWER_TYPE, CardAnswerError, answers_from_card, card_questions
 
 YES = re.compile(r"^\s*(y|yes|approve|approved|allow|allowed|ok|okay|true|accept|go ahead)\s*[.!]?\s*$", re.I)
 
@@ -51,9 +50,9 @@ NO_ANSWERS = Answers({}, [])  # a run that answers nothing (a turn the runner st
 
 
 def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost: set[str],
-                 trailing: Sequence[UserMessage] | None = None) -> Answers:
+                 trailing: Sequence[UserMessage]) -> Answers:
     """The answers ``run_input`` brings to ``pending`` (and to the ``lost`` ids); ``trailing``: its new user messages
-    (``prompt.trailing_user_messages``), when the caller has them already."""
+    (the user messages after its last other message)."""
     by_id = {p.id: p for p in pending}
     by_call = {p.request.tool_call_id: p for p in pending}
     given: dict[str, Answer] = {}
@@ -87,8 +86,6 @@ def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost
         tool_messages.add(message.id)
         if target.id not in given:
             given[target.id] = _answer(target, "resolved", _content(message.content))
-    if trailing is None:
-        trailing = trailing_user_messages(run_input.messages)
     card_answers = [m for m in trailing if _answers_card(m)]
     for message in card_answers:
         if not pending and lost:  # the card of a pause a previous runner process had open

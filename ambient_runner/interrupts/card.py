@@ -24,7 +24,7 @@ from typing import Any
 from ag_ui.core import BaseEvent, ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ambient_runner.bridges.interrupts import Answer, PendingInterrupt
+from ambient_runner.interrupts.book import Answer, PendingInterrupt
 
 CARD_TOOL = "AskUserQuestion"
 ANSWER_TYPE = "ask_user_question_response"  # metadata.type of the platform's answer message

@@ -2,7 +2,7 @@
 
 A bridge whose CLI asks for a person (a tool approval, a question) opens an interrupt here and waits on its
 ``answer``; its run then ends with ``RUN_FINISHED`` outcome ``interrupt`` while the CLI stays paused on the request.
-The thread's next run answers it (``ambient_runner.runs.resume`` reads the answers), which lets the CLI go on.
+The thread's next run answers it (``ambient_runner.interrupts.answers`` reads the answers), which lets the CLI go on.
 An interrupt nobody answers within ``RUNNER_INTERRUPT_TIMEOUT`` is refused (and its CLI turn stopped).
 
 The open interrupts are also written to a small file in the state dir, so a runner that replaced a pod knows which

@@ -1,6 +1,6 @@
 """CLI turns that wait for a person, written once for every bridge.
 
-When a CLI asks for an approval or puts a question, its bridge opens an interrupt (``bridges.interrupts``) and a
+When a CLI asks for an approval or puts a question, its bridge opens an interrupt (``interrupts.book``) and a
 ``Paused`` marker joins the turn's stream. The turn loop (``turn_loop``) then ends the run (``ending``: the waiting
 tool calls, then ``RUN_FINISHED`` with the interrupts) and parks the turn: its stream and adapter, untouched, for the
 thread's next run, which takes it back (``take``) once the answer has reached the CLI and streams the rest of the
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -29,8 +28,7 @@ from ag_ui.core import (
 )
 
 from ag_ui_cli_common.adapter import CliAdapter
-from ambient_runner.bridges.contract import RunOptions, Turn
-from ambient_runner.bridges.interrupts import Answer, InterruptBook, PendingInterrupt, refusal_note
+from ambient_runner.interrupts.book import Answer, InterruptBook, refusal_note
 
 # A turn's end when it is not the run's end (a paused turn finishing before the run's new message): dropped.
 TERMINAL_EVENTS = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
@@ -71,18 +69,19 @@ class LiveTurn(Generic[StreamT, AdapterT]):
 
 
 class Pauses:
-    def __init__(self, book: Callable[[], InterruptBook]) -> None:
-        self._book = book  # the core's book (the bridge is lent it after construction)
+    def __init__(self, book: InterruptBook) -> None:
+        self._book = book
         self._parked: dict[str, tuple[LiveTurn[Any, Any], Callable[[], Awaitable[None]]]] = {}  # turn, its close
         self._policies: dict[str, str] = {}  # thread -> the approval policy its turns run under
         self._notes: dict[str, list[str]] = {}  # thread -> the person's words with refusals, for the next prompt
 
-    def adopt_policy(self, thread_id: str, options: RunOptions) -> str:
-        """The approval policy of the thread's turns from this run on: the run's own when it names one; a run
-        that goes on from a pause without naming one keeps the paused run's; else the deployment's default."""
-        if options.approval_policy_named or thread_id not in self._parked:
-            self._policies[thread_id] = options.approval_policy
-        return self._policies.get(thread_id, options.approval_policy)
+    def adopt_policy(self, thread_id: str, policy: str, *, named: bool) -> str:
+        """The approval policy of the thread's turns from this run on: the run's own ``policy`` when it ``named``
+        one; a run that goes on from a pause without naming one keeps the paused run's; else the deployment's
+        default (``policy``)."""
+        if named or thread_id not in self._parked:
+            self._policies[thread_id] = policy
+        return self._policies.get(thread_id, policy)
 
     def policy(self, thread_id: str) -> str:
         return self._policies.get(thread_id, "auto")
@@ -93,23 +92,16 @@ class Pauses:
         if note:
             self._notes.setdefault(thread_id, []).append(note)
 
-    def follows(self, turn: Turn) -> bool:
-        """Whether a CLI turn follows the thread's paused one in this run (the run's message, or a refusal's
-        words): the paused turn's end is then not the run's."""
-        return bool(turn.prompt.strip() or self._notes.get(turn.thread_id))
+    def follows(self, thread_id: str, prompt: str) -> bool:
+        """Whether a CLI turn follows the thread's paused one in this run (the run's message ``prompt``, or a
+        refusal's words): the paused turn's end is then not the run's."""
+        return bool(prompt.strip() or self._notes.get(thread_id))
 
-    def following(self, turn: Turn, end: TurnEnd) -> Turn | None:
-        """Once the paused turn has gone on: the next CLI turn, the person's words with refusals first, then the
-        run's new message; None when nothing follows (the turn paused again, or no message)."""
-        prompt = "\n\n".join([*self._notes.pop(turn.thread_id, []), turn.prompt]).strip()
-        return None if end.paused or not prompt else dataclasses.replace(turn, prompt=prompt)
-
-    async def answer(self, pending: PendingInterrupt) -> Answer:
-        """The person's answer to a CLI's request (the turn stops when the runner stops before one comes)."""
-        try:
-            return await pending.answer
-        except asyncio.CancelledError:  # the book was closed: the runner is stopping
-            return Answer(approved=False, stop_turn=True)
+    def following(self, thread_id: str, prompt: str, end: TurnEnd) -> str | None:
+        """Once the paused turn has gone on: the next CLI turn's prompt, the person's words with refusals first,
+        then the run's new message ``prompt``; None when nothing follows (the turn paused again, or no message)."""
+        text = "\n\n".join([*self._notes.pop(thread_id, []), prompt]).strip()
+        return None if end.paused or not text else text
 
     def park(self, thread_id: str, turn: LiveTurn[Any, Any],
              close: Callable[[], Awaitable[None]] | None = None) -> None:
@@ -132,7 +124,7 @@ class Pauses:
         itself), then ``RUN_FINISHED`` with the thread's open interrupts, or, when it waits only for the
         application's frontend tools, outcome ``success`` naming them in ``pendingToolCallIds``. Nothing when they
         were answered before the run could end (the turn goes on in the next run)."""
-        pending = self._book().pending(thread_id)
+        pending = self._book.pending(thread_id)
         events: list[BaseEvent] = []
         for waiting in pending:
             call = waiting.request
