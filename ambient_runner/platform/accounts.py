@@ -8,12 +8,12 @@ runner only passes on (Google's token, Gerrit's fields) stays the JSON value it 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, ValidationError
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return str(value or "")
 
 

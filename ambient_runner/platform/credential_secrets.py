@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 SECRET_FIELDS = ("token", "apiToken", "accessToken", "refreshToken", "apiKey", "httpToken")
 KUBE_SECRET_LINE = re.compile(r"^\s*(?:token|client-key-data|client-certificate-data|password|id-token|"
@@ -13,7 +12,7 @@ KUBE_SECRET_LINE = re.compile(r"^\s*(?:token|client-key-data|client-certificate-
 MIN_SECRET = 6
 
 
-def _secret_values(data: Any) -> list[str]:
+def _secret_values(data: object) -> list[str]:
     if isinstance(data, list):
         return [s for item in data for s in _secret_values(item)]
     if not isinstance(data, dict):
@@ -28,7 +27,7 @@ def _secret_values(data: Any) -> list[str]:
     return [s for s in found if len(s) >= MIN_SECRET]
 
 
-def secrets_of(values: Mapping[str, Any]) -> list[str]:
+def secrets_of(values: Mapping[str, object]) -> list[str]:
     """Every credential value in a fetch's answers (redacted from then on, wherever it would show)."""
     found: list[str] = []
     for kind, data in values.items():

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import httpx
+
+from ag_ui_cli_common.json_types import JsonObject
 
 if TYPE_CHECKING:
     from ambient_runner.tracing.tracer import RunTracer
@@ -18,7 +21,7 @@ TIMEOUT = 10.0
 
 
 async def record_feedback(tracer: RunTracer, trace_id: str, positive: bool, *, comment: str = "",
-                          user: str = "", metadata: dict[str, Any] | None = None) -> bool:
+                          user: str = "", metadata: Mapping[str, object] | None = None) -> bool:
     """``trace_id``: the 32-hex OpenTelemetry id the run's ``langfuse_trace`` event carried."""
     await asyncio.to_thread(tracer.provider.force_flush, int(TIMEOUT * 1000))  # MLflow wants the trace first
     recorded = False
@@ -26,7 +29,7 @@ async def record_feedback(tracer: RunTracer, trace_id: str, positive: bool, *, c
         for destination in tracer.destinations:
             try:
                 if destination.name == "mlflow":
-                    assessment: dict[str, Any] = {
+                    assessment: JsonObject = {
                         "assessment_name": FEEDBACK_NAME, "trace_id": f"tr-{trace_id}",
                         "source": {"source_type": "HUMAN", "source_id": user or "ambient-user"},
                         "feedback": {"value": positive}, "metadata": {k: str(v) for k, v in (metadata or {}).items()}}

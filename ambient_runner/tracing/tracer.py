@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
@@ -239,7 +238,7 @@ class RunTracer:
             span.set_status(Status(StatusCode.ERROR, self._redactor(error)))
         span.end()
 
-    def _usage(self, span: Span, usage: Any) -> None:
+    def _usage(self, span: Span, usage: Iterable[object] | None) -> None:
         for entry in usage or ():
             for attribute, name in (("gen_ai.usage.input_tokens", "input_tokens"),
                                     ("gen_ai.usage.output_tokens", "output_tokens")):
