@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Hashable
-from typing import Any
 
 from ag_ui.core import BaseEvent, RawEvent, RunFinishedEvent, TokenUsage
 
 from ag_ui_cli_common import CliAdapter, ErrorCode, Failure
+from ag_ui_cli_common.json_types import JsonObject, JsonValue
 from ag_ui_gemini_cli.acp_schema import (
     JsonRpcError,
     MessageChunk,
@@ -106,7 +106,7 @@ def _texts(content: list[ToolCallContent] | None) -> list[str]:
     return texts
 
 
-def tool_arguments(call: ToolCall) -> dict[str, Any]:
+def tool_arguments(call: ToolCall) -> JsonObject:
     """What ACP shows of a call's input: the command, the diff, the MCP arguments, or the title."""
     title = call.title or ""
     content = call.content or []
@@ -117,7 +117,7 @@ def tool_arguments(call: ToolCall) -> dict[str, Any]:
         return {"path": diffs[0].path, "oldText": diffs[0].old_text, "newText": diffs[0].new_text}
     for text in _texts(content):
         try:
-            parsed = json.loads(text)
+            parsed: JsonValue = json.loads(text)
         except ValueError:
             continue
         if isinstance(parsed, dict):

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable
 from datetime import datetime
-from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, RawEvent, RunFinishedEvent
 
@@ -28,6 +28,7 @@ from ag_ui_cli_common.errors import Failure
 from ag_ui_gemini_cli.errors import AGENT, describe_error, describe_exit
 from ag_ui_gemini_cli.events import (
     ErrorLine,
+    GeminiLine,
     InitLine,
     MessageLine,
     ResultLine,
@@ -80,11 +81,11 @@ class GeminiCliAdapter(CliAdapter[str]):
         }
 
     # ----- the transform loop's Gemini parts -------------------------------------------------------------
-    def parse(self, native: str) -> tuple[type, Any] | None:
+    def parse(self, native: str) -> tuple[type, GeminiLine | UnparsedLine] | None:
         parsed = parse_line(native)
         return None if parsed is None else (type(parsed), parsed)
 
-    def on_malformed(self, kind: Any, payload: Any) -> list[BaseEvent]:
+    def on_malformed(self, kind: Hashable, payload: GeminiLine) -> list[BaseEvent]:
         return [self.raw(payload.model_dump(mode="json"), reason="invalid")]
 
     def exit_failure(self, exit_code: int | None) -> Failure:

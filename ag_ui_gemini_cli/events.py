@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ag_ui_cli_common.json_types import JsonObject, JsonValue
 
 
 class _Line(BaseModel):
@@ -37,7 +39,7 @@ class ToolUseLine(_Line):
     type: Literal["tool_use"]
     tool_name: str
     tool_id: str
-    parameters: dict[str, Any] = Field(default_factory=dict)
+    parameters: JsonObject = Field(default_factory=dict)
 
 
 class ErrorInfo(BaseModel):
@@ -102,7 +104,7 @@ class UnparsedLine:
     """A line the adapter could not type: ``reason`` is not_json, not_object, unknown_type or invalid."""
 
     reason: str
-    raw: Any
+    raw: JsonValue  # the line's text, or what it decoded to
     detail: str = ""
 
 
