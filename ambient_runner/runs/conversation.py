@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection
-from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
     EventType,
+    Message,
     MessagesSnapshotEvent,
     RawEvent,
     ReasoningMessageContentEvent,
@@ -39,6 +39,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from ag_ui_cli_common.json_types import JsonObject, JsonValue, iterable_or_empty, object_or_empty
 from ambient_runner.stream.encoding import Redactor
 from ambient_runner.stream.guard import HOLDER_SOURCE
 
@@ -49,24 +50,24 @@ CUT_NOTE = "\n[... {n} characters cut from this snapshot; the full text was stre
 
 class Conversation:
     def __init__(self) -> None:
-        self._messages: list[dict[str, Any]] = []
-        self._by_id: dict[str, dict[str, Any]] = {}
+        self._messages: list[JsonObject] = []
+        self._by_id: dict[str, JsonObject] = {}
         # Streamed messages not joined yet: text and reasoning until their end (with content), tool-call holders until
         # the end of a call they hold. A tool call may be held by one of them.
-        self._opening: dict[str, dict[str, Any]] = {}
-        self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> its entry in an assistant message
+        self._opening: dict[str, JsonObject] = {}
+        self._calls: dict[str, JsonObject] = {}  # toolCallId -> its entry in an assistant message
         self._holders: dict[str, str] = {}  # toolCallId (not ended yet) -> the id of the message that will hold it
         # Streamed pieces, joined when a snapshot is taken (a run can stream 100,000 deltas into one message).
         self._text: dict[str, list[str]] = {}  # messageId -> content deltas
         self._args: dict[str, list[str]] = {}  # toolCallId -> argument deltas
         # A sub-agent's calls that have no result yet: shown (marked with their subagentRunId) only in the snapshots
         # around a pause, so a client joining a resumed run knows the call whose result follows.
-        self._subagent_calls: dict[str, tuple[dict[str, Any], str]] = {}  # toolCallId -> (call, subagentRunId)
+        self._subagent_calls: dict[str, tuple[JsonObject, str]] = {}  # toolCallId -> (call, subagentRunId)
         # Each joined message (by its position) as the last snapshot validated it, with its JSON size, and its wire
         # JSON as the last snapshot wrote and redacted it, until it changes (``_touch``): a snapshot validates,
         # measures, writes and redacts only what is new or changed, not the whole thread again (500 turns: ~20x).
         self._position: dict[str, int] = {}
-        self._models: list[Any] = []
+        self._models: list[Message | None] = []  # None: not validated yet
         self._sizes: list[int] = []
         self._size = 0  # the sum of ``_sizes``
         self._changed: set[int] = set()  # positions to validate (and write) again
@@ -84,11 +85,12 @@ class Conversation:
         for message in run_input.messages:
             if message.id in self._by_id or message.id in skip:
                 continue
-            data = message.model_dump(mode="json", by_alias=True, exclude_none=True)
+            data: JsonObject = message.model_dump(mode="json", by_alias=True, exclude_none=True)
             self._append(data)
-            for call in data.get("toolCalls") or ():
-                self._calls[call["id"]] = call
-                self._owners[call["id"]] = data["id"]
+            for item in iterable_or_empty(data.get("toolCalls")):
+                call = object_or_empty(item)
+                self._calls[_id(call)] = call
+                self._owners[_id(call)] = _id(data)
 
     def message_ids(self) -> Collection[str]:
         return self._by_id.keys()
@@ -126,13 +128,13 @@ class Conversation:
             holder = self._holders.pop(event.tool_call_id, None)
             owner = self._by_id.get(holder or "") or self._opening.get(holder or "")
             if owner is not None:
-                owner.setdefault("toolCalls", []).append(self._calls[event.tool_call_id])
-                self._touch(owner["id"])
+                _tool_calls(owner).append(self._calls[event.tool_call_id])
+                self._touch(_id(owner))
                 if holder in self._opening and owner["role"] == "assistant":
                     self._join(holder)
         elif isinstance(event, ToolCallResultEvent):
             if event.message_id not in self._by_id:
-                self._append({"id": event.message_id, "role": "tool", "content": event.content,
+                self._append({"id": event.message_id, "role": "tool", "content": _result_content(event),
                               "toolCallId": event.tool_call_id})
         elif isinstance(event, RawEvent) and event.source == HOLDER_SOURCE:  # the page has the holder from here on
             holder = str(event.event.get("id", "")) if isinstance(event.event, dict) else ""
@@ -154,7 +156,8 @@ class Conversation:
         for position in self._unredacted:
             raw = self._raw[position]
             if raw is None:
-                raw = self._raw[position] = self._models[position].model_dump_json(by_alias=True, exclude_none=True)
+                model = _known(self._models[position])
+                raw = self._raw[position] = model.model_dump_json(by_alias=True, exclude_none=True)
             part = self._parts[position] = redactor.item(raw)
             if part is None:
                 self._whole_only.add(position)
@@ -176,18 +179,18 @@ class Conversation:
         if self._too_big(extra):
             return self._cut_to_fit(extra)
         return MessagesSnapshotEvent.model_construct(  # every message validated (now or when it last changed)
-            type=EventType.MESSAGES_SNAPSHOT, messages=[*self._models, *extra_models])
+            type=EventType.MESSAGES_SNAPSHOT, messages=[*map(_known, self._models), *extra_models])
 
-    def _cut_to_fit(self, extra: list[dict[str, Any]], redact: Callable[[str], str] = str) -> MessagesSnapshotEvent:
+    def _cut_to_fit(self, extra: list[JsonObject], redact: Callable[[str], str] = str) -> MessagesSnapshotEvent:
         """The snapshot of copies of the messages, the longest contents cut until it fits ``SNAPSHOT_LIMIT``."""
         messages = [*(self._settled(m) for m in self._messages), *extra]
         return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT,
                                                      "messages": _bounded(messages, redact)})
 
-    def _extra(self, waiting: bool) -> list[dict[str, Any]]:
+    def _extra(self, waiting: bool) -> list[JsonObject]:
         """What a run's end commits on the page without an end event (text and reasoning with content so far) and,
         at a pause, the sub-agents' calls that wait for their result (forgotten otherwise)."""
-        extra = [self._settled(m) for m in self._opening.values() if self._text.get(m["id"])]
+        extra = [self._settled(m) for m in self._opening.values() if self._text.get(_id(m))]
         if waiting:
             extra += [{"id": f"{call['id']}-call", "role": "assistant", "subagentRunId": run,
                        "toolCalls": [self._settled_call(call)]}
@@ -196,7 +199,7 @@ class Conversation:
             self._subagent_calls.clear()
         return extra
 
-    def _validate(self, extra: list[dict[str, Any]]) -> list[Any]:
+    def _validate(self, extra: list[JsonObject]) -> list[Message]:
         """Validate the changed messages (kept, with their sizes) and ``extra``; ``extra``'s models."""
         changed = sorted(self._changed)
         settled = [self._settled(self._messages[p]) for p in changed]
@@ -212,14 +215,14 @@ class Conversation:
         self._changed.clear()
         return models[len(settled):]
 
-    def _too_big(self, extra: list[dict[str, Any]]) -> bool:
+    def _too_big(self, extra: list[JsonObject]) -> bool:
         """Whether the snapshot's messages exceed ``SNAPSHOT_LIMIT`` (json.dumps' size of their list)."""
         count = len(self._messages) + len(extra)
         return self._size + sum(_size(m) for m in extra) + 2 * max(count - 1, 0) + 2 > SNAPSHOT_LIMIT
 
     def _feed_subagent(self, event: BaseEvent, run: str) -> None:
         if isinstance(event, ToolCallStartEvent):
-            call: dict[str, Any] = {"id": event.tool_call_id, "type": "function",
+            call: JsonObject = {"id": event.tool_call_id, "type": "function",
                                     "function": {"name": event.tool_call_name, "arguments": ""}}
             self._subagent_calls[event.tool_call_id] = (call, run)
         elif isinstance(event, ToolCallArgsEvent) and event.tool_call_id in self._subagent_calls:
@@ -228,24 +231,26 @@ class Conversation:
             self._subagent_calls.pop(event.tool_call_id, None)
 
     # ----- helpers -----------------------------------------------------------------------------------------
-    def _settled(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _settled(self, message: JsonObject) -> JsonObject:
         """A copy of ``message`` with its streamed pieces joined (the copy is what the bound may cut)."""
         copy = dict(message)
-        pieces = self._text.get(message["id"])
+        pieces = self._text.get(_id(message))
         if pieces:
             joined = "".join(pieces)
-            self._text[message["id"]] = [joined]
-            copy["content"] = (message.get("content") or "") + joined
+            self._text[_id(message)] = [joined]
+            copy["content"] = _string(message.get("content") or "") + joined
         if "toolCalls" in message:
-            copy["toolCalls"] = [self._settled_call(call) for call in message["toolCalls"]]
+            copy["toolCalls"] = [self._settled_call(object_or_empty(call))
+                                 for call in iterable_or_empty(message["toolCalls"])]
         return copy
 
-    def _settled_call(self, call: dict[str, Any]) -> dict[str, Any]:
-        pieces = self._args.get(call["id"])
+    def _settled_call(self, call: JsonObject) -> JsonObject:
+        pieces = self._args.get(_id(call))
         if pieces:
-            self._args[call["id"]] = ["".join(pieces)]
-        arguments = call["function"]["arguments"] + "".join(pieces or ())
-        return dict(call, function=dict(call["function"], arguments=arguments))
+            self._args[_id(call)] = ["".join(pieces)]
+        function = object_or_empty(call["function"])
+        arguments = _string(function["arguments"]) + "".join(pieces or ())
+        return {**call, "function": {**function, "arguments": arguments}}
 
     def _touch(self, message_id: str) -> None:
         """``message_id`` changed: the next snapshot validates (and writes) it again."""
@@ -253,17 +258,17 @@ class Conversation:
         if position is not None:
             self._changed.add(position)
 
-    def _append(self, message: dict[str, Any]) -> None:
-        self._position[message["id"]] = len(self._messages)
+    def _append(self, message: JsonObject) -> None:
+        self._position[_id(message)] = len(self._messages)
         self._changed.add(len(self._messages))
         self._messages.append(message)
-        self._by_id[message["id"]] = message
+        self._by_id[_id(message)] = message
         self._models.append(None)
         self._sizes.append(0)
         self._raw.append(None)
         self._parts.append(None)
 
-    def _open(self, message_id: str, role: str) -> dict[str, Any]:
+    def _open(self, message_id: str, role: str) -> JsonObject:
         """A streamed message that joins the conversation later (``_join``); the one already there, if any."""
         message = self._by_id.get(message_id) or self._opening.get(message_id)
         if message is None:
@@ -277,7 +282,7 @@ class Conversation:
 
     def _last_assistant_id(self) -> str | None:
         last = self._messages[-1] if self._messages else None
-        return last["id"] if last is not None and last["role"] == "assistant" else None
+        return _id(last) if last is not None and last["role"] == "assistant" else None
 
 
 def _wire(event: MessagesSnapshotEvent) -> str:
@@ -287,49 +292,50 @@ def _wire(event: MessagesSnapshotEvent) -> str:
 _EMPTY = _wire(MessagesSnapshotEvent(type=EventType.MESSAGES_SNAPSHOT, messages=[]))
 
 
-def _validated(messages: list[dict[str, Any]]) -> list[Any]:
+def _validated(messages: list[JsonObject]) -> list[Message]:
     """The ag-ui message models of ``messages`` (validated as a snapshot validates them)."""
     return MessagesSnapshotEvent.model_validate({"type": EventType.MESSAGES_SNAPSHOT, "messages": messages}).messages
 
 
-def _size(message: dict[str, Any]) -> int:
+def _size(message: JsonObject) -> int:
     return len(json.dumps(message, ensure_ascii=False).encode())
 
 
-def _bounded(messages: list[dict[str, Any]], redact: Callable[[str], str] = str) -> list[dict[str, Any]]:
+def _bounded(messages: list[JsonObject], redact: Callable[[str], str] = str) -> list[JsonObject]:
     """Cut the longest contents until the snapshot fits ``SNAPSHOT_LIMIT``: tool results first, then the media
     parts of user messages (each replaced by a text part saying what it was), then any other text."""
     size = len(json.dumps(messages, ensure_ascii=False).encode())
     if size <= SNAPSHOT_LIMIT:
         return messages
     fields = [(m, "content") for m in messages if isinstance(m.get("content"), str)]
-    fields += [(c["function"], "arguments") for m in messages for c in m.get("toolCalls") or ()]
+    fields += [(object_or_empty(object_or_empty(c)["function"]), "arguments")
+               for m in messages for c in iterable_or_empty(m.get("toolCalls"))]
     tool_results = [f for f in fields if f[0].get("role") == "tool"]
     others = [f for f in fields if f[0].get("role") != "tool"]
-    for holder, key in sorted(tool_results, key=lambda f: -len(f[0][f[1]])):
+    for holder, key in sorted(tool_results, key=lambda f: -len(_string(f[0][f[1]]))):
         size = _cut(holder, key, size, redact)
         if size <= SNAPSHOT_LIMIT:
             return messages
-    for parts, index in sorted(_media_parts(messages), key=lambda p: -len(p[0][p[1]]["source"]["value"])):
-        part = parts[index]
-        value = str(part["source"]["value"])
+    for parts, index, part, source in sorted(_media_parts(messages), key=lambda p: -len(_string(p[3]["value"]))):
+        value = str(source["value"])
         decoded = len(value) * 3 // 4 - value[-2:].count("=")
-        note = {"type": "text", "text": f"[{part['source'].get('mimeType', part['type'])} {part['type']} of "
-                                        f"{decoded} bytes left out of this snapshot; it was sent with its run]"}
+        kind = source.get("mimeType", part["type"])
+        note: JsonObject = {"type": "text", "text": f"[{kind} {part['type']} of {decoded} bytes left out of this "
+                                                    f"snapshot; it was sent with its run]"}
         size -= len(json.dumps(part).encode()) - len(json.dumps(note).encode())
         parts[index] = note
         if size <= SNAPSHOT_LIMIT:
             return messages
-    for holder, key in sorted(others, key=lambda f: -len(f[0][f[1]])):
+    for holder, key in sorted(others, key=lambda f: -len(_string(f[0][f[1]]))):
         size = _cut(holder, key, size, redact)
         if size <= SNAPSHOT_LIMIT:
             break
     return messages
 
 
-def _cut(holder: dict[str, Any], key: str, size: int, redact: Callable[[str], str] = str) -> int:
+def _cut(holder: JsonObject, key: str, size: int, redact: Callable[[str], str] = str) -> int:
     """``holder[key]`` cut to ``CUT_TO`` characters, redacted first: a secret across the cut would keep its start."""
-    text = holder[key]
+    text = _string(holder[key])
     if len(text) <= CUT_TO:
         return size
     clean = redact(text)
@@ -338,9 +344,9 @@ def _cut(holder: dict[str, Any], key: str, size: int, redact: Callable[[str], st
     return size - (len(text.encode()) - len(cut.encode()))
 
 
-def _media_parts(messages: list[dict[str, Any]]) -> list[tuple[list[dict[str, Any]], int]]:
-    """(content list, index) of every inline media part longer than ``CUT_TO``."""
-    found = []
+def _media_parts(messages: list[JsonObject]) -> list[tuple[list[JsonValue], int, JsonObject, JsonObject]]:
+    """(content list, index, the part, its source) of every inline media part longer than ``CUT_TO``."""
+    found: list[tuple[list[JsonValue], int, JsonObject, JsonObject]] = []
     for message in messages:
         content = message.get("content")
         if not isinstance(content, list):
@@ -348,5 +354,40 @@ def _media_parts(messages: list[dict[str, Any]]) -> list[tuple[list[dict[str, An
         for index, part in enumerate(content):
             source = part.get("source") if isinstance(part, dict) else None
             if isinstance(source, dict) and source.get("type") == "data" and len(str(source.get("value"))) > CUT_TO:
-                found.append((content, index))
+                found.append((content, index, object_or_empty(part), source))
     return found
+
+
+def _id(message: JsonObject) -> str:
+    """A message's (or a tool call's) ``id``: a string wherever it comes from (a validated model, a stream's id)."""
+    return _string(message["id"])
+
+
+def _string(value: JsonValue) -> str:
+    """A member that is a string, as the untyped reads used it; anything else raises TypeError, as ``+`` and ``len``
+    on it did (where they failed)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a JSON string, got {type(value).__name__}")
+    return value
+
+
+def _tool_calls(message: JsonObject) -> list[JsonValue]:
+    """``message.setdefault("toolCalls", [])``: the list a held call joins."""
+    calls = message.setdefault("toolCalls", [])
+    if not isinstance(calls, list):
+        raise TypeError(f"expected a list of tool calls, got {type(calls).__name__}")
+    return calls
+
+
+def _known(model: Message | None) -> Message:
+    """A joined message's model, validated by the snapshot that follows its join (``_validate``)."""
+    if model is None:
+        raise ValueError("a message not validated yet")
+    return model
+
+
+def _result_content(event: ToolCallResultEvent) -> JsonValue:
+    """A tool result's content as JSON: its text, or its parts as the wire writes them."""
+    if isinstance(event.content, str):
+        return event.content
+    return [part.model_dump(mode="json", by_alias=True, exclude_none=True) for part in event.content]
