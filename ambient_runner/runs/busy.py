@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
@@ -28,6 +27,7 @@ from ag_ui.core import (
 )
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
+from ag_ui_cli_common.json_types import JsonValue
 
 ACCEPTED = "ambient:message_accepted"
 STEERED_INTO = "ambient:message_steered"  # in the live run: a message reached its turn
@@ -53,12 +53,12 @@ def modes(can_steer: bool) -> list[WhenBusy]:
     return [WhenBusy.STEER, WhenBusy.QUEUE, WhenBusy.REJECT] if can_steer else [WhenBusy.QUEUE, WhenBusy.REJECT]
 
 
-def when_busy(forwarded_props: Mapping[str, Any] | None, can_steer: bool) -> WhenBusy:
+def when_busy(forwarded_props: Mapping[str, object] | None, can_steer: bool) -> WhenBusy:
     """The run's ``whenBusy``; absent means the runner's default, ``steer`` where the runner cannot is ``queue``."""
     raw = (forwarded_props or {}).get("whenBusy")
     if raw is None:
         return modes(can_steer)[0]
-    if raw not in [m.value for m in WhenBusy]:
+    if not isinstance(raw, str) or raw not in [m.value for m in WhenBusy]:  # a string of JSON, or no mode
         raise WhenBusyError(f"whenBusy must be one of {', '.join(m.value for m in WhenBusy)}, got {str(raw)[:40]!r}",
                             option="whenBusy")
     if raw == WhenBusy.STEER and not can_steer:  # this runner's CLI takes no input mid-turn: the message waits
@@ -72,7 +72,7 @@ def message_id(run_input: RunAgentInput) -> str:
     return users[-1] if users else (run_input.messages[-1].id if run_input.messages else "")
 
 
-def accepted(run_input: RunAgentInput, mode: str, **details: Any) -> list[BaseEvent]:
+def accepted(run_input: RunAgentInput, mode: str, **details: JsonValue) -> list[BaseEvent]:
     """The head of a busy POST's own run: ``RUN_STARTED`` and the accepted event."""
     return [RunStartedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id, protocol_version=PROTOCOL_VERSION),
             CustomEvent(name=ACCEPTED, value={"messageId": message_id(run_input), "mode": mode, **details})]

@@ -9,7 +9,6 @@ import re
 from collections.abc import Callable, Iterable
 from enum import Enum
 from json.encoder import encode_basestring
-from typing import Any
 
 from ag_ui.core import BaseEvent
 from pydantic import BaseModel
@@ -155,7 +154,7 @@ log = logging.getLogger(__name__)
 _string: Callable[[str], str] = encode_basestring  # a JSON string literal, as pydantic writes it (C when built)
 _MAX_DEPTH = 32
 _wire_keys: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
-_enum_json: dict[type, dict[Any, str]] = {}  # per enum class whose values are all strings: each member's JSON
+_enum_json: dict[type, dict[object, str]] = {}  # per enum class whose values are all strings: each member's JSON
 # Event classes whose direct JSON was compared with pydantic's on their first event: True, the same; False, not
 # (a dependency changed how it writes them): pydantic writes those from then on.
 _agrees: dict[type[BaseModel], bool] = {}

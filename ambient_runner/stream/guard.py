@@ -80,7 +80,7 @@ class StreamGuard:
         self._reasoning_messages: dict[str, None] = {}  # the open messages of those blocks (same ids)
         self._steps: dict[str, None] = {}
         self._subagents = SubagentSegments(ids.suspended)
-        self._attribution: dict[str, dict[str, Any]] = {}  # open id -> what its opening event was marked with
+        self._attribution: dict[str, dict[str, object]] = {}  # open id -> what its opening event was marked with
         self._call_owner: dict[str, str] = {}  # tool call (wire id) -> the sub-agent that made it
         # Where the platform's page puts a tool call (see _holder_of): the texts it has committed, and the message
         # that holds the next call that names no committed text.
@@ -140,7 +140,7 @@ class StreamGuard:
         if marks:
             self._attribution[wire_id] = marks
 
-    def _marks(self, wire_id: str) -> dict[str, Any]:
+    def _marks(self, wire_id: str) -> dict[str, object]:
         return self._attribution.get(wire_id, {})
 
     def close_messages(self) -> list[BaseEvent]:
@@ -389,7 +389,7 @@ class StreamGuard:
                          source="ambient-runner/chunk")]
 
 
-def _marks_of(event: BaseEvent) -> dict[str, Any]:
+def _marks_of(event: BaseEvent) -> dict[str, object]:
     """What attributes ``event`` to a sub-agent or a parent call: kept on the events written for it."""
     return {k: v for k in ("subagent_run_id", "metadata") if (v := getattr(event, k, None)) is not None}
 
@@ -401,7 +401,7 @@ def _with_id(event: BaseEvent, field: str, wire_id: str) -> BaseEvent:
     return event.model_copy(update={field: wire_id})
 
 
-def _blank(content: Any) -> bool:
+def _blank(content: object) -> bool:
     """A result the platform's page takes for none (tool-message.tsx ``hasActualResult``)."""
     return not isinstance(content, str) or content.strip() in ("", '""', "''")
 
