@@ -32,7 +32,6 @@ import shlex
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from ambient_runner.platform.accounts import (
@@ -132,7 +131,7 @@ class CredentialStore:
         self._write(self.root / "bash_env", bash_env_script(self.helper, self.root / "exports.sh"))
         self._write(self.root / "claude_env", claude_env_script(self.root / "bash_env"))
 
-    def deliver(self, values: Mapping[str, Any]) -> None:
+    def deliver(self, values: Mapping[str, object]) -> None:
         """Replace every account with those of ``values`` (kind -> the backend's answer)."""
         self._fresh_layout()
         exported: dict[str, str] = {}
@@ -230,7 +229,7 @@ class CredentialStore:
         cookies_file = self.root / "gerrit" / ".gitcookies"
         hosts, cookies = [], []
         for instance in gerrit_instances(data):
-            entry: dict[str, Any] = {"name": instance.instance_name, "external_url": instance.url}
+            entry: dict[str, object] = {"name": instance.instance_name, "external_url": instance.url}
             if instance.auth_method == "http_basic":
                 entry["authentication"] = {"type": "http_basic", "username": instance.username,
                                            "auth_token": instance.http_token}
@@ -282,7 +281,7 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _yaml(data: Mapping[str, Any], indent: int = 0) -> str:
+def _yaml(data: Mapping[str, object], indent: int = 0) -> str:
     """A small YAML mapping (strings quoted as JSON, which YAML reads as double-quoted scalars)."""
     lines = []
     for key, value in data.items():

@@ -25,11 +25,11 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
 
+from ag_ui_cli_common.json_types import JsonValue
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.platform.first_turn import read_bot_token
 from ambient_runner.settings import RunnerSettings
@@ -54,7 +54,7 @@ class CredentialWarning:
 class Fetched:
     """What one run's fetch brought: each provider's answer (``None``: not connected) and the warnings."""
 
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, JsonValue] = field(default_factory=dict)
     warnings: list[CredentialWarning] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)  # providers whose fetch failed (their previous value is dropped)
 
@@ -142,7 +142,7 @@ class CredentialSource:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
         for kind, task in tasks.items():
-            value: Any
+            value: JsonValue
             problem: str | None
             if task in pending:
                 value, problem = None, "timeout"
@@ -156,7 +156,7 @@ class CredentialSource:
                 fetched.values[kind] = value
         return fetched
 
-    async def _one(self, client: httpx.AsyncClient, kind: str, caller: Caller) -> tuple[Any, str | None]:
+    async def _one(self, client: httpx.AsyncClient, kind: str, caller: Caller) -> tuple[JsonValue, str | None]:
         url = self.url(kind)
         try:
             response = await client.get(url, headers=self._headers(caller))

@@ -27,8 +27,8 @@ import logging
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ag_ui_cli_common.json_types import JsonObject, JsonValue
 from ambient_runner.mcp.config import REFERENCE, McpConfigError, parse_mcp_config
 from ambient_runner.platform.credential_store import account_variable
 
@@ -133,14 +133,14 @@ def _vertex(environ: Mapping[str, str], runner: str, out: PlatformEnv) -> None:
 
 
 def _mcp(environ: Mapping[str, str], out: PlatformEnv) -> None:
-    servers: dict[str, Any] = {}
+    servers: JsonObject = {}
     disabled: list[str] = []
     for source in MCP_SOURCES:
-        spec = _mcp_spec(environ, source, out)
-        for name, server in spec.get("custom", {}).items():
+        custom, names = _mcp_spec(environ, source, out)
+        for name, server in custom.items():
             if _usable_server(source, name, server, environ, out):
                 servers[name] = server
-        disabled += [n for n in spec.get("disabled", []) if n not in disabled]
+        disabled += [n for n in names if n not in disabled]
     if servers:
         try:
             own = json.loads(environ.get("MCP_SERVERS_JSON", "").strip() or "{}")
@@ -154,24 +154,26 @@ def _mcp(environ: Mapping[str, str], out: PlatformEnv) -> None:
         out.values["MCP_DISABLED_SERVERS"] = ",".join(dict.fromkeys([*present, *disabled]))
 
 
-def _mcp_spec(environ: Mapping[str, str], source: str, out: PlatformEnv) -> dict[str, Any]:
+def _mcp_spec(environ: Mapping[str, str], source: str, out: PlatformEnv) -> tuple[JsonObject, list[str]]:
+    """A source's ``custom`` servers (name -> server) and ``disabled`` names; none when it is unset or not that."""
     raw = environ.get(source, "").strip()
     if not raw:
-        return {}
+        return {}, []
     try:
-        spec = json.loads(raw)
+        spec: JsonValue = json.loads(raw)
     except ValueError as exc:
         out.warnings.append(f"{source} is not valid JSON ({exc}); its MCP servers are left out")
-        return {}
-    if not isinstance(spec, dict) or not isinstance(spec.get("custom", {}), dict) or not isinstance(
-            spec.get("disabled", []), list) or not all(isinstance(n, str) for n in spec.get("disabled", [])):
+        return {}, []
+    custom = spec.get("custom", {}) if isinstance(spec, dict) else None
+    disabled = spec.get("disabled", []) if isinstance(spec, dict) else None
+    if not isinstance(custom, dict) or not isinstance(disabled, list) or not all(isinstance(n, str) for n in disabled):
         out.warnings.append(f'{source} is not {{"custom": {{name: server}}, "disabled": [names]}}; '
                             "its MCP servers are left out")
-        return {}
-    return spec
+        return {}, []
+    return custom, [n for n in disabled if isinstance(n, str)]
 
 
-def _usable_server(source: str, name: str, server: Any, environ: Mapping[str, str], out: PlatformEnv) -> bool:
+def _usable_server(source: str, name: str, server: JsonValue, environ: Mapping[str, str], out: PlatformEnv) -> bool:
     try:
         parse_mcp_config({"mcpServers": {name: server}}, source=source, environ=environ)
     except McpConfigError as exc:
