@@ -24,9 +24,10 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import uvicorn
+from starlette.types import Receive, Scope, Send
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.model_proxy.apis import Upstream
@@ -148,7 +149,7 @@ class ModelProxy:
         return failure.host if failure is not None and failure.at >= since else None
 
     # ----- ASGI --------------------------------------------------------------------------------------------
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         problem = self._refusal(scope)
@@ -164,7 +165,7 @@ class ModelProxy:
             return
         await self._forward(scope, body, receive, send)
 
-    def _refusal(self, scope: dict[str, Any]) -> str | None:
+    def _refusal(self, scope: Scope) -> str | None:
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         path = scope["path"]
         if not raw_path.startswith(b"/") or b"%" in raw_path or "/." in path or "//" in path:
@@ -179,7 +180,7 @@ class ModelProxy:
             return "missing or wrong credential"
         return None
 
-    def _upstream_request(self, scope: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    def _upstream_request(self, scope: Scope) -> tuple[str, list[tuple[str, str]]]:
         """The upstream URL (as the CLI wrote its path and query: ``encoded``, never re-quoted) and headers."""
         api = self.upstream.api
         path = scope["path"].removeprefix(api.local_prefix) if api.local_prefix else scope["path"]
@@ -195,7 +196,7 @@ class ModelProxy:
         headers += self._credentials.items()
         return url, headers
 
-    async def _forward(self, scope: dict[str, Any], body: bytes, receive: Any, send: Any) -> None:
+    async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         import aiohttp  # noqa: PLC0415 - imported by start()
         from yarl import URL  # noqa: PLC0415 - aiohttp's own URL type
 
@@ -253,7 +254,7 @@ class ModelProxy:
             sample = bytes(head + b"\n" + tail[-SAMPLE_BYTES:])
             self._tell(scope, response.status, started_ns, first_byte_ns, sample)
 
-    def _tell(self, scope: dict[str, Any], status: int | None, started_ns: int, first_byte_ns: int | None,
+    def _tell(self, scope: Scope, status: int | None, started_ns: int, first_byte_ns: int | None,
               sample: bytes = b"") -> None:
         if not self.listeners:
             return
@@ -306,12 +307,12 @@ class _ClientGone(Exception):
     pass
 
 
-async def _disconnected(receive: Any) -> None:
+async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
 
 
-async def _read_body(receive: Any, limit: int) -> bytes | None:
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
     parts: list[bytes] = []
     size = 0
     while True:
@@ -327,7 +328,7 @@ async def _read_body(receive: Any, limit: int) -> bytes | None:
             return b"".join(parts)
 
 
-async def _json(send: Any, status: int, code: str, message: str) -> None:
+async def _json(send: Send, status: int, code: str, message: str) -> None:
     body = json.dumps({"error": {"code": code, "message": redact_url(message)}}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
