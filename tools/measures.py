@@ -104,11 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.measures",
                                      description="Any per 1,000 product lines and the files over 450 lines.")
     parser.add_argument("--report", action="store_true", help="print the figures only, exit 0 even over a bound")
+    parser.add_argument("--still-long", action="append", default=[], metavar="FILE",
+                        help="a file known to be over the line bound, not split yet (no other may grow past it)")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1], help="the project's root")
     args = parser.parse_args(argv)
     measures = measure(args.root)
     print(report(measures))
-    if measures.ok or args.report:
+    unexpected = [f for f in measures.long_files if f.path not in args.still_long]
+    if args.report or (measures.any_per_1000 <= ANY_PER_1000_LINES and not unexpected):
         return 0
     print("over a bound (issue 47): fewer Any, or split the long files", file=sys.stderr)
     return 1

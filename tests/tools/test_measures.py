@@ -59,3 +59,10 @@ def test_a_file_over_450_lines_fails_and_is_listed(tmp_path: Path, capsys: pytes
     assert "files over 450 lines: 1" in out and " 451  ag_ui_demo/long.py" in out
     assert "short.py" not in out
     assert measures.main(["--root", str(tmp_path), "--report"]) == 0
+
+
+def test_a_named_long_file_passes_but_no_other(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "ambient_runner/known.py", "x = 1\n" * 451)
+    assert measures.main(["--root", str(tmp_path), "--still-long", "ambient_runner/known.py"]) == 0
+    write(tmp_path, "ambient_runner/grown.py", "x = 1\n" * 452)
+    assert measures.main(["--root", str(tmp_path), "--still-long", "ambient_runner/known.py"]) == 1
