@@ -107,16 +107,18 @@ class CliBridge(Bridge, Generic[AuthT]):
             with contextlib.suppress(BridgeError):  # the first turn reports it
                 await self.sdk.ready()
 
-    def turn_hooks(self) -> turn_loop.TurnHooks:
-        """How this runner's CLI starts, streams and cancels a turn: the bridge itself when it is ``TurnHooks``."""
-        if isinstance(self, turn_loop.TurnHooks):
-            return self
-        raise NotImplementedError(f"{type(self).__name__} names no turn hooks")
+    @abstractmethod
+    def turn_hooks(self) -> turn_loop.TurnHooks[Any, Any]:
+        """How this runner's CLI starts, streams and cancels a turn (``turn_loop.TurnHooks``)."""
+
+    def check_turn(self, turn: Turn) -> None:  # noqa: B027 - optional hook
+        """Before a turn: raise the ``BridgeError`` that says why it cannot run (a missing CLI, no message)."""
 
     # ----- turns -----------------------------------------------------------------------------------------
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
-        """A run: the credentials checked, then the one turn loop with this runner's hooks."""
+        """A run: the credentials and the turn checked, then the one turn loop with this runner's hooks."""
         self.require_auth()
+        self.check_turn(turn)
         async with contextlib.aclosing(turn_loop.run_turn(turn, self.turn_hooks(), self.hitl.turns)) as events:
             async for event in events:
                 yield event

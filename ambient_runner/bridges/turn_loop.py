@@ -33,11 +33,13 @@ __all__ = ["LiveTurn", "Step", "TurnHooks", "run_turn", "stream_turn"]
 @dataclass
 class Step:
     """What one item of a CLI turn comes to: its AG-UI events; ``paused``: the CLI now waits for a person (the run
-    ends after these events); ``done``: the turn's last item (nothing more is read)."""
+    ends after these events); ``done``: the turn's last item (nothing more is read); ``error``: the turn failed, after
+    these events (how its CLI ended)."""
 
     events: Sequence[BaseEvent] = field(default_factory=list)
     paused: bool = False
     done: bool = False
+    error: BridgeError | None = None
 
 
 class TurnHooks(ABC, Generic[StreamT, AdapterT]):
@@ -134,6 +136,8 @@ async def stream_turn(turn: Turn, live: LiveTurn[Any, Any], hooks: TurnHooks[Any
                 if isinstance(event, RunErrorEvent):
                     raise BridgeError.of_event(event, hooks.stderr(turn, live))
                 yield event
+            if step.error is not None:
+                raise step.error
             if step.done:
                 break
             if step.paused or (waiting and hooks.pause_ready(turn, live, item)):

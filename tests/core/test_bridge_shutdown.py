@@ -38,6 +38,9 @@ class Bridge(CliBridge[Any]):
     async def stop_cli(self) -> None:
         self.stopped = True
 
+    def turn_hooks(self) -> Any:
+        raise AssertionError("no turn runs here")
+
 
 async def never_ends() -> None:
     await asyncio.Event().wait()  # a CLI that never answers the cancel

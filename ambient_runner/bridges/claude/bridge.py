@@ -14,7 +14,7 @@ import logging
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from ag_ui.core import BaseEvent, Tool, ToolCallResultEvent, ToolCallStartEvent
 
@@ -109,6 +109,9 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         self._cli_path = None  # a CLI started after this (a restart) writes its launcher again
 
     # ----- status ----------------------------------------------------------------------------------------
+    def turn_hooks(self) -> Self:
+        return self  # the bridge is its CLI's turn hooks
+
     def resolve_auth(self) -> ClaudeAuth:
         if self.settings.runner_scripted_model:
             return scripted_auth(self.scripted_url or "http://127.0.0.1:0")

@@ -18,7 +18,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from ag_ui_cli_common import code_for_exit, how_it_ended
 from ag_ui_cli_common.errors import ErrorCode
@@ -125,6 +125,9 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         self._requests: set[asyncio.Task[None]] = set()
 
     # ----- lifecycle -------------------------------------------------------------------------------------
+    def turn_hooks(self) -> Self:
+        return self  # the bridge is its CLI's turn hooks
+
     def resolve_auth(self) -> CodexAuth:
         return resolve_auth(scripted_base_url=f"{self.scripted_url}/v1" if self.scripted_url else None)
 

@@ -8,16 +8,14 @@ for a turn whose session cannot be loaded into the live CLI yet.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
 from ag_ui_cli_common.errors import ErrorCode
-from ambient_runner.bridges import turn_loop
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
@@ -55,8 +53,9 @@ from ambient_runner.bridges.gemini_cli.config import (
     write_settings,
 )
 from ambient_runner.bridges.gemini_cli.mcp_status import GeminiMcpStatus
-from ambient_runner.bridges.gemini_cli.session import TurnRunner, TurnSpec
+from ambient_runner.bridges.gemini_cli.session import StreamJsonTurns, TurnRunner, TurnSpec
 from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.turn_loop import TurnHooks
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp.naming import from_gemini
 from ambient_runner.mcp.render import gemini_servers
@@ -101,6 +100,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         self.options = OPTIONS if self.transport == "acp" else STREAM_JSON_OPTIONS
         self.live = LiveGemini(self._acp_command)
         self._acp: AcpTurns | None = None
+        self._stream_json: StreamJsonTurns | None = None
         self._start_problem: str | None = None
 
     # ----- lifecycle -------------------------------------------------------------------------------------
@@ -137,9 +137,11 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             self._prepared = auth.ok
         if self._runner is None:
             self._runner = TurnRunner(self.sessions)
+            self._stream_json = StreamJsonTurns(self._runner, self._turn_spec, self.resume_failed_message,
+                                                self._mcp_tool_name)
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
-            self._acp = AcpTurns(self.live, self.sessions, files, self.hitl,
-                                 self.place, self._model, self._one_process_turn)
+            self._acp = AcpTurns(self.live, self.sessions, files, self.hitl, self.place, self._model,
+                                 self._mcp_tool_name, self._one_process_turn)
 
     def _acp_command(self) -> CliCommand:
         cli = find_cli()
@@ -214,8 +216,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
                 "happens when the runner's state was not restored or the workspace path changed. The thread still "
                 "points at that session (nothing was dropped): restore the state dir, or start a new thread.")
 
-    async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
-        self.require_auth()
+    def check_turn(self, turn: Turn) -> None:
         if not turn.prompt.strip() and not self.hitl.turns.parked(turn.thread_id):  # a resume needs no message
             raise BridgeError("The run has no user message to send to the Gemini CLI.", code=ErrorCode.EMPTY_PROMPT)
         self._prepare()
@@ -227,25 +228,35 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         except OSError as exc:
             raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
                               code=ErrorCode.WORKSPACE_MISSING) from exc
-        events = turn_loop.run_turn(turn, self._acp, self.hitl.turns) if self._acp and self.transport == "acp" else (
-            self._one_process_turn(turn))
-        servers = list(self.mcp.servers)
-        async with contextlib.aclosing(events):  # closed early: the turn is closed before ``aclose`` returns
-            async for event in events:
-                if servers and isinstance(event, ToolCallStartEvent):  # mcp_<server>_<tool> -> mcp__<server>__<tool>
-                    event = event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
-                yield event
 
-    async def _one_process_turn(self, turn: Turn) -> AsyncGenerator[BaseEvent, None]:
-        """A turn as its own ``gemini -p --output-format stream-json`` process (``--resume`` for a later one)."""
-        assert self._runner is not None
+    def turn_hooks(self) -> TurnHooks[Any, Any]:
+        """The live ``gemini --acp`` (``acp``), or a process a turn (``stream-json``)."""
+        hooks = self._acp if self.transport == "acp" else self._stream_json
+        assert hooks is not None, "check_turn prepares the hooks"
+        return hooks
+
+    def _mcp_tool_name(self, event: BaseEvent) -> BaseEvent:
+        """An MCP tool call named as the runner's configuration names it: mcp_<server>_<tool> ->
+        mcp__<server>__<tool>."""
+        servers = list(self.mcp.servers)
+        if servers and isinstance(event, ToolCallStartEvent):
+            return event.model_copy(update={"tool_call_name": from_gemini(event.tool_call_name, servers)})
+        return event
+
+    def _one_process_turn(self, turn: Turn) -> AsyncGenerator[BaseEvent, None]:
+        """A turn as its own ``gemini -p --output-format stream-json`` process (the ACP transport's fallback)."""
+        assert self._stream_json is not None
+        return self._stream_json.events(turn, self.hitl.turns)
+
+    def _turn_spec(self, turn: Turn) -> TurnSpec:
+        """How a turn's ``gemini -p --output-format stream-json`` process starts (``--resume`` for a later one)."""
         cli = find_cli()
         if cli is None:
             raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
         place = self.place(turn)
         resume = self.sessions.get(turn.thread_id)
         files = [a.path for a in turn.attachments]
-        spec = TurnSpec(
+        return TurnSpec(
             argv=turn_argv(cli, self._model(turn.options.model), resume, plan=turn.options.mode == "plan",
                            attachments_dir=files[0].parent if files else None,
                            ask=self.hitl.turns.policy(turn.thread_id) == "ask", also=place.also,
@@ -256,8 +267,6 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             limits=ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes),
             prompt=prompt_with_files(turn.prompt, files),
         )
-        async for event in self._runner.run(turn, spec, self.resume_failed_message):
-            yield event
 
     async def interrupt(self, thread_id: str) -> None:
         if self._acp is not None:

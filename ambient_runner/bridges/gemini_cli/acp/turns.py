@@ -66,8 +66,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
     """The turn hooks of ``gemini --acp`` (``fallback``: a turn through ``gemini -p --resume``)."""
 
     def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, hitl: HumanInTheLoop,
-                 place: Callable[[Turn], AgentPlace],
-                 default_model: Callable[[str | None], str], fallback: Fallback) -> None:
+                 place: Callable[[Turn], AgentPlace], default_model: Callable[[str | None], str],
+                 rename: Callable[[BaseEvent], BaseEvent], fallback: Fallback) -> None:
         self.live = live
         self.sessions = sessions
         self.files = files
@@ -76,6 +76,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         self._cwds: dict[str, Path] = {}  # session -> the folder it works in
         self._model = default_model
         self.fallback = fallback
+        self.rename = rename  # the MCP tools' names as the runner's configuration spells them
         self._threads: dict[str, str] = {}  # thread -> its session in this runner (persisted once it answered)
         self._feeds: dict[str, PromptFeed] = {}  # thread -> its running prompt
         # thread -> the text of a prompt that was cancelled: the CLI drops it from the history, so it goes with the
@@ -189,7 +190,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             events = adapter.fail(item[1].error)
         if events and kind != "error":  # the model answered: the CLI keeps this turn in the session
             self.sessions.set(turn.thread_id, feed.session_id)
-        return Step(events, paused=paused, done=kind in ("end", "error"))
+        return Step([self.rename(e) for e in events], paused=paused, done=kind in ("end", "error"))
 
     def stderr(self, turn: Turn, live: AcpTurn) -> str:
         self._take_stderr(turn, live.stream.stderr_mark)
