@@ -4,22 +4,22 @@ during the final text came back as ``"first\\nsecond"``), so the live run ends o
 
 from __future__ import annotations
 
-from ambient_runner.bridges.claude.session import _replay_text, _taken_in
+from ambient_runner.bridges.claude.steering import replay_text, taken_in
 
 
 def test_one_message_alone_and_several_joined_are_taken_in() -> None:
     steers = ["NOTOOL first", "NOTOOL second"]
-    assert _taken_in(steers, "NOTOOL first") == ["NOTOOL first"]
-    assert _taken_in(steers, "NOTOOL first\nNOTOOL second") == steers
-    assert _taken_in(steers, "NOTOOL second") == ["NOTOOL second"]
-    assert _taken_in(steers, "something else") == []
-    assert _taken_in(["same", "same"], "same") == ["same"]  # each replayed copy counts once
-    assert _taken_in(["same", "same"], "same\nsame") == ["same", "same"]
-    assert _taken_in(["  "], "  ") == []
+    assert taken_in(steers, "NOTOOL first") == ["NOTOOL first"]
+    assert taken_in(steers, "NOTOOL first\nNOTOOL second") == steers
+    assert taken_in(steers, "NOTOOL second") == ["NOTOOL second"]
+    assert taken_in(steers, "something else") == []
+    assert taken_in(["same", "same"], "same") == ["same"]  # each replayed copy counts once
+    assert taken_in(["same", "same"], "same\nsame") == ["same", "same"]
+    assert taken_in(["  "], "  ") == []
 
 
 def test_a_replay_of_content_blocks_is_read_as_its_text() -> None:
     item = {"type": "user", "isReplay": True,
             "message": {"content": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]}}
-    assert _replay_text(item) == "a\nb"
-    assert _replay_text({"message": {"content": "plain"}}) == "plain"
+    assert replay_text(item) == "a\nb"
+    assert replay_text({"message": {"content": "plain"}}) == "plain"

@@ -2,7 +2,8 @@
 
 A long-lived reader task per session reads every message the CLI prints and hands it to the turn in progress;
 messages that belong to no turn (the tail of an abandoned turn) are dropped. The session survives interrupts;
-when the CLI dies, the next turn starts a new process that resumes the same Claude session id.
+when the CLI dies, the next turn starts a new process that resumes the same Claude session id. Messages steered
+into a running turn are tracked in ``steering``; starting, reading and ending the process in ``cli_process``.
 """
 
 from __future__ import annotations
@@ -10,20 +11,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, SystemMessage
 
-from ag_ui_claude.sdk_private import buffered_messages, raw_messages
-from ag_ui_cli_common import ErrorCode, code_for_exit, how_it_ended
+from ag_ui_claude.sdk_private import buffered_messages
+from ag_ui_cli_common import ErrorCode
+from ambient_runner.bridges.claude import cli_process
+from ambient_runner.bridges.claude.steering import IntermediateResult, SteeredMessages, is_replay, is_result, with_usage
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.interrupts.parked import Paused
 from ambient_runner.process.descendants import GroupTracker
-from ambient_runner.process.group import ProcessGroup
 from ambient_runner.process.stderr_tail import StderrTail
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,6 @@ CONTROL_TIMEOUT = 10.0
 DRAIN_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 25.0
 PAUSE_ORDER_BOUND = 1.0  # s a permission request waits for the messages before it to reach the turn
-EXIT_GRACE = 1.0  # how long the SDK may take to report a CLI that ended while starting
 # A turn's first scan for its commands' process groups comes this long after its start, as later ones do: most turns
 # (a reply, no command) end sooner and cost no scan (a /proc walk in a worker thread: ~0.85 ms of the runner's CPU a
 # turn, and the thread's bid for the GIL during the turn); the groups an earlier turn saw are tracked from the start.
@@ -45,62 +45,10 @@ DEFAULT_PERMISSION_MODE = "default"  # with can_use_tool: every request reaches 
 
 
 @dataclass(frozen=True)
-class _GoesOn:
-    """A CLI turn's result after which the CLI starts another turn for a steered message (same AG-UI turn)."""
-
-    result: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class _End:
     """The CLI's output ended (process exit or read error)."""
 
     error: BaseException | None = None
-
-
-def _is_result(item: Any) -> bool:
-    return isinstance(item, ResultMessage) or (isinstance(item, dict) and item.get("type") == "result")
-
-
-def _is_replay(item: Any) -> bool:
-    return isinstance(item, dict) and item.get("type") == "user" and item.get("isReplay") is True
-
-
-def _replay_text(item: dict[str, Any]) -> str:
-    content = (item.get("message") or {}).get("content")
-    if isinstance(content, list):  # content blocks: their text
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return content if isinstance(content, str) else ""
-
-
-def _taken_in(steers: list[str], replayed: str) -> list[str]:
-    """The steered messages a replay holds: the CLI takes one in alone, or several that waited, joined by newlines
-    into one user message (in the order they were written)."""
-    taken, position = [], 0
-    for text in steers:
-        found = replayed.find(text.strip(), position) if text.strip() else -1
-        if found >= 0:
-            taken.append(text)
-            position = found + len(text.strip())
-    return taken
-
-
-def _ended_early(result: Any) -> bool:
-    """A result that ends the turn whatever was steered into it (an error, an interrupt)."""
-    return not isinstance(result, dict) or bool(result.get("is_error")) or result.get("subtype") != "success"
-
-
-def _with_usage(result: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[str, Any]:
-    """The turn's last result, its token counts and cost including the earlier CLI turns it went on through."""
-    usage = dict(result.get("usage") or {})
-    cost = result.get("total_cost_usd")
-    for other in earlier:
-        for key, value in (other.get("usage") or {}).items():
-            if isinstance(value, int) and isinstance(usage.get(key, 0), int):
-                usage[key] = usage.get(key, 0) + value
-        if isinstance(cost, int | float) and isinstance(other.get("total_cost_usd"), int | float):
-            cost += other["total_cost_usd"]
-    return {**result, "usage": usage, "total_cost_usd": cost}
 
 
 def _starts_a_turn(item: Any) -> bool:
@@ -138,7 +86,7 @@ class ClaudeSession:
         self._effort: str | None = None
         self._permission_mode = DEFAULT_PERMISSION_MODE
         self._queue: asyncio.Queue[Any] | None = None
-        self._steers: list[str] = []  # steered into the running turn, not taken in by the CLI yet
+        self._steers = SteeredMessages()  # steered into the running turn, not taken in by the CLI yet
         self._idle = asyncio.Event()
         self._idle.set()
         self._lock = asyncio.Lock()
@@ -202,12 +150,12 @@ class ClaudeSession:
                 if isinstance(item, _End):
                     completed = exited = True
                     raise await self._exit_error(item, transport, stderr_tail)
-                if isinstance(item, _GoesOn):
+                if isinstance(item, IntermediateResult):
                     earlier.append(item.result)
                     continue
-                completed = _is_result(item)
+                completed = is_result(item)
                 if completed and earlier and isinstance(item, dict):
-                    item = _with_usage(item, earlier)
+                    item = with_usage(item, earlier)
                 yield item
                 if completed:
                     return
@@ -229,13 +177,12 @@ class ClaudeSession:
         client = self._client
         if client is None or self._queue is None or self._idle.is_set():
             return False
-        self._steers.append(text)  # before the write: the CLI's replay of it may come at once
+        self._steers.add(text)  # before the write: the CLI's replay of it may come at once
         try:
             await asyncio.wait_for(client.query(text), CONTROL_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - the CLI is gone: the message is queued instead
             log.warning("claude steer failed for thread %s: %s", self.thread_id, exc)
-            with contextlib.suppress(ValueError):
-                self._steers.remove(text)
+            self._steers.withdraw(text)
             return False
         return True
 
@@ -304,21 +251,16 @@ class ClaudeSession:
         transport = WatchedTransport(options)
         client = ClaudeSDKClient(options, transport=transport)
         try:
-            await asyncio.wait_for(_connect_unless_ended(client, transport), CONNECT_TIMEOUT)
+            await asyncio.wait_for(cli_process.connect_unless_ended(client, transport), CONNECT_TIMEOUT)
         except BaseException as exc:
             died = await transport.exit_code() if isinstance(exc, Exception) else None
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.disconnect(), DISCONNECT_TIMEOUT)
-            await _end_group(transport)
+            await cli_process.end_group(transport)
             if not isinstance(exc, Exception):
                 raise
             tail = self._stderr.text() if self._stderr else self.session_stderr.text()
-            resumed = f" while resuming session {self.session_id}" if self.session_id else ""
-            why = _with_death(exc, died, exit_code_too=True)  # e.g. a write to its stdin failed
-            killed = _by_signal(exc, died)  # killed: the same code as mid-turn
-            raise BridgeError(f"Claude Code could not start{resumed}: {why}",
-                              code=ErrorCode.CLI_KILLED if killed else ErrorCode.CLI_START_FAILED,
-                              stderr_tail=tail) from exc
+            raise cli_process.start_error(exc, died, self.session_id, tail) from exc
         self._client = client
         self._model = model
         self._effort = effort
@@ -331,7 +273,7 @@ class ClaudeSession:
     async def _read(self, client: ClaudeSDKClient) -> None:
         end = _End()
         try:
-            async for item in _raw_messages(client):
+            async for item in cli_process.messages(client):
                 self._route(item)
         except Exception as exc:  # noqa: BLE001 - handed to the turn as its error
             end = _End(exc)
@@ -341,32 +283,29 @@ class ClaudeSession:
             self._idle.set()
 
     def _route(self, item: Any) -> None:
-        if _is_replay(item):  # the CLI took a user message in (``--replay-user-messages``): never a turn's event
-            for text in _taken_in(self._steers, _replay_text(item)):
-                self._steers.remove(text)
+        if is_replay(item):  # the CLI took a user message in (``--replay-user-messages``): never a turn's event
+            self._steers.take_in(item)
             return
         session_id = _init_session_id(item)
         if session_id and session_id != self.session_id:
             self._new_session_id = session_id
-        if _is_result(item) and self._new_session_id:
+        if is_result(item) and self._new_session_id:
             # Adopted (and persisted) once a turn has ended: a CLI killed before then may not have written the
             # session's transcript, and resuming it would fail on every later turn ("No conversation found").
             new, self._new_session_id = self._new_session_id, None
             self._on_session_id(new)  # persisted first: if that fails the session is not resumed later either
             self.session_id = new
         if self._queue is not None:
-            if _is_result(item) and self._steers and not _ended_early(item):
-                # A steered message the CLI has not taken in yet: it starts its next turn with it at once, which
-                # the running turn goes on through (this result is not the turn's end, and the CLI is not idle).
-                self._queue.put_nowait(_GoesOn(item))
-                return
-            self._queue.put_nowait(item)
+            routed = self._steers.at_result(item) if is_result(item) else item
+            self._queue.put_nowait(routed)
+            if isinstance(routed, IntermediateResult):  # the CLI starts its next turn with a steered message at
+                return  # once, which the running turn goes on through: it is not idle
         else:
             if _starts_a_turn(item):  # the CLI answers a finished background task on its own: the next turn
                 self._idle.clear()  # waits for that turn's result, which must not be taken for its own
             if self._between_turns is not None:
                 self._between_turns(item)
-        if _is_result(item):
+        if is_result(item):
             self._idle.set()
 
     async def pause(self, interrupt_id: str) -> None:
@@ -395,11 +334,7 @@ class ClaudeSession:
     async def _exit_error(self, end: _End, transport: WatchedTransport, tail: StderrTail) -> BridgeError:
         """Why the CLI's stream ended early, the killing signal named (the SDK may see only an end of output or a
         failed write, whichever came first)."""
-        died = await transport.exit_code()
-        why = _with_death(end.error, died)
-        return BridgeError(f"Claude Code stopped before finishing the turn{': ' + why if why else ''}",
-                           code=code_for_exit(_exit_code(end.error, died)),
-                           stderr_tail=tail.text() or self.session_stderr.text())
+        return cli_process.stop_error(end.error, await transport.exit_code(), tail.text() or self.session_stderr.text())
 
     async def close(self) -> None:
         """Disconnect (stdin closed, then SIGTERM, then SIGKILL inside the SDK) and end the process group: the tool
@@ -413,7 +348,7 @@ class ClaudeSession:
             except Exception as exc:  # noqa: BLE001
                 log.warning("claude disconnect failed for thread %s: %s", self.thread_id, exc)
         if transport is not None:
-            await _end_group(transport)
+            await cli_process.end_group(transport)
         if reader is not None:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -428,95 +363,6 @@ class ClaudeSession:
     def idle(self) -> bool:
         """No turn runs or starts in this CLI (nor waits for its result)."""
         return self._idle.is_set() and not self._lock.locked()
-
-
-async def _end_group(transport: WatchedTransport) -> None:
-    """SIGKILL to the CLI's process group (the launcher's ``setsid`` makes the CLI lead it: its id is the CLI's
-    pid), the CLI waited for, the tool processes it left there reaped."""
-    if transport.pid is not None:
-        await ProcessGroup(transport.pid, transport.process).kill_and_reap()
-
-
-class _Exited(Exception):
-    def __init__(self, exit_code: int, what: str = "") -> None:
-        super().__init__(f"{what} (exit code {exit_code})" if what else f"exit code {exit_code}")
-        self.exit_code = exit_code
-
-
-async def _connect_unless_ended(client: ClaudeSDKClient, transport: WatchedTransport) -> None:
-    """``client.connect()``, failed with the exit code as soon as the CLI ends before it is ready (the SDK would
-    wait out its initialize timeout for a CLI that exited cleanly)."""
-    connecting = asyncio.ensure_future(client.connect())
-    ended = asyncio.ensure_future(transport.ended())
-    try:
-        await asyncio.wait({connecting, ended}, return_when=asyncio.FIRST_COMPLETED)
-        if not connecting.done():  # a moment for the SDK to say why itself (its error names more)
-            await asyncio.wait({connecting}, timeout=EXIT_GRACE)
-        if not connecting.done():
-            raise _Exited(ended.result(), "it ended before it was ready")
-        connecting.result()
-    finally:
-        for task in (connecting, ended):
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-
-
-EXIT_CODE_IN_TEXT = re.compile(r"exit code:? (-?\d+)")
-
-
-def reported_exit_code(exc: BaseException | None) -> int | None:
-    """The CLI's exit code as the SDK's error reports it (an attribute, or only in its message)."""
-    code = getattr(exc, "exit_code", None)
-    if code is None and exc is not None and (said := EXIT_CODE_IN_TEXT.search(str(exc))):
-        code = int(said.group(1))
-    return code if isinstance(code, int) else None
-
-
-def _exit_code(exc: BaseException | None, died: int | None) -> int | None:
-    """How the CLI ended: its process's own exit status when the runner saw it end (``died``), else what the SDK's
-    error reports (negative: the signal that killed it)."""
-    return died if died is not None else reported_exit_code(exc)
-
-
-def _by_signal(exc: BaseException | None, died: int | None) -> bool:
-    exit_code = _exit_code(exc, died)
-    return exit_code is not None and exit_code < 0
-
-
-def _with_death(exc: BaseException | None, died: int | None, *, exit_code_too: bool = False) -> str:
-    """The SDK's error in words, with how the CLI ended when they do not say it: the signal that killed it, and
-    with ``exit_code_too`` also a plain exit code."""
-    why = describe_failure(exc) if exc is not None else ""
-    if died is None:
-        return why
-    said = reported_exit_code(exc)
-    if died < 0 and not (said is not None and said < 0):  # describe_failure names a signal the SDK reported
-        return "; ".join(p for p in (describe_failure(_Exited(died)), why) if p)
-    if died >= 0 and exit_code_too and not EXIT_CODE_IN_TEXT.search(why):
-        return f"{why.rstrip(': ')} (exit code {died})"
-    return why
-
-
-def describe_failure(exc: BaseException) -> str:
-    """The SDK's error, with a negative exit code named as the signal that killed the CLI (the SDK says it as an
-    attribute, or only in its message)."""
-    code = reported_exit_code(exc)
-    if code is not None and code < 0:
-        return f"the Claude Code process was {how_it_ended(code)} ({exc})"
-    return str(exc)
-
-
-async def _raw_messages(client: ClaudeSDKClient) -> AsyncIterator[Any]:
-    """The CLI's messages as raw dicts (the SDK's public iterator drops message kinds it does not know)."""
-    raw = raw_messages(client)
-    if raw is not None:
-        async for item in raw:
-            yield item
-        return
-    async for message in client.receive_messages():  # fallback: typed messages, also accepted by the adapter
-        yield message
 
 
 async def _one_user_message(content: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
