@@ -113,7 +113,7 @@ def snapshot_build_ms(events: list[dict[str, Any]]) -> list[float]:
         elif kind not in KEPT:
             event = _event(EventType(kind), data)
             if event is not None:
-                conversation.feed(event)
+                conversation.add_event(event)
     return times
 
 

@@ -114,8 +114,7 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
     reader = Reader(expand=workflows.expand, ready=lambda: ready_bridge(request, BOOT_WAIT_FOR_RUN),
                     attachment_rules=lambda bridge: attachment_rules(settings, bridge, workspace),
                     caller=Caller.from_headers(request.headers))
-    run_input = check_run_input(body)
-    submitted = await submit(runs, run_input, reader)
+    submitted = await submit(runs, check_run_input(body), reader)
     return stream(submitted, metrics, runs.redactor)
 
 

@@ -46,7 +46,32 @@ class Answers:
         return bool(self.given or self.lost)
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """What a thread's next run is read against: its open interrupts, and those a previous runner process had open."""
+
+    pending: list[PendingInterrupt]
+    lost: set[str]
+
+
+
 NO_ANSWERS = Answers({}, [])  # a run that answers nothing (a turn the runner starts, a queued message)
+
+
+def answers_to(run_input: RunAgentInput, waiting: Waiting, trailing: Sequence[UserMessage]) -> Answers:
+    """The run's answers to what its thread ``waiting`` for (``read_answers``); refused when they answer nothing
+    open, or some of it only. Every refusal names the thread."""
+    thread_id = run_input.thread_id
+    try:
+        answers = read_answers(run_input, waiting.pending, waiting.lost, trailing)
+    except ResumeError as exc:
+        raise ResumeError(exc.message, code=exc.code, threadId=thread_id, **exc.details) from None
+    unanswered = [p.id for p in waiting.pending if p.id not in answers.given]
+    if answers.given and unanswered:
+        raise ResumeError(f"the run answers some of the thread's open interrupts but not {', '.join(unanswered)}; "
+                          "answer every open interrupt in one run", code=ErrorCode.INTERRUPTS_UNANSWERED,
+                          threadId=thread_id, interruptIds=unanswered)
+    return answers
 
 
 def read_answers(run_input: RunAgentInput, pending: list[PendingInterrupt], lost: set[str],

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ag_ui.core import ToolCallResultEvent
 
-from ambient_runner.interrupts.answers import Answers
+from ambient_runner.interrupts.answers import Answers, Waiting
 from ambient_runner.interrupts.book import Answer, InterruptBook, InterruptRequest, PendingInterrupt
 from ambient_runner.interrupts.card import Card, build_card
 from ambient_runner.interrupts.parked import Pauses
@@ -33,14 +33,6 @@ NOT_ANSWERED = "the request was stopped or timed out before an answer came"
 INTERRUPT_LOST_MESSAGE = ("The runner was restarted while the run waited for an answer ({ids}), so the paused request "
                           "was not carried out. Send your message again: the conversation continues from its saved "
                           "session.")
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """What a thread's next run is read against: its open interrupts, and those a previous runner process had open."""
-
-    pending: list[PendingInterrupt]
-    lost: set[str]
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ class Conversation:
         return self._by_id.keys()
 
     # ----- the run's events --------------------------------------------------------------------------------
-    def feed(self, event: BaseEvent) -> None:
+    def add_event(self, event: BaseEvent) -> None:
         run = getattr(event, "subagent_run_id", None)  # an extra field the Claude adapter sets
         if run is not None:
             self._feed_subagent(event, str(run))  # its result reaches the conversation as its parent call's result

@@ -1,15 +1,15 @@
 """Runs: one at a time per thread, driven in the background so a run keeps going when its client leaves.
 
-``RunManager.start`` writes ``RUN_STARTED`` to the thread's event log and starts a task that pulls the bridge's
-events through the ``StreamGuard`` into the log. The task enforces the idle and wall-clock timeouts (they fire
-even when the CLI prints nothing), turns failures into ``RUN_ERROR`` with the CLI's stderr tail, and ends an
-interrupted run with ``RUN_FINISHED`` outcome ``cancelled``. Interrupt escalates: the bridge's polite interrupt,
-then after ``RUNNER_INTERRUPT_GRACE`` the bridge's stream is cancelled (its ``finally`` ends the process group).
+``RunManager`` admits a run (``read``: against its thread; ``submit``: now, into the live turn, or queued behind
+it), starts it (``start`` writes ``RUN_STARTED`` to the thread's event log, with the answers it brings given to the
+paused turn) and hands it to the ``RunDriver`` (``runs.driver``), which pulls the bridge's events through the
+``StreamGuard`` into the thread. Interrupt escalates: the bridge's polite interrupt, then after
+``RUNNER_INTERRUPT_GRACE`` the bridge's stream is cancelled (its ``finally`` ends the process group).
 
-A run's end is decided in one place, ``_emit_run_event``: once its terminal event is in the thread's log the thread
-is no longer busy. What the run still does after that (closing the bridge's stream: the CLI's exit, reaping, the
-session map; then the after-run hooks: the state sync) is its *settling*; the thread's next run waits for it (bounded by
-``RUNNER_SETTLE_TIMEOUT``, else ``PreviousRunStuckError``) instead of being refused.
+A run's end is decided in one place, ``ThreadState.record``: once its terminal event is in the thread's log the
+thread is no longer busy. What the run still does after that (closing the bridge's stream: the CLI's exit, reaping,
+the session map; then the after-run hooks: the state sync) is its *settling*; the thread's next run waits for it
+(bounded by ``RUNNER_SETTLE_TIMEOUT``, else ``PreviousRunStuckError``) instead of being refused.
 """
 
 from __future__ import annotations
@@ -18,50 +18,36 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
-    EventType,
     RunAgentInput,
-    RunErrorEvent,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
 )
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ambient_runner.bridges.contract import Bridge, BridgeError, Turn
+from ambient_runner.bridges.contract import Bridge, Turn
 from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
-from ambient_runner.interrupts.card import Card
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop, Resumption
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.admission import Reader, ThreadAtAdmission, read_request
 from ambient_runner.runs.attachments import discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, STEERED_INTO, WhenBusy, accepted, steered
-from ambient_runner.runs.conversation import Conversation
+from ambient_runner.runs.driver import RunDriver
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.request import Queued, QueuedMessage, RunRequest, Started, Steered, Submitted
+from ambient_runner.runs.thread import ActiveRun, AfterRunHook, BeforeRunHook, RunObserver, ThreadState
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
-from ambient_runner.stream.guard import Ending, StreamGuard, ThreadIds
-from ambient_runner.stream.outcome import RunOutcome
+from ambient_runner.stream.guard import StreamGuard
 from ambient_runner.workspace.workflows import AgentPlace
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_MESSAGE = ("The runner is shutting down (its pod is being replaced or stopped), so this run was stopped. "
-                    "Send the message again to continue; the conversation is kept.")
 
 
-TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
-# Errors the runner itself decided: an unreachable model API never renames them.
-RUNNER_OWN_CODES = {ErrorCode.SHUTDOWN, ErrorCode.IDLE_TIMEOUT, ErrorCode.RUN_TIMEOUT, ErrorCode.AUTH_MISSING,
-                    ErrorCode.CLI_NOT_FOUND, ErrorCode.MCP_CONFIG}
 
 
 class ThreadBusyError(RunnerError, RuntimeError):
@@ -82,68 +68,6 @@ class QueueFullError(RunnerError, RuntimeError):
     """The thread already has ``RUNNER_MAX_QUEUED`` messages waiting."""
 
     code = ErrorCode.QUEUE_FULL
-
-
-class RunObserver(Protocol):
-    """Sees each run: its start (and may add events right after ``RUN_STARTED``), every event it emits, its
-    settling (after the after-run hooks). Must never raise or block."""
-
-    def run_started(self, run: ActiveRun) -> list[BaseEvent]: ...
-
-    def run_event(self, run: ActiveRun, event: BaseEvent) -> None: ...
-
-    def run_settled(self, run: ActiveRun) -> None: ...
-
-
-@dataclass
-class ActiveRun:
-    thread_id: str
-    run_id: str
-    first_seq: int
-    turn: Turn
-    resumption: Resumption = field(default_factory=Resumption)  # what its start did with the thread's pause
-    task: asyncio.Task[None] | None = None
-    cancel_requested: bool = False
-    shutdown_requested: bool = False
-    done: asyncio.Event = field(default_factory=asyncio.Event)  # terminal event written, bridge stream closed
-    settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
-    started_at: float = field(default_factory=time.monotonic)
-    outcome: RunOutcome | None = None  # the guard's, once the terminal event is written
-    guard: StreamGuard | None = None
-
-
-@dataclass
-class ThreadState:
-    log: ThreadEventLog
-    ids: ThreadIds = field(default_factory=ThreadIds)
-    active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
-    settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
-    conversation: Conversation = field(default_factory=Conversation)  # for the MESSAGES_SNAPSHOT of each run
-    queue: deque[QueuedMessage] = field(default_factory=deque)  # messages waiting for the live run to end
-    starting: bool = False  # a start is waiting for the previous run to settle
-    pump: asyncio.Task[None] | None = None  # starts the queued messages, one after the other
-    changed: asyncio.Event = field(default_factory=asyncio.Event)  # set (and renewed) when the above change
-    steering: asyncio.Lock = field(default_factory=asyncio.Lock)  # one busy message at a time, in arrival order
-
-    @property
-    def busy(self) -> bool:
-        """A new message would not start now: a run streams, is about to, or messages wait before it."""
-        return self.active is not None or self.starting or bool(self.queue)
-
-    @property
-    def run_ids(self) -> set[str]:
-        """The runs of the thread that stream or wait."""
-        return {run.run_id for run in (self.active,) if run is not None} | {m.request.run_id for m in self.queue}
-
-    def notify(self) -> None:
-        self.changed.set()
-        self.changed = asyncio.Event()
-
-
-AfterRunHook = Callable[[ActiveRun, RunOutcome | None], Awaitable[None]]
-# Before the bridge gets the turn (the connected accounts' fetch): its events follow RUN_STARTED. Must not raise;
-# bounded by the hook itself.
-BeforeRunHook = Callable[[ActiveRun], Awaitable[Sequence[BaseEvent]]]
 
 
 class RunManager:
@@ -170,6 +94,8 @@ class RunManager:
         # A person's turn (approvals, questions, the question card, answers): the bridge's, given at its construction.
         self.hitl = bridge.hitl if bridge is not None else hitl or HumanInTheLoop.of(settings)
         self.host: BridgeHost | None = None
+        self.driver = RunDriver(settings, self.hitl, metrics, lambda: self.bridge, self.before_run_hooks,
+                                self.after_run_hooks, self.observers)
         if bridge is not None:
             self.attach(bridge)
 
@@ -205,7 +131,7 @@ class RunManager:
         state = self.threads.get(thread_id)
         if state is None:
             state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory,
-                                               self.settings.runner_event_spool_bytes))
+                                               self.settings.runner_event_spool_bytes), self.redactor, self.metrics)
             self.threads[thread_id] = state
         return state
 
@@ -267,8 +193,8 @@ class RunManager:
         """
         run_input, answers = request.run_input, request.answers
         await self._place_open.wait()  # a workflow switch under way: this run starts in its new folder
+        self._check_admissible(run_input.thread_id)
         state = self._thread_state(run_input.thread_id)
-        self._check_admissible(state)
         previous = state.settling
         if previous is not None and not previous.settled.is_set():
             state.starting = True
@@ -284,42 +210,38 @@ class RunManager:
             finally:
                 state.starting = False
                 state.notify()
-            self._check_admissible(state)  # another run may have been admitted, or shutdown begun, meanwhile
+            self._check_admissible(run_input.thread_id)  # another run admitted, or shutdown begun, meanwhile
         guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
+        head = head or [guard.started()]
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
         prompt = f"{preamble}{request.prompt}" if preamble else request.prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=request.options, attachments=request.attachments, caller=request.caller,
                     place=self.agent_place() if self.agent_place is not None else None)
         resumption = self.hitl.on_start(run_input.thread_id, answers)
-        state.log.begin_run()
-        state.conversation.add_input(run_input, skip=answers.tool_message_ids if answers else frozenset())
-        first_seq = self._emit(state.log, head[0] if head else guard.started())
-        for event in head[1:]:
-            self._emit(state.log, event)
+        # a client joining a run that resumes a pause learns the paused call first (a snapshot after the head)
+        first_seq = state.begin(run_input, head, skip=answers.tool_message_ids,
+                                snapshot=resumption.resumed or _paused(state.settling))
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, resumption, guard=guard)
-        if resumption.resumed or _paused(state.settling):  # a client joining here learns the paused call first
-            self._emit_snapshot(state, waiting=True)
         if resumption.card_result is not None:  # the card the last run showed, closed with the answers
-            for out in guard.accept(resumption.card_result):
-                self._emit_run_event(state, run, out, guard)
+            self.driver.accept(state, run, guard, [resumption.card_result])
         for observer in self.observers:
             for event in observer.run_started(run):
-                self._emit(state.log, event)
+                state.emit(event)
         state.active = run
         state.notify()
         self.metrics.run_started()
-        run.task = asyncio.create_task(self._drive(state, run, guard), name=f"run-{run.run_id}")
+        run.task = asyncio.create_task(self.driver.drive(state, run, guard), name=f"run-{run.run_id}")
         await asyncio.sleep(0)  # the run's first step (the prompt to the CLI) before its caller builds the response
         return run
 
-    def _check_admissible(self, state: ThreadState) -> None:
+    def _check_admissible(self, thread_id: str) -> None:
         if self.draining:
             raise DrainingError("the runner is shutting down and takes no new runs")
-        if state.active is not None:
-            raise ThreadBusyError(f"thread {state.log.thread_id!r} already has a run in progress "
-                                  f"({state.active.run_id}); interrupt it or wait for it to finish",
-                                  threadId=state.log.thread_id)
+        active = self.threads[thread_id].active if thread_id in self.threads else None
+        if active is not None:
+            raise ThreadBusyError(f"thread {thread_id!r} already has a run in progress ({active.run_id}); interrupt "
+                                  "it or wait for it to finish", threadId=thread_id)
 
     # ----- a message for a busy thread ---------------------------------------------------------------------
     def enqueue(self, message: QueuedMessage) -> int:
@@ -359,7 +281,7 @@ class RunManager:
         state.conversation.add_input(run_input)
         if state.active is run and not run.guard.terminated:
             ids = [m.id for m in run_input.messages if m.role == "user"]
-            self._emit_run_event(state, run, CustomEvent(name=STEERED_INTO, value={
+            self.driver.emit(state, run, CustomEvent(name=STEERED_INTO, value={
                 "messageId": ids[-1] if ids else "", "runId": run_input.run_id}), run.guard)
         return run
 
@@ -416,150 +338,6 @@ class RunManager:
             event = event.model_copy(update={"timestamp": int(time.time() * 1000)})
         self.metrics.events.inc()
         self.between_runs.publish(event_json(event, self.redactor))
-
-    def _emit(self, event_log: ThreadEventLog, event: BaseEvent, terminal: bool = False) -> int:
-        self.metrics.events.inc()
-        return event_log.append(event_json(event, self.redactor), terminal=terminal)
-
-    def _emit_snapshot(self, state: ThreadState, *, waiting: bool) -> int:
-        """The thread's ``MESSAGES_SNAPSHOT`` (its wire JSON kept per message by the conversation), redacted."""
-        self.metrics.events.inc()
-        return state.log.append(state.conversation.snapshot_json(self.redactor, waiting=waiting))
-
-    def _emit_run_event(self, state: ThreadState, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
-        """Append one of ``run``'s events; its terminal event ends the run for the thread (the one place)."""
-        if isinstance(event, RunErrorEvent):
-            event = self._name_unreachable_upstream(run, event)
-        if event.type in TERMINAL_TYPES:  # the whole conversation first: it is what outlives the run
-            self._emit_snapshot(state, waiting=guard.outcome == "interrupt")
-        else:
-            state.conversation.feed(event)
-        for observer in self.observers:
-            observer.run_event(run, event)
-        ends = guard.terminated and event.type in TERMINAL_TYPES  # guard.finish's closing events come before it
-        self._emit(state.log, event, terminal=ends)
-        if ends:
-            self._release(state, run, guard.outcome)
-
-    @staticmethod
-    def _release(state: ThreadState, run: ActiveRun, outcome: RunOutcome | None = None) -> None:
-        """The thread takes its next run (once ``run`` has settled)."""
-        run.outcome = run.outcome or outcome
-        if state.active is run:
-            state.active, state.settling = None, run
-            state.notify()
-
-    # ----- driving ---------------------------------------------------------------------------------------
-    async def _drive(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
-        settings = self.settings
-        deadline = run.started_at + settings.runner_run_timeout
-        ending = Ending()
-        assert self.bridge is not None, "runs start only once the bridge is loaded"
-        stream: AsyncIterator[BaseEvent] = _nothing()
-        try:
-            if lost := run.resumption.lost_message:  # nothing for the bridge to go on with: the run only says so
-                ending = Ending(error_message=lost, error_code=ErrorCode.INTERRUPT_LOST)
-            else:
-                for hook in self.before_run_hooks:
-                    for event in await hook(run):
-                        for out in guard.accept(event, stopping=self._stopping(run)):
-                            self._emit_run_event(state, run, out, guard)
-                stream = self.bridge.run_turn(run.turn)
-            while not guard.terminated:
-                now = time.monotonic()
-                wall_left = deadline - now
-                wait = min(settings.runner_idle_timeout, wall_left)
-                try:
-                    async with asyncio.timeout(max(wait, 0)):
-                        event = await anext(stream)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError:
-                    ending = self._timeout_ending(run, wall_left <= settings.runner_idle_timeout)
-                    break
-                stopping = self._stopping(run)
-                if stopping is None and _pauses(event):
-                    self.hitl.on_pause(run.thread_id, run.run_id, state.ids.tool_calls.get,
-                                       show=lambda card: self._show_card(state, run, guard, card))
-                for out in guard.accept(event, stopping=stopping):
-                    self._emit_run_event(state, run, out, guard)
-        except asyncio.CancelledError:
-            # Interrupt escalation or shutdown cancelled the bridge; the run still gets its terminal event.
-            if not (run.cancel_requested or run.shutdown_requested):
-                raise
-        except BridgeError as exc:
-            ending = Ending(error_message=_with_stderr(exc.message, exc.stderr_tail or run.turn.stderr_tail.text()),
-                            error_code=exc.code)
-        except Exception as exc:  # a bridge bug must still end the run cleanly
-            log.exception("bridge %s failed in run %s", self.bridge.runner_type, run.run_id)
-            ending = Ending(error_message=_with_stderr(f"The runner failed: {type(exc).__name__}: {exc}",
-                                                       run.turn.stderr_tail.text()), error_code=ErrorCode.RUNNER_ERROR)
-        finally:
-            try:
-                await _close_quietly(stream)
-                if not guard.terminated:
-                    for out in guard.finish(self._stopping(run) or ending):
-                        self._emit_run_event(state, run, out, guard)
-            except Exception:  # writing the end failed (a full disk): the thread must still take its next run
-                log.exception("ending run %s failed", run.run_id)
-            finally:
-                await self._settle(state, run, guard)
-
-    def _show_card(self, state: ThreadState, run: ActiveRun, guard: StreamGuard, card: Card) -> str:
-        """The run ends waiting for a person: its last tool call is the question card, after everything else it
-        streamed has closed; the card's call id on the wire."""
-        for out in [*guard.close_messages(), *(e for item in card.events() for e in guard.accept(item))]:
-            self._emit_run_event(state, run, out, guard)
-        return guard.wire_id(card.call_id)
-
-    async def _settle(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
-        """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
-        try:
-            self._release(state, run)  # never left busy, even when the terminal event could not be written
-            discard_written(run.turn.attachments)
-            self.metrics.run_finished(guard.outcome, time.monotonic() - run.started_at, guard.usage)
-            run.done.set()  # interrupt() waits for this; the hooks (state sync) need not hold it up
-            for hook in self.after_run_hooks:
-                try:
-                    await hook(run, guard.outcome)
-                except Exception:
-                    log.exception("after-run hook failed for run %s", run.run_id)
-        finally:
-            run.done.set()
-            run.settled.set()
-            for observer in self.observers:
-                observer.run_settled(run)
-
-    def _name_unreachable_upstream(self, run: ActiveRun, event: RunErrorEvent) -> RunErrorEvent:
-        """The CLI only knows the runner's model proxy on 127.0.0.1: say which model API could not be reached."""
-        if event.code in RUNNER_OWN_CODES:
-            return event
-        host = self.bridge.upstream_unreachable_since(run.started_at) if self.bridge is not None else None
-        if host is None:
-            return event
-        message = (f"The model API at {host} could not be reached (the runner's model proxy got no answer from it); "
-                   f"check the network and the configured endpoint.\n\n{event.message}")
-        return event.model_copy(update={"message": message, "code": ErrorCode.UPSTREAM_UNREACHABLE})
-
-    @staticmethod
-    def _stopping(run: ActiveRun) -> Ending | None:
-        """How the run ends when the runner is stopping it (shutdown wins over an interrupt)."""
-        if run.shutdown_requested:
-            return Ending(error_message=SHUTDOWN_MESSAGE, error_code=ErrorCode.SHUTDOWN)
-        if run.cancel_requested:
-            return Ending(cancelled=True)
-        return None
-
-    def _timeout_ending(self, run: ActiveRun, wall: bool) -> Ending:
-        if wall:
-            message = (f"The run exceeded its time limit of {self.settings.runner_run_timeout:g} s "
-                       "(RUNNER_RUN_TIMEOUT) and was stopped.")
-            code = ErrorCode.RUN_TIMEOUT
-        else:
-            message = (f"The agent produced no output for {self.settings.runner_idle_timeout:g} s "
-                       "(RUNNER_IDLE_TIMEOUT) and was stopped.")
-            code = ErrorCode.IDLE_TIMEOUT
-        return Ending(error_message=_with_stderr(message, run.turn.stderr_tail.text()), error_code=code)
 
     # ----- interrupt and shutdown ------------------------------------------------------------------------
     async def interrupt(self, run: ActiveRun, *, shutdown: bool = False) -> None:
@@ -625,34 +403,6 @@ class RunManager:
                 self.settings.events_dir.rmdir()
 
 
-def _pauses(event: BaseEvent) -> bool:
-    """A bridge's end of a run that waits for a person."""
-    return isinstance(event, RunFinishedEvent) and isinstance(event.outcome, RunFinishedInterruptOutcome)
-
-
 def _paused(run: ActiveRun | None) -> bool:
     """``run`` ended waiting for a person (its turn goes on in the next run, whatever became of the answer)."""
     return run is not None and run.outcome == "interrupt"
-
-
-async def _nothing() -> AsyncIterator[BaseEvent]:
-    return
-    yield
-
-
-def _with_stderr(message: str, stderr_tail: str) -> str:
-    if not stderr_tail:
-        return message
-    return f"{message}\n\nLast lines of the agent's stderr:\n{stderr_tail}"
-
-
-async def _close_quietly(stream: object) -> None:
-    aclose = getattr(stream, "aclose", None)
-    if aclose is None:
-        return
-    task = asyncio.ensure_future(aclose())
-    try:
-        async with asyncio.timeout(30):
-            await asyncio.shield(task)
-    except (asyncio.CancelledError, TimeoutError, Exception):  # noqa: BLE001 - cleanup must not raise
-        log.debug("closing a bridge stream raised", exc_info=True)

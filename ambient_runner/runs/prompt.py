@@ -4,11 +4,12 @@ the run's ``context`` and ``state``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ag_ui.core import Message, RunAgentInput, UserMessage
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
+from ambient_runner.interrupts.answers import Answers
 
 
 class NoPromptError(RunnerError, ValueError):
@@ -23,6 +24,20 @@ def trailing_user_messages(messages: Sequence[Message]) -> list[UserMessage]:
             break
         trailing.append(message)
     return list(reversed(trailing))
+
+
+def new_text(run_input: RunAgentInput, trailing: Sequence[UserMessage], answers: Answers,
+             seen: Callable[[], Collection[str]]) -> str:
+    """The run's new user text; a run that answers interrupts may bring none (a client resuming sends its whole
+    history: the user messages the thread has ``seen`` already are not new)."""
+    if not answers:
+        return new_user_text(trailing)
+    known = seen()
+    fresh = [m for m in run_input.messages if m.id not in known and m.id not in answers.answer_message_ids]
+    try:
+        return new_user_text(trailing_user_messages(fresh))
+    except NoPromptError:
+        return ""
 
 
 def new_user_text(trailing: Sequence[UserMessage]) -> str:

@@ -112,7 +112,7 @@ def test_a_secret_across_the_cut_of_a_huge_result_keeps_none_of_it():
                   ToolCallEndEvent(tool_call_id="c1"),
                   ToolCallResultEvent(message_id="r1", tool_call_id="c1",
                                       content="a" * (CUT_TO - 5) + secret + "b" * (9 * 1024 * 1024))):
-        conversation.feed(event)
+        conversation.add_event(event)
     snapshot = json.loads(conversation.snapshot_json(Redactor([secret])))
     tool = snapshot["messages"][-1]
     assert "characters cut" in tool["content"] and len(tool["content"]) < CUT_TO + 200
@@ -159,11 +159,11 @@ def test_a_snapshot_after_every_event_equals_one_built_from_scratch():
     kept = Conversation()
     kept.add_input(run_input)
     for count, event in enumerate(events, 1):
-        kept.feed(event)
+        kept.add_event(event)
         fresh = Conversation()
         fresh.add_input(run_input)
         for earlier in events[:count]:
-            fresh.feed(earlier)
+            fresh.add_event(earlier)
         assert kept.snapshot().model_dump(by_alias=True) == fresh.snapshot().model_dump(by_alias=True), count
         # its wire JSON, each unchanged message's part kept from the run before: what the encoder writes
         assert kept.snapshot_json(Redactor()) == event_json(fresh.snapshot(), Redactor()), count
@@ -220,7 +220,7 @@ def test_a_kept_snapshot_is_redacted_as_the_whole_snapshot_would_be(seam_secret,
         for step in steps:
             history.append(step)
             kind, item = step
-            kept.add_input(item) if kind == "input" else kept.feed(item)  # type: ignore[arg-type]
+            kept.add_input(item) if kind == "input" else kept.add_event(item)  # type: ignore[arg-type]
             if chooser.random() < 0.5:
                 continue
             if chooser.random() < 0.1:  # a secret becomes known
@@ -230,7 +230,7 @@ def test_a_kept_snapshot_is_redacted_as_the_whole_snapshot_would_be(seam_secret,
                                      *([seam_secret] if seam_secret and turn >= 20 else [])])
             fresh = Conversation()
             for kind, item in history:
-                fresh.add_input(item) if kind == "input" else fresh.feed(item)  # type: ignore[arg-type]
+                fresh.add_input(item) if kind == "input" else fresh.add_event(item)  # type: ignore[arg-type]
             whole = redactor(fresh.snapshot().model_dump_json(by_alias=True, exclude_none=True))
             assert kept.snapshot_json(redactor) == whole, (turn, step)
             compared += 1

@@ -100,8 +100,7 @@ async def test_the_bridge_turns_the_start_error_into_the_same_run_error(tmp_path
     runner = TurnRunner(SessionMap(tmp_path))
     spec = TurnSpec(argv=[str(tmp_path / "gemini")], cwd=tmp_path, env={}, resume_session=None)
     with pytest.raises(BridgeError) as raised:
-        async for _ in runner.run(make_turn("t-1", "hello"), spec, lambda session: session):
-            pass
+        await runner.start(make_turn("t-1", "hello"), spec)
     assert raised.value.code == "CLI_NOT_FOUND"
     assert raised.value.message == (f"The agent CLI '{tmp_path / 'gemini'}' was not found. Install it "
                                     "(make install) or set its path.")

@@ -1,0 +1,137 @@
+"""A thread as the run manager keeps it: its event log, ids, conversation, live and settling run, queued messages;
+and ``ActiveRun``, one run of it. A thread writes its own events (redacted, counted) and takes its next run once
+the live one has ended (``release``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ag_ui.core import BaseEvent, EventType, RunAgentInput
+
+from ambient_runner.bridges.contract import Turn
+from ambient_runner.interrupts.human_in_the_loop import Resumption
+from ambient_runner.metrics import RunnerMetrics
+from ambient_runner.runs.conversation import Conversation
+from ambient_runner.runs.event_log import ThreadEventLog
+from ambient_runner.runs.request import QueuedMessage
+from ambient_runner.stream.encoding import Redactor, event_json
+from ambient_runner.stream.guard import StreamGuard, ThreadIds
+from ambient_runner.stream.outcome import RunOutcome
+
+TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
+
+
+class RunObserver(Protocol):
+    """Sees each run: its start (and may add events right after ``RUN_STARTED``), every event it emits, its
+    settling (after the after-run hooks). Must never raise or block."""
+
+    def run_started(self, run: ActiveRun) -> list[BaseEvent]: ...
+
+    def run_event(self, run: ActiveRun, event: BaseEvent) -> None: ...
+
+    def run_settled(self, run: ActiveRun) -> None: ...
+
+
+@dataclass
+class ActiveRun:
+    thread_id: str
+    run_id: str
+    first_seq: int
+    turn: Turn
+    resumption: Resumption = field(default_factory=Resumption)  # what its start did with the thread's pause
+    task: asyncio.Task[None] | None = None
+    cancel_requested: bool = False
+    shutdown_requested: bool = False
+    done: asyncio.Event = field(default_factory=asyncio.Event)  # terminal event written, bridge stream closed
+    settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
+    started_at: float = field(default_factory=time.monotonic)
+    outcome: RunOutcome | None = None  # the guard's, once the terminal event is written
+    guard: StreamGuard | None = None
+
+
+@dataclass
+class ThreadState:
+    log: ThreadEventLog
+    redactor: Redactor  # every event is written redacted
+    metrics: RunnerMetrics  # and counted
+    ids: ThreadIds = field(default_factory=ThreadIds)
+    active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
+    settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
+    conversation: Conversation = field(default_factory=Conversation)  # for the MESSAGES_SNAPSHOT of each run
+    queue: deque[QueuedMessage] = field(default_factory=deque)  # messages waiting for the live run to end
+    starting: bool = False  # a start is waiting for the previous run to settle
+    pump: asyncio.Task[None] | None = None  # starts the queued messages, one after the other
+    changed: asyncio.Event = field(default_factory=asyncio.Event)  # set (and renewed) when the above change
+    steering: asyncio.Lock = field(default_factory=asyncio.Lock)  # one busy message at a time, in arrival order
+
+    @property
+    def busy(self) -> bool:
+        """A new message would not start now: a run streams, is about to, or messages wait before it."""
+        return self.active is not None or self.starting or bool(self.queue)
+
+    @property
+    def run_ids(self) -> set[str]:
+        """The runs of the thread that stream or wait."""
+        return {run.run_id for run in (self.active,) if run is not None} | {m.request.run_id for m in self.queue}
+
+    def notify(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+    def begin(self, run_input: RunAgentInput, head: Sequence[BaseEvent], *, skip: Collection[str],
+              snapshot: bool) -> int:
+        """A run of the thread begins: its input joins the conversation (the tool messages in ``skip`` read as
+        answers), ``head`` (its ``RUN_STARTED``, ...) goes into the log, then the conversation's snapshot when
+        ``snapshot``; the sequence number of its first event."""
+        lines = [event_json(event, self.redactor) for event in head]
+        self.conversation.add_input(run_input, skip=skip)
+        lines += [self.conversation.snapshot_json(self.redactor, waiting=True)] if snapshot else []
+        self.log.begin_run()
+        first_seq = self.log.append(lines[0])
+        for line in lines[1:]:
+            self.log.append(line)
+        self.metrics.events.inc(len(lines))
+        return first_seq
+
+    def record(self, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
+        """One of ``run``'s events (through its ``guard``) into the thread. A terminal event comes after the whole
+        conversation (what outlives the run); the guard's last one ends the run for the thread (the one place)."""
+        terminal = event.type in TERMINAL_TYPES
+        line = event_json(event, self.redactor)
+        if not terminal:
+            self.conversation.add_event(event)
+        waiting = guard.outcome == "interrupt"
+        lines = [self.conversation.snapshot_json(self.redactor, waiting=waiting), line] if terminal else [line]
+        ends = guard.terminated and terminal  # guard.finish's closing events come before it
+        for line in lines[:-1]:
+            self.log.append(line)
+        self.log.append(lines[-1], terminal=ends)
+        self.metrics.events.inc(len(lines))
+        if ends:
+            run.outcome = run.outcome or guard.outcome
+            if self.active is run:
+                self.active, self.settling = None, run
+                self.notify()
+
+    def emit(self, event: BaseEvent, terminal: bool = False) -> int:
+        """One event into the thread's log (redacted); its sequence number."""
+        self.metrics.events.inc()
+        return self.log.append(event_json(event, self.redactor), terminal=terminal)
+
+    def release(self, run: ActiveRun, outcome: RunOutcome | None = None) -> None:
+        """The thread takes its next run (once ``run`` has settled)."""
+        run.outcome = run.outcome or outcome
+        if self.active is run:
+            self.active, self.settling = None, run
+            self.notify()
+
+
+AfterRunHook = Callable[[ActiveRun, RunOutcome | None], Awaitable[None]]
+# Before the bridge gets the turn (the connected accounts' fetch): its events follow RUN_STARTED. Must not raise;
+# bounded by the hook itself.
+BeforeRunHook = Callable[[ActiveRun], Awaitable[Sequence[BaseEvent]]]
