@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Runs, Settings, body_rules, router
-from ambient_runner.bridges.contract import MAX_MODEL_CHARS
+from ambient_runner.bridges.options import MAX_MODEL_CHARS
 
 log = logging.getLogger(__name__)
 routes = router()

@@ -120,7 +120,8 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
 
 async def submit(runs: RunManager, run_input: RunAgentInput, reader: Reader) -> Submitted:
     """The run read against its thread, and submitted."""
-    return await runs.submit(await runs.read(run_input, reader))
+    request = await runs.read(run_input, reader)
+    return await runs.submit(request)
 
 
 def stream(submitted: Submitted, metrics: RunnerMetrics, redactor: Redactor) -> EventSourceResponse:

@@ -32,13 +32,14 @@ from ag_ui.core import BaseEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges import turn_loop
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, RunOptions, Turn
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Turn
 from ambient_runner.bridges.lazy import LazyModules
-from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.options import RunnerOptions, RunOptions
 from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp import config as mcp_config
-from ambient_runner.model_proxy import Upstream
+from ambient_runner.model_proxy import ModelProxy, Upstream
+from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace.workflows import AgentPlace
@@ -124,6 +125,22 @@ class CliBridge(Bridge, Generic[AuthT]):
                 yield event
 
     # ----- lifecycle -------------------------------------------------------------------------------------
+    async def start_model_proxy(self, upstream: Upstream | None, enabled: bool = True) -> ModelProxy | None:
+        """Serve the CLI's model API through the runner's proxy: the CLI then gets ``model_proxy.base_url`` and
+        ``model_proxy.placeholder`` instead of the upstream URL and the real credential. Idempotent."""
+        if self.model_proxy is None and upstream is not None and enabled:
+            self.model_proxy = await ModelProxy(upstream, extra_headers=gateway_headers()).start()
+        return self.model_proxy
+
+    async def stop_model_proxy(self) -> None:
+        if self.model_proxy is not None:
+            await self.model_proxy.stop()
+            self.model_proxy = None
+
+    def upstream_unreachable_since(self, since: float) -> str | None:
+        """The model API host the proxy failed to reach after ``since`` (``time.monotonic()``), if any."""
+        return self.model_proxy.unreachable_since(since) if self.model_proxy is not None else None
+
     async def startup(self) -> None:
         if self._sessions is not None:  # read before the state dir was restored from the store: read it again
             self._sessions.reload()

@@ -13,6 +13,11 @@ escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A brid
   The core then ends the run with ``RUN_FINISHED`` outcome ``cancelled`` whatever the bridge yields, and
   closes the generator itself if the bridge does not stop within ``RUNNER_INTERRUPT_GRACE`` seconds.
 * ``readiness()``, ``capabilities()``, ``startup()``, ``shutdown()``, ``secret_values()``, ``parse_options()``.
+
+What a bridge is lent rather than implements comes composed: the core's ``BridgeHost`` (``bridges.tasks``: the
+background tasks and their reports, the between-run channel, timers), a person's turn (``hitl``,
+``interrupts.human_in_the_loop``), the model proxy (``model_proxy``, started by ``CliBridge``) and the run options'
+parsing (``bridges.options``).
 """
 
 from __future__ import annotations
@@ -26,20 +31,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError, error_code
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError, TaskReport
+from ambient_runner.bridges.options import CamelModel, OptionSpec, RunOptions, model_only
+from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
-from ambient_runner.model_proxy import ModelProxy, Upstream
-from ambient_runner.model_proxy.gateway_headers import gateway_headers
+from ambient_runner.model_proxy import ModelProxy
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.workspace.workflows import AgentPlace
-
-TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
 
 
 class BridgeError(RunnerError):
@@ -62,41 +64,6 @@ class BridgeError(RunnerError):
         return cls(error.message, code=error.code)
 
 
-class OptionError(RunnerError, ValueError):
-    """A run option (``forwardedProps``) that this runner recognises but cannot honour. Becomes a 422 naming it."""
-
-    code = ErrorCode.INVALID_OPTION
-
-    def __init__(self, option: str, message: str) -> None:
-        super().__init__(message, option=option)
-        self.option = option
-
-    def __str__(self) -> str:
-        return f"{self.option}: {self.message}"
-
-
-MAX_MODEL_CHARS = 200
-MODEL_SEPARATORS = "._-/@:"  # '/' for gateway names, '@' for Vertex ids, ':' for Bedrock and fine-tuned ids
-
-
-def check_model_name(value: Any, separators: str = MODEL_SEPARATORS) -> str:
-    """``value`` stripped, when it is a name a provider can call: letters and digits joined by ``separators``; no
-    ``.``/``..`` segment, no whitespace, control, bidi, ``?`` or ``#``; at most ``MAX_MODEL_CHARS``. Else
-    ``OptionError`` (422 ``INVALID_OPTION``)."""
-    if not isinstance(value, str) or not value.strip():
-        raise OptionError("model", "model must be a non-empty string")
-    name = value.strip()
-    if len(name) > MAX_MODEL_CHARS:
-        raise OptionError("model", f"model is longer than {MAX_MODEL_CHARS} characters")
-    allowed = set(separators)
-    if not (name.isascii() and name[0].isalnum() and name[-1].isalnum()
-            and all(ch.isalnum() or ch in allowed for ch in name)) or {".", ".."} & set(name.split("/")):
-        shown = ascii(name[:80])
-        raise OptionError("model", f"model {shown} is not a model name: use letters and digits joined by "
-                                   f"{' '.join(repr(c) for c in separators)}")
-    return name
-
-
 @dataclass(frozen=True)
 class Readiness:
     """``/ready``: ``ready`` only when the CLI/SDK is present and credentials are configured."""
@@ -106,19 +73,7 @@ class Readiness:
     detail: str = ""
 
 
-class _CamelModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-
-class OptionSpec(_CamelModel):
-    """One run option a runner accepts in ``forwardedProps`` (listed by ``/capabilities``)."""
-
-    name: str
-    description: str
-    values: list[str] | None = None
-
-
-class Capabilities(_CamelModel):
+class Capabilities(CamelModel):
     """``GET /capabilities``: what this bridge supports."""
 
     runner_type: str
@@ -139,17 +94,6 @@ class Capabilities(_CamelModel):
     default_model: str | None = None
     models: list[str] = Field(default_factory=list)
     options: list[OptionSpec] = Field(default_factory=list)
-
-
-class RunOptions(_CamelModel):
-    """Run options common to all runners, parsed from ``forwardedProps`` by ``Bridge.parse_options``."""
-
-    model: str | None = None
-    mode: str | None = None  # "plan" = read-only planning mode
-    reasoning_effort: str | None = None
-    approval_policy: str = "auto"  # "ask": tools that change things wait for a person (an interrupt)
-    approval_policy_named: bool = False  # by the run itself (else the deployment's default)
-    extra: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -227,41 +171,6 @@ class Bridge(ABC):
         """Stop one of the agent's background tasks; its end is then reported like any other."""
         raise TaskNotStoppableError(f"this runner cannot stop background task {task.task_id}")
 
-    def task_event(self, thread_id: str, report: TaskReport) -> BaseEvent | None:
-        """A CLI's task report into the registry; the event to send when it changed something."""
-        tasks = self.host.tasks
-        if report.kind == "started":
-            return tasks.started(thread_id, report.task_id, report.description, report.task_type)
-        if report.kind == "progress":
-            return tasks.progress(report.task_id, report.usage, report.last_tool_name)
-        if not report.summary and not report.output_file:
-            # A bare status change: the CLI's full notification (summary, output file) usually follows at once;
-            # the end is announced from this one only if that does not come.
-            def announce() -> None:
-                late = tasks.completed(report.task_id, report.status)
-                if late is not None:
-                    self.host.publish(late)
-
-            self.host.later(TASK_END_GRACE, announce)
-            return None
-        return tasks.completed(report.task_id, report.status, report.summary, report.usage, report.output_file)
-
-    async def start_model_proxy(self, upstream: Upstream | None, enabled: bool = True) -> ModelProxy | None:
-        """Serve the CLI's model API through the runner's proxy: the CLI then gets ``model_proxy.base_url`` and
-        ``model_proxy.placeholder`` instead of the upstream URL and the real credential. Idempotent."""
-        if self.model_proxy is None and upstream is not None and enabled:
-            self.model_proxy = await ModelProxy(upstream, extra_headers=gateway_headers()).start()
-        return self.model_proxy
-
-    async def stop_model_proxy(self) -> None:
-        if self.model_proxy is not None:
-            await self.model_proxy.stop()
-            self.model_proxy = None
-
-    def upstream_unreachable_since(self, since: float) -> str | None:
-        """The model API host the proxy failed to reach after ``since`` (``time.monotonic()``), if any."""
-        return self.model_proxy.unreachable_since(since) if self.model_proxy is not None else None
-
     async def startup(self) -> None:  # noqa: B027 - optional hook
         """Called once before the first request is served."""
 
@@ -298,8 +207,7 @@ class Bridge(ABC):
 
         Props that are not runner options are left alone. The default accepts ``model`` only.
         """
-        model = dict(forwarded_props or {}).get("model")
-        return RunOptions(model=None if model is None else check_model_name(model))
+        return model_only(forwarded_props)
 
     def login_files(self) -> tuple[str, ...]:
         """The ``credential_files`` the configured login writes into the state dir (a mounted login file)."""

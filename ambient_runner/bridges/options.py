@@ -20,8 +20,76 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ambient_runner.bridges.contract import MODEL_SEPARATORS, OptionError, OptionSpec, RunOptions, check_model_name
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.settings import RunnerSettings
+
+
+class OptionError(RunnerError, ValueError):
+    """A run option (``forwardedProps``) that this runner recognises but cannot honour. Becomes a 422 naming it."""
+
+    code = ErrorCode.INVALID_OPTION
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message, option=option)
+        self.option = option
+
+    def __str__(self) -> str:
+        return f"{self.option}: {self.message}"
+
+
+MAX_MODEL_CHARS = 200
+MODEL_SEPARATORS = "._-/@:"  # '/' for gateway names, '@' for Vertex ids, ':' for Bedrock and fine-tuned ids
+
+
+def check_model_name(value: Any, separators: str = MODEL_SEPARATORS) -> str:
+    """``value`` stripped, when it is a name a provider can call: letters and digits joined by ``separators``; no
+    ``.``/``..`` segment, no whitespace, control, bidi, ``?`` or ``#``; at most ``MAX_MODEL_CHARS``. Else
+    ``OptionError`` (422 ``INVALID_OPTION``)."""
+    if not isinstance(value, str) or not value.strip():
+        raise OptionError("model", "model must be a non-empty string")
+    name = value.strip()
+    if len(name) > MAX_MODEL_CHARS:
+        raise OptionError("model", f"model is longer than {MAX_MODEL_CHARS} characters")
+    allowed = set(separators)
+    if not (name.isascii() and name[0].isalnum() and name[-1].isalnum()
+            and all(ch.isalnum() or ch in allowed for ch in name)) or {".", ".."} & set(name.split("/")):
+        shown = ascii(name[:80])
+        raise OptionError("model", f"model {shown} is not a model name: use letters and digits joined by "
+                                   f"{' '.join(repr(c) for c in separators)}")
+    return name
+
+
+class CamelModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class OptionSpec(CamelModel):
+    """One run option a runner accepts in ``forwardedProps`` (listed by ``/capabilities``)."""
+
+    name: str
+    description: str
+    values: list[str] | None = None
+
+
+class RunOptions(CamelModel):
+    """Run options common to all runners, parsed from ``forwardedProps`` by ``Bridge.parse_options``."""
+
+    model: str | None = None
+    mode: str | None = None  # "plan" = read-only planning mode
+    reasoning_effort: str | None = None
+    approval_policy: str = "auto"  # "ask": tools that change things wait for a person (an interrupt)
+    approval_policy_named: bool = False  # by the run itself (else the deployment's default)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+def model_only(forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+    """The run options of a runner that takes a model and nothing else."""
+    model = dict(forwarded_props or {}).get("model")
+    return RunOptions(model=None if model is None else check_model_name(model))
+
 
 MODES = ("default", "plan")
 APPROVAL_POLICIES = ("auto", "ask")

@@ -119,6 +119,9 @@ class TaskReport(Protocol):
     def output_file(self) -> str | None: ...
 
 
+TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
+
+
 class TaskNotStoppableError(RunnerError, RuntimeError):
     """A task its CLI cannot stop (the message says why)."""
 
@@ -141,6 +144,25 @@ class BridgeHost:
 
         handle = asyncio.get_running_loop().call_later(delay, fire)
         self._timers.add(handle)
+
+    def task_event(self, thread_id: str, report: TaskReport) -> BaseEvent | None:
+        """A CLI's task report into the registry; the event to send when it changed something."""
+        tasks = self.tasks
+        if report.kind == "started":
+            return tasks.started(thread_id, report.task_id, report.description, report.task_type)
+        if report.kind == "progress":
+            return tasks.progress(report.task_id, report.usage, report.last_tool_name)
+        if not report.summary and not report.output_file:
+            # A bare status change: the CLI's full notification (summary, output file) usually follows at once;
+            # the end is announced from this one only if that does not come.
+            def announce() -> None:
+                late = tasks.completed(report.task_id, report.status)
+                if late is not None:
+                    self.publish(late)
+
+            self.later(TASK_END_GRACE, announce)
+            return None
+        return tasks.completed(report.task_id, report.status, report.summary, report.usage, report.output_file)
 
     def close(self) -> None:
         for handle in self._timers:

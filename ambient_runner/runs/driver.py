@@ -53,16 +53,18 @@ class RunDriver:
         """``events`` of ``run`` through its stream guard into the thread's log (what the guard adds among them);
         ``ending``: the run ends so (the guard closes what is open first); ``close_messages``: the run's open
         messages are closed before ``events``."""
-        stopping = self._stopping(run)
-        outs = [*guard.close_messages()] if close_messages else []
-        outs += [out for event in events for out in guard.accept(event, stopping=stopping)]
         if ending is not None:
-            outs += guard.finish(ending)
+            outs = guard.finish(ending)
+        else:
+            stopping = self._stopping(run)
+            outs = [*guard.close_messages()] if close_messages else []
+            outs += [out for event in events for out in guard.accept(event, stopping=stopping)]
         for out in outs:
             self.emit(state, run, out, guard)
 
     def emit(self, state: ThreadState, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
-        """Append one of ``run``'s events; its terminal event ends the run for the thread (the one place)."""
+        """One of ``run``'s events, past its guard, to the observers and into its thread (where a terminal event ends
+        the run for the thread: the one place)."""
         if isinstance(event, RunErrorEvent):
             event = self._name_unreachable_upstream(run, event)
         for observer in self.observers:
@@ -149,7 +151,8 @@ class RunDriver:
         if event.code in RUNNER_OWN_CODES:
             return event
         bridge = self.bridge()
-        host = bridge.upstream_unreachable_since(run.started_at) if bridge is not None else None
+        proxy = bridge.model_proxy if bridge is not None else None
+        host = proxy.unreachable_since(run.started_at) if proxy is not None else None
         if host is None:
             return event
         message = (f"The model API at {host} could not be reached (the runner's model proxy got no answer from it); "

@@ -127,6 +127,14 @@ class RunManager:
         """Runs that have sent their terminal event but are still settling."""
         return [t.settling for t in self.threads.values() if t.settling is not None and not t.settling.settled.is_set()]
 
+    def _check_admissible(self, thread_id: str) -> None:
+        if self.draining:
+            raise DrainingError("the runner is shutting down and takes no new runs")
+        active = self.threads[thread_id].active if thread_id in self.threads else None
+        if active is not None:
+            raise ThreadBusyError(f"thread {thread_id!r} already has a run in progress ({active.run_id}); interrupt "
+                                  "it or wait for it to finish", threadId=thread_id)
+
     def _thread_state(self, thread_id: str) -> ThreadState:
         state = self.threads.get(thread_id)
         if state is None:
@@ -194,10 +202,10 @@ class RunManager:
         run_input, answers = request.run_input, request.answers
         await self._place_open.wait()  # a workflow switch under way: this run starts in its new folder
         self._check_admissible(run_input.thread_id)
-        state = self._thread_state(run_input.thread_id)
-        previous = state.settling
-        if previous is not None and not previous.settled.is_set():
-            state.starting = True
+        known = self.threads.get(run_input.thread_id)
+        previous = known.settling if known is not None else None
+        if known is not None and previous is not None and not previous.settled.is_set():
+            known.starting = True
             bound = self.settings.runner_settle_timeout
             try:
                 async with asyncio.timeout(bound):
@@ -208,17 +216,18 @@ class RunManager:
                     f"(the agent's exit, the state sync) did not finish within {bound:g} s (RUNNER_SETTLE_TIMEOUT); "
                     "try again shortly", threadId=run_input.thread_id) from None
             finally:
-                state.starting = False
-                state.notify()
+                known.starting = False
+                known.notify()
             self._check_admissible(run_input.thread_id)  # another run admitted, or shutdown begun, meanwhile
+        state = self._thread_state(run_input.thread_id)
+        resumption = self.hitl.on_start(run_input.thread_id, answers)
         guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
-        head = head or [guard.started()]
+        head = head or [guard.run_started]
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
         prompt = f"{preamble}{request.prompt}" if preamble else request.prompt
         turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
                     options=request.options, attachments=request.attachments, caller=request.caller,
                     place=self.agent_place() if self.agent_place is not None else None)
-        resumption = self.hitl.on_start(run_input.thread_id, answers)
         # a client joining a run that resumes a pause learns the paused call first (a snapshot after the head)
         first_seq = state.begin(run_input, head, skip=answers.tool_message_ids,
                                 snapshot=resumption.resumed or _paused(state.settling))
@@ -234,14 +243,6 @@ class RunManager:
         run.task = asyncio.create_task(self.driver.drive(state, run, guard), name=f"run-{run.run_id}")
         await asyncio.sleep(0)  # the run's first step (the prompt to the CLI) before its caller builds the response
         return run
-
-    def _check_admissible(self, thread_id: str) -> None:
-        if self.draining:
-            raise DrainingError("the runner is shutting down and takes no new runs")
-        active = self.threads[thread_id].active if thread_id in self.threads else None
-        if active is not None:
-            raise ThreadBusyError(f"thread {thread_id!r} already has a run in progress ({active.run_id}); interrupt "
-                                  "it or wait for it to finish", threadId=thread_id)
 
     # ----- a message for a busy thread ---------------------------------------------------------------------
     def enqueue(self, message: QueuedMessage) -> int:

@@ -15,7 +15,8 @@ from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent, RunFinishedCance
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import Attachment, RunOptions
+from ambient_runner.bridges.contract import Attachment
+from ambient_runner.bridges.options import RunOptions
 from ambient_runner.interrupts.answers import NO_ANSWERS, Answers
 from ambient_runner.runs.busy import DROPPED_MESSAGE, WhenBusy
 from ambient_runner.runs.event_log import ThreadEventLog

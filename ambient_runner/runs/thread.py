@@ -88,9 +88,9 @@ class ThreadState:
         """A run of the thread begins: its input joins the conversation (the tool messages in ``skip`` read as
         answers), ``head`` (its ``RUN_STARTED``, ...) goes into the log, then the conversation's snapshot when
         ``snapshot``; the sequence number of its first event."""
-        lines = [event_json(event, self.redactor) for event in head]
         self.conversation.add_input(run_input, skip=skip)
-        lines += [self.conversation.snapshot_json(self.redactor, waiting=True)] if snapshot else []
+        snapshots = [self.conversation.snapshot_json(self.redactor, waiting=True)] if snapshot else []
+        lines = [event_json(event, self.redactor) for event in head] + snapshots
         self.log.begin_run()
         first_seq = self.log.append(lines[0])
         for line in lines[1:]:

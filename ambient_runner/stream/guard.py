@@ -71,6 +71,7 @@ class StreamGuard:
     def __init__(self, thread_id: str, run_id: str, ids: ThreadIds) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self.run_started = RunStartedEvent(thread_id=thread_id, run_id=run_id, protocol_version=PROTOCOL_VERSION)
         self._ids = ids
         self._remap: dict[str, str] = {}  # bridge id -> id on the wire, for this run
         self._open = OpenBlocks()  # the adapters' record of open blocks, and its one close order
@@ -93,7 +94,7 @@ class StreamGuard:
 
     # ----- entry points ----------------------------------------------------------------------------------
     def started(self) -> RunStartedEvent:
-        return RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION)
+        return self.run_started
 
     def accept(self, event: BaseEvent, *, stopping: Ending | None = None) -> list[BaseEvent]:
         """Events to emit for one bridge event (none after the terminal event).

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from ag_ui.core import RunAgentInput
 
-from ambient_runner.bridges.contract import OptionError
-from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.options import OptionError, RunnerOptions
 from ambient_runner.interrupts.answers import ResumeError, read_answers
 from ambient_runner.interrupts.book import Answer, InterruptBook, InterruptRequest, refusal_note
 from ambient_runner.runs.prompt import trailing_user_messages

@@ -12,7 +12,8 @@ from ag_ui.core import BaseEvent, RunAgentInput, RunFinishedEvent, TextMessageEn
 
 from ag_ui_cli_common.adapter import CliAdapter
 from ag_ui_cli_common.errors import ErrorCode, Failure
-from ambient_runner.bridges.contract import BridgeError, RunOptions, Turn
+from ambient_runner.bridges.contract import BridgeError, Turn
+from ambient_runner.bridges.options import RunOptions
 from ambient_runner.bridges.turn_loop import Step, TurnHooks, run_turn
 from ambient_runner.interrupts.book import Answer, InterruptBook, InterruptRequest
 from ambient_runner.interrupts.parked import LiveTurn, Paused, Pauses

@@ -8,9 +8,9 @@ import pytest
 
 from ambient_runner.bridges.claude.bridge import OPTIONS as CLAUDE
 from ambient_runner.bridges.codex_sdk.bridge import OPTIONS as CODEX
-from ambient_runner.bridges.contract import OptionError, RunOptions
 from ambient_runner.bridges.gemini_cli.bridge import OPTIONS as GEMINI
 from ambient_runner.bridges.gemini_cli.bridge import STREAM_JSON_OPTIONS as GEMINI_STREAM_JSON
+from ambient_runner.bridges.options import OptionError, RunOptions
 from ambient_runner.settings import RunnerSettings
 
 RUNNERS = {"gemini-cli": GEMINI, "codex-sdk": CODEX, "claude": CLAUDE}

@@ -23,8 +23,9 @@ from harness import RunnerHarness
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
-from ambient_runner.bridges.contract import Bridge, BridgeError, RunOptions, Turn
+from ambient_runner.bridges.contract import Bridge, BridgeError, Turn
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
+from ambient_runner.bridges.options import RunOptions
 from ambient_runner.scripted_models.base import LoggedRequest, ScriptedModelServer
 from ambient_runner.settings import RunnerSettings
 

@@ -167,7 +167,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         out: list[BaseEvent] = []
         report = task_report(item)
         if report is not None and not adapter.subagents.owns(report.task_id):  # a background task
-            task_event = self.task_event(turn.thread_id, report)
+            task_event = self.host.task_event(turn.thread_id, report)
             if task_event is not None:
                 out.append(task_event)
         for event in events:
@@ -246,7 +246,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         from ag_ui_claude.tasks import task_report
 
         report = task_report(item)
-        event = self.task_event(thread_id, report) if report is not None else None
+        event = self.host.task_event(thread_id, report) if report is not None else None
         if event is not None:
             self.host.publish(event)
 
