@@ -6,7 +6,7 @@ the question card each paused thread shows on the platform's page (``card``). It
 and given to the bridge at construction (its side: ``ask``, ``answer``, ``turns``) and to the run manager, which
 makes three calls:
 
-* at admission, ``waiting(thread)``: what a run's answers are read against;
+* at admission, ``answers(run_input, trailing)``: the answers a run brings, read against what its thread waits for;
 * when a run starts, ``on_start(thread, answers)``: the answers go to the paused turn (or, with a new message
   instead, everything open is refused), the thread's card is closed, and answers to a lost pause are named;
 * when a run pauses, ``on_pause(...)``: the thread's card, shown unless the CLI streamed its own.
@@ -15,13 +15,13 @@ makes three calls:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ag_ui.core import ToolCallResultEvent
+from ag_ui.core import RunAgentInput, ToolCallResultEvent, UserMessage
 
-from ambient_runner.interrupts.answers import Answers, Waiting
+from ambient_runner.interrupts.answers import Answers, Waiting, answers_to
 from ambient_runner.interrupts.book import Answer, InterruptBook, InterruptRequest, PendingInterrupt
 from ambient_runner.interrupts.card import Card, build_card
 from ambient_runner.interrupts.parked import Pauses
@@ -76,6 +76,11 @@ class HumanInTheLoop:
     # ----- the run manager's side --------------------------------------------------------------------------
     def waiting(self, thread_id: str) -> Waiting:
         return Waiting(self.book.pending(thread_id), self.book.lost(thread_id))
+
+    def answers(self, run_input: RunAgentInput, trailing: Sequence[UserMessage]) -> Answers:
+        """At admission: the answers ``run_input`` brings to what its thread waits for (``answers_to``), or the
+        ``ResumeError`` that refuses it; ``trailing``: its new user messages."""
+        return answers_to(run_input, self.waiting(run_input.thread_id), trailing)
 
     def on_start(self, thread_id: str, answers: Answers) -> Resumption:
         """A run of the thread starts with ``answers`` (read at admission against ``waiting``)."""

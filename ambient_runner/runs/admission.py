@@ -16,7 +16,7 @@ from ag_ui.core import RunAgentInput
 
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Bridge
-from ambient_runner.interrupts.answers import Waiting, answers_to
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.runs.attachments import AttachmentRules, collect, discard_written
 from ambient_runner.runs.busy import when_busy
 from ambient_runner.runs.prompt import new_text, trailing_user_messages, with_context
@@ -27,10 +27,11 @@ IMAGES_ALONE = "See the attached files."  # a message of images alone: the CLIs 
 
 @dataclass(frozen=True)
 class ThreadAtAdmission:
-    """What a run is read against: its thread's open interrupts, those a previous runner process had open, and the
-    messages the thread has seen (a client resuming a pause sends its whole history again)."""
+    """What a run is read against: a person's turn (what its thread waits for: its open interrupts, those a previous
+    runner process had open), and the messages the thread has seen (a client resuming a pause sends its whole
+    history again)."""
 
-    waiting: Waiting
+    hitl: HumanInTheLoop
     seen: Callable[[], Collection[str]]
 
 
@@ -48,7 +49,7 @@ class Reader:
 
 async def read_request(run_input: RunAgentInput, thread: ThreadAtAdmission, reader: Reader) -> RunRequest:
     trailing = trailing_user_messages(run_input.messages)
-    answers = answers_to(run_input, thread.waiting, trailing)
+    answers = thread.hitl.answers(run_input, trailing)
     prompt = with_context(run_input, reader.expand(new_text(run_input, trailing, answers, thread.seen)))
     bridge = await reader.ready()
     props = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else None

@@ -148,8 +148,7 @@ class RunManager:
         """``run_input`` read against its thread's state now (``runs.admission``); raises the ``RunnerError`` that
         refuses it."""
         state = self.threads.get(run_input.thread_id)
-        thread = ThreadAtAdmission(self.hitl.waiting(run_input.thread_id),
-                                   state.conversation.message_ids if state is not None else set)
+        thread = ThreadAtAdmission(self.hitl, state.conversation.message_ids if state is not None else set)
         return await read_request(run_input, thread, reader)
 
     async def submit(self, request: RunRequest) -> Submitted:
