@@ -60,7 +60,12 @@ def account_variable(name: str) -> bool:
 
 
 def _host_of(url: str, default: str) -> str:
-    host = urlsplit(url if "://" in url else f"https://{url}").netloc if url.strip() else ""
+    """The host (and port) ``url`` names, when it is one a credential may be written for; else ``default`` (a URL
+    that does not parse, such as an unclosed ``[`` of an IPv6 host, names none)."""
+    try:
+        host = urlsplit(url if "://" in url else f"https://{url}").netloc if url.strip() else ""
+    except ValueError:
+        return default
     host = host.rsplit("@", 1)[-1]
     return host if HOST_PATTERN.match(host or "") else default
 

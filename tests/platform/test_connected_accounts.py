@@ -354,3 +354,21 @@ def test_a_gitlab_token_goes_only_to_gitlab_hosts(tmp_path):
     assert "glpat-" in asked("gitlab.com") and "glpat-" in asked("git.acme.example")
     for host in ("gitlab.attacker.io", "mygitlab-mirror.evil.com", "github.com"):
         assert "glpat-" not in asked(host), host
+
+
+def test_a_gitlab_instance_url_that_does_not_parse_falls_back_to_gitlab_com(tmp_path):
+    import subprocess
+
+    from ambient_runner.platform.credential_store import CredentialStore
+
+    store = CredentialStore(tmp_path / "store")
+    store.install()
+    for broken in ("https://[git.acme.example", "http://[::1", "git.acme.example:99999"):
+        store.deliver({"gitlab": {"token": "glpat-" + "t" * 20, "instanceUrl": broken}})  # no ValueError
+
+        def asked(host: str) -> str:
+            return subprocess.run([str(store.helper), "get"], input=f"protocol=https\nhost={host}\n\n", text=True,
+                                  capture_output=True, timeout=30, check=False).stdout
+
+        assert "glpat-" in asked("gitlab.com"), broken
+        assert "glpat-" not in asked("git.acme.example"), broken
