@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ag_ui_gemini_cli.acp_schema import ContentBlock, PromptParams, PromptResult
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
+from ambient_runner.bridges.acp_client.connection import AcpClosed, AcpConnection
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import SupervisedProcess
 

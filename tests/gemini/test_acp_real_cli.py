@@ -19,7 +19,7 @@ from harness import RunnerHarness
 from media import data_part, png, received_media
 from runners import cmdline, descendants, wait_for
 
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpError
+from ambient_runner.bridges.acp_client.connection import AcpError
 from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles, current_minute
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.bridges.gemini_cli.config import GeminiHome

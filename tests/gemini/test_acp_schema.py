@@ -31,9 +31,10 @@ from ag_ui_gemini_cli.acp_schema import (
     received,
     wire,
 )
-from ambient_runner.bridges.gemini_cli.acp.approvals import reply
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
-from ambient_runner.bridges.gemini_cli.acp.live import CliCommand, LiveGemini
+from ambient_runner.bridges.acp_client.approvals import reply
+from ambient_runner.bridges.acp_client.connection import AcpClosed, AcpError
+from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
+from ambient_runner.bridges.gemini_cli.acp import GEMINI
 from ambient_runner.interrupts.book import Answer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini_acp"
@@ -135,10 +136,10 @@ for line in sys.stdin:
 INIT = '{"jsonrpc":"2.0","id":"ID","result":{"protocolVersion":1,"agentInfo":{"name":"peer"}}}'
 
 
-def peer(tmp_path: Path, script: dict[str, list[str]]) -> LiveGemini:
+def peer(tmp_path: Path, script: dict[str, list[str]]) -> LiveAgent:
     script.setdefault("initialize", [INIT])
     argv = [sys.executable, "-c", PEER, json.dumps(script)]
-    return LiveGemini(lambda: CliCommand(argv=argv, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}))
+    return LiveAgent(lambda: CliCommand(argv=argv, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}), GEMINI)
 
 
 async def test_updates_that_are_not_objects_are_dropped_and_the_rest_arrive_typed(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ async def _gemini_answers() -> dict[str, Any]:
     from pydantic import ConfigDict
 
     from ag_ui_gemini_cli.acp_schema import AcpModel, NewSessionParams
-    from ambient_runner.bridges.gemini_cli.acp.live import CLIENT
+    from ambient_runner.bridges.acp_client.live import CLIENT
     from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
     from ambient_runner.settings import RunnerSettings
 

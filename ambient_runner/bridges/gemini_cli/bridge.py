@@ -16,12 +16,13 @@ from typing import Any, ClassVar
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
 from ag_ui_cli_common.errors import ErrorCode
+from ambient_runner.bridges.acp_client.connection import AcpClosed
+from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
+from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed
-from ambient_runner.bridges.gemini_cli.acp.live import CliCommand, LiveGemini
-from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
-from ambient_runner.bridges.gemini_cli.acp.turns import AcpTurns
+from ambient_runner.bridges.gemini_cli.acp import GEMINI, WHO, session_mode
+from ambient_runner.bridges.gemini_cli.acp.session_files import GeminiSessionKeeper, SessionFiles
 from ambient_runner.bridges.gemini_cli.auth import (
     CREDENTIAL_FILE_NAMES,
     OAUTH_CREDS_NAME,
@@ -98,7 +99,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         self.system_settings: Path | None = None
         self.transport = transport()
         self.options = OPTIONS if self.transport == "acp" else STREAM_JSON_OPTIONS
-        self.live = LiveGemini(self._acp_command)
+        self.live = LiveAgent(self._acp_command, GEMINI)
         self._acp: AcpTurns | None = None
         self._stream_json: StreamJsonTurns | None = None
         self._start_problem: str | None = None
@@ -140,8 +141,9 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             self._stream_json = StreamJsonTurns(self._runner, self._turn_spec, self.resume_failed_message,
                                                 self._mcp_tool_name)
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
-            self._acp = AcpTurns(self.live, self.sessions, files, self.hitl, self.place, self._model,
-                                 self._mcp_tool_name, self._one_process_turn)
+            self._acp = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
+                                 files=GeminiSessionKeeper(files), fallback=self._one_process_turn,
+                                 mode=session_mode, who=WHO)
 
     def _acp_command(self) -> CliCommand:
         cli = find_cli()

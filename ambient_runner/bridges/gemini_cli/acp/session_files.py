@@ -11,12 +11,17 @@ a load, to put them back if the load fails.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from ambient_runner.bridges.acp_client.live import LiveAgent
+
+log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^session-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2})-([0-9a-f]{8})\.jsonl$")
 
@@ -103,3 +108,27 @@ class SessionFiles:
             shutil.copy2(path, copy)
             copies[path] = copy
         return Backup(copies, directory, self, session_id)
+
+
+class GeminiSessionKeeper:
+    """The shared ACP turns' ``SessionKeeper`` for the Gemini CLI: its session files carried, backed up, and not
+    loaded in their creation minute."""
+
+    def __init__(self, files: SessionFiles) -> None:
+        self.files = files
+
+    async def carry(self, live: LiveAgent, session_id: str, cwd: Path) -> None:
+        """The session's file where a load in ``cwd`` looks for it (a workflow switch changes the folder, and so
+        the CLI's project): a project the CLI has not seen yet is registered by a session made there first."""
+        project = self.files.project_of(cwd)
+        if project is None:
+            await live.new_session(cwd)  # the CLI names the folder's project (projects.json)
+            project = self.files.project_of(cwd)
+        if project is None or not self.files.carry(session_id, project):
+            log.warning("session %s could not be carried into %s: its load there may not find it", session_id, cwd)
+
+    def loadable_now(self, session_id: str) -> bool:
+        return self.files.loadable_now(session_id)
+
+    def backup(self, session_id: str) -> Backup:
+        return self.files.backup(session_id)

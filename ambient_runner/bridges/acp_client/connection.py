@@ -1,10 +1,11 @@
-"""JSON-RPC 2.0 over NDJSON stdio with ``gemini --acp``: requests with their replies, notifications, and the
-requests the agent sends the client (``session/request_permission``).
+"""JSON-RPC 2.0 over NDJSON stdio with an ACP agent (``gemini --acp``, ``opencode acp``, ...): requests with their
+replies, notifications, and the requests the agent sends the client (``session/request_permission``).
 
 One reader task reads the CLI's stdout in order and hands each message on at once: a reply to its waiting request,
 a notification or a request to the callbacks (which must not block: they queue). When stdout ends, every waiting
 request fails with ``AcpClosed`` saying how the CLI ended. Anything on stdout that is not JSON-RPC (a login prompt,
-a crash dump) is fatal: the process is stopped and the error names what it printed.
+a crash dump) is fatal: the process is stopped and the error names what it printed. ``AgentName`` is how messages
+and logs name the agent.
 
 Messages are the models of ``ag_ui_gemini_cli.acp_schema``: a request's params are sent as given, its result comes
 back as the model the caller names; a result that does not fit it is an ``AcpError`` naming the method.
@@ -40,6 +41,24 @@ log = logging.getLogger(__name__)
 EXIT_WAIT = 5.0  # s for the process to exit once its stdout ended
 SHOWN_CHARS = 300
 ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class AgentName:
+    """How the runner names the agent: in a person's messages (``name``: "The Gemini CLI"), in logs (``label``:
+    "gemini --acp"), and what a line that is not ACP on its stdout usually means (``not_acp_hint``)."""
+
+    name: str = "The ACP agent"
+    label: str = "acp agent"
+    not_acp_hint: str = ""
+
+    @property
+    def lower(self) -> str:
+        """``name`` inside a sentence ("the Gemini CLI")."""
+        return self.name[:1].lower() + self.name[1:]
+
+
+AGENT = AgentName()
 
 
 MAX_DATA_CHARS = 1000  # of an error's ``data`` in the message a person reads
@@ -100,8 +119,10 @@ RequestHandler = Callable[[RequestId | None, str, dict[str, Any]], None]  # (req
 
 
 class AcpConnection:
-    def __init__(self, process: SupervisedProcess, on_notification: Handler, on_request: RequestHandler) -> None:
+    def __init__(self, process: SupervisedProcess, on_notification: Handler, on_request: RequestHandler,
+                 agent: AgentName = AGENT) -> None:
         self.process = process
+        self.agent = agent
         self._on_notification = on_notification
         self._on_request = on_request
         self._ids = itertools.count(1)
@@ -153,7 +174,7 @@ class AcpConnection:
         try:
             return result.model_validate(answer)
         except ValidationError as exc:
-            message = f"the Gemini CLI's reply does not fit ACP ({first_error(exc)}): {str(answer)[:SHOWN_CHARS]}"
+            message = f"{self.agent.lower}'s reply does not fit ACP ({first_error(exc)}): {str(answer)[:SHOWN_CHARS]}"
             raise AcpError(sent.method, JsonRpcError(message=message)) from None
 
     async def notify(self, method: str, params: BaseModel) -> None:
@@ -179,14 +200,14 @@ class AcpConnection:
         try:
             async for line in self.process.lines():
                 if line.dropped_bytes:
-                    log.warning("gemini --acp printed a line of %d bytes (over the limit): skipped",
+                    log.warning("%s printed a line of %d bytes (over the limit): skipped", self.agent.label,
                                 len(line.text) + line.dropped_bytes)
                     continue
                 ending = self._dispatch(line.text)
                 if ending is not None:
                     break
         except Exception as exc:  # noqa: BLE001 - the channel is gone however it broke
-            ending = AcpClosed(f"The Gemini CLI's output could not be read: {exc}")
+            ending = AcpClosed(f"{self.agent.name}'s output could not be read: {exc}")
         if ending is not None:
             await self.process.stop()
         else:
@@ -199,9 +220,9 @@ class AcpConnection:
         try:
             message = parse_message(text)
         except ValueError:
-            return AcpClosed("The Gemini CLI printed something that is not ACP (JSON-RPC) on its protocol channel, "
-                             f"so it was stopped: {text.strip()[:SHOWN_CHARS]!r}. A login prompt here means the "
-                             "mounted Google login (GEMINI_OAUTH_CREDS_FILE) is not valid.",
+            hint = f" {self.agent.not_acp_hint}" if self.agent.not_acp_hint else ""
+            return AcpClosed(f"{self.agent.name} printed something that is not ACP (JSON-RPC) on its protocol "
+                             f"channel, so it was stopped: {text.strip()[:SHOWN_CHARS]!r}.{hint}",
                              ErrorCode.CLI_PROTOCOL_ERROR)
         if isinstance(message, UpdateNotification) or (message.method is not None and not message.is_request):
             self._on_notification(message)
@@ -225,7 +246,7 @@ class AcpConnection:
             code = await self.process.stop()
         described = describe_exit(code)
         if code is not None and code >= 0:
-            return AcpClosed(f"The Gemini CLI exited with code {code}.", ErrorCode.CLI_EXITED)
+            return AcpClosed(f"{self.agent.name} exited with code {code}.", ErrorCode.CLI_EXITED)
         return AcpClosed(described.message.replace(" before finishing the turn", ""), described.code)
 
     def _end(self, ending: AcpClosed) -> None:
@@ -240,4 +261,4 @@ class AcpConnection:
         await self.process.stop()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(self._reader, timeout=EXIT_WAIT)
-        self._end(AcpClosed("The Gemini CLI was stopped by the runner.", ErrorCode.CLI_EXITED))
+        self._end(AcpClosed(f"{self.agent.name} was stopped by the runner.", ErrorCode.CLI_EXITED))

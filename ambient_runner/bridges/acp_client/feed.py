@@ -1,4 +1,4 @@
-"""One ``session/prompt`` on the live CLI as a stream of what the CLI sends for it, in order:
+"""One ``session/prompt`` on the live agent as a stream of what the CLI sends for it, in order:
 
 ``("update", SessionUpdate)``, ``("permission", request id, RequestPermissionParams)``, ``("refused", tool call id,
 text)`` (put by the bridge when a person refused a call), and at the end ``("end", PromptResult)`` or ``("error",
@@ -12,14 +12,14 @@ import contextlib
 from typing import Any
 
 from ag_ui_gemini_cli.acp_schema import ContentBlock, PromptParams, PromptResult
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection, AcpError, SentRequest
-from ambient_runner.bridges.gemini_cli.acp.live import LiveGemini
+from ambient_runner.bridges.acp_client.connection import AcpClosed, AcpConnection, AcpError, SentRequest
+from ambient_runner.bridges.acp_client.live import LiveAgent
 
 Item = tuple[Any, ...]
 
 
 class PromptFeed:
-    def __init__(self, live: LiveGemini, session_id: str, stderr_mark: int | None = None) -> None:
+    def __init__(self, live: LiveAgent, session_id: str, stderr_mark: int | None = None) -> None:
         self.live = live
         self.session_id = session_id
         self.stderr_mark = stderr_mark  # the live CLI's stderr line count when the prompt was sent

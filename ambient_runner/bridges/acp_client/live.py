@@ -1,5 +1,6 @@
-"""The pod's one live ``gemini --acp``: started at boot, answered ``initialize`` before ``/ready``, started again when
-it died, and the ACP sessions it holds (created or loaded), each routed to the turn that is using it."""
+"""The pod's one live ACP agent (``gemini --acp``, ``opencode acp``, ...): started at boot, answered ``initialize``
+before ``/ready``, started again when it died, and the ACP sessions it holds (created or loaded), each routed to the
+turn that is using it."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from ag_ui_gemini_cli.acp_schema import (
     UpdateNotification,
     first_error,
 )
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpConnection
+from ambient_runner.bridges.acp_client.connection import AGENT, AcpClosed, AcpConnection, AgentName
 from ambient_runner.process.descendants import GroupTracker, group_exists, reap_in_background
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
@@ -74,9 +75,10 @@ class AcpSession:
     model: str | None = None
 
 
-class LiveGemini:
-    def __init__(self, command: Callable[[], CliCommand]) -> None:
+class LiveAgent:
+    def __init__(self, command: Callable[[], CliCommand], agent: AgentName = AGENT) -> None:
         self._command = command
+        self.agent = agent
         self._connection: AcpConnection | None = None
         self._lock = asyncio.Lock()
         self.sessions: dict[str, AcpSession] = {}  # what the live process holds
@@ -126,12 +128,12 @@ class LiveGemini:
         except ProcessStartError as exc:
             raise AcpClosed(exc.message, exc.code) from exc
         process.enlarge_stdout_pipe()
-        connection = AcpConnection(process, self._on_notification, self._on_request)
+        connection = AcpConnection(process, self._on_notification, self._on_request, self.agent)
         try:
             reply = await connection.request("initialize", CLIENT, InitializeResult, within=INITIALIZE_TIMEOUT)
         except TimeoutError:
             await connection.close()
-            raise AcpClosed(f"The Gemini CLI did not answer ACP initialize within {INITIALIZE_TIMEOUT:.0f} s.",
+            raise AcpClosed(f"{self.agent.name} did not answer ACP initialize within {INITIALIZE_TIMEOUT:.0f} s.",
                             ErrorCode.CLI_START_TIMEOUT) from None
         except BaseException:
             await connection.close()
@@ -141,7 +143,7 @@ class LiveGemini:
         self.started_at = started
         self.initialize_seconds = time.monotonic() - started
         self.agent_info = reply.agent_info
-        log.info("gemini --acp (pid %s) initialized in %.2f s", process.pid, self.initialize_seconds)
+        log.info("%s (pid %s) initialized in %.2f s", self.agent.label, process.pid, self.initialize_seconds)
         return connection
 
     async def _watch(self, connection: AcpConnection) -> None:
@@ -151,13 +153,14 @@ class LiveGemini:
         async with self._lock:
             if self._connection is not connection:
                 return  # closed by the runner, or already replaced
-            log.warning("gemini --acp (pid %s) died: %s; starting it again", connection.process.pid, ending.message)
+            log.warning("%s (pid %s) died: %s; starting it again", self.agent.label, connection.process.pid,
+                        ending.message)
             await self._discard()
         self.restarts += 1
         try:
             await self.connection()
         except Exception as exc:  # noqa: BLE001 - the next run reports it with its own error
-            log.error("gemini --acp could not be started again: %s", exc)
+            log.error("%s could not be started again: %s", self.agent.label, exc)
 
     def reap_tools(self) -> None:
         """A prompt ended: reap, in the background, its tools' processes that were re-parented to the runner (the
@@ -246,7 +249,7 @@ class LiveGemini:
             try:
                 notification = SessionNotification.model_validate(message.params)
             except ValidationError as exc:
-                log.warning("gemini --acp sent a session/update that does not fit ACP, dropped: %s",
+                log.warning("%s sent a session/update that does not fit ACP, dropped: %s", self.agent.label,
                             first_error(exc))
                 return
         else:
@@ -264,7 +267,7 @@ class LiveGemini:
                 sink(("permission", request_id, RequestPermissionParams.model_validate(params)))
                 return
             except ValidationError as exc:
-                log.warning("gemini --acp sent a permission request that does not fit ACP, refused: %s",
+                log.warning("%s sent a permission request that does not fit ACP, refused: %s", self.agent.label,
                             first_error(exc))
         asyncio.create_task(self.respond(request_id, CANCELLED if method == "session/request_permission"
                                          else EmptyResult()))

@@ -1,13 +1,13 @@
-"""Gemini turns on the live ``gemini --acp``: one ACP session per AG-UI thread, one ``session/prompt`` per turn.
+"""Turns on a live ACP agent: one ACP session per AG-UI thread, one ``session/prompt`` per turn.
 
 * The thread's session: created on its first turn, persisted in the session map once the model has answered in it
-  (the CLI keeps no history for a session whose first prompt failed at once); after a restart of the CLI or of the
-  pod it is loaded again, never in the minute it was created in (a load then wipes it: ``session_files``), and
-  with a copy of its files put back if the load fails. Meanwhile the turn runs through ``gemini -p --resume``
-  (``fallback``), which reads the same session: a thread always answers.
+  (an agent may keep no history for a session whose first prompt failed at once); after a restart of the agent or
+  of the pod it is loaded again (``session/load``). How an agent's session files are kept safe around a load, and
+  where a turn goes when its session cannot be loaded now (``fallback``), is its preset's (``SessionKeeper``:
+  Gemini's files, or nothing to keep).
 * Interrupt = ``session/cancel`` (an open permission request answered ``cancelled`` first): the process and the
-  session stay. A turn the core closes early is cancelled the same way; if the CLI does not end it in time, the
-  CLI is restarted.
+  session stay. A turn the core closes early is cancelled the same way; if the agent does not end it in time, it
+  is restarted.
 * Approvals: ``session/request_permission`` becomes an interrupt; the run ends, the turn is parked
   (``interrupts.parked``) and the thread's next run, which brings the answer, streams the rest of it.
 """
@@ -18,25 +18,18 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ag_ui.core import BaseEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ag_ui_gemini_cli.acp_schema import CancelParams, ContentBlock, RequestId, RequestPermissionParams
+from ambient_runner.bridges.acp_client.approvals import REFUSED_RESULT, approval_request, auto_reply, reply
+from ambient_runner.bridges.acp_client.connection import AcpClosed, AcpError
+from ambient_runner.bridges.acp_client.feed import PromptFeed
+from ambient_runner.bridges.acp_client.live import AcpSession, LiveAgent
 from ambient_runner.bridges.contract import BridgeError, Turn
-from ambient_runner.bridges.gemini_cli.acp.approvals import (
-    REFUSED_RESULT,
-    approval_request,
-    auto_reply,
-    reply,
-    session_mode,
-)
-from ambient_runner.bridges.gemini_cli.acp.connection import AcpClosed, AcpError
-from ambient_runner.bridges.gemini_cli.acp.feed import PromptFeed
-from ambient_runner.bridges.gemini_cli.acp.live import AcpSession, LiveGemini
-from ambient_runner.bridges.gemini_cli.acp.session_files import SessionFiles
 from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
 from ambient_runner.interrupts.book import Answer, PendingInterrupt
@@ -50,6 +43,46 @@ STOPPED = "The run was stopped."
 
 Fallback = Callable[[Turn], AsyncGenerator[BaseEvent, None]]
 AcpTurn = LiveTurn[PromptFeed, GeminiAcpAdapter]
+SessionMode = Callable[[str, bool], str | None]  # (approval policy, plan) -> the ACP session mode, None: left as is
+
+
+class Backup(Protocol):
+    def restore(self) -> None: ...
+    def discard(self) -> None: ...
+
+
+class SessionKeeper(Protocol):
+    """What an agent's preset does around ``session/load``: carry a session's files into a new folder, say whether
+    it may be loaded now, and back them up before a load (put back when it fails)."""
+
+    async def carry(self, live: LiveAgent, session_id: str, cwd: Path) -> None: ...
+    def loadable_now(self, session_id: str) -> bool: ...
+    def backup(self, session_id: str) -> Backup: ...
+
+
+class _NoBackup:
+    def restore(self) -> None:
+        pass
+
+    def discard(self) -> None:
+        pass
+
+
+class NothingToKeep:
+    """An agent that keeps its sessions safe itself: every session is loadable, nothing is copied."""
+
+    async def carry(self, live: LiveAgent, session_id: str, cwd: Path) -> None:
+        pass
+
+    def loadable_now(self, session_id: str) -> bool:
+        return True
+
+    def backup(self, session_id: str) -> Backup:
+        return _NoBackup()
+
+
+def no_mode(policy: str, plan: bool) -> None:
+    return None
 
 
 def prompt_blocks(turn: Turn) -> list[ContentBlock]:
@@ -63,14 +96,18 @@ def prompt_blocks(turn: Turn) -> list[ContentBlock]:
 
 
 class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
-    """The turn hooks of ``gemini --acp`` (``fallback``: a turn through ``gemini -p --resume``)."""
+    """The turn hooks of a live ACP agent (``fallback``: where a turn goes whose session cannot be loaded now;
+    without one such a turn fails with ``SESSION_ERROR``)."""
 
-    def __init__(self, live: LiveGemini, sessions: SessionMap, files: SessionFiles, hitl: HumanInTheLoop,
+    def __init__(self, live: LiveAgent, sessions: SessionMap, hitl: HumanInTheLoop,
                  place: Callable[[Turn], AgentPlace], default_model: Callable[[str | None], str],
-                 rename: Callable[[BaseEvent], BaseEvent], fallback: Fallback) -> None:
+                 rename: Callable[[BaseEvent], BaseEvent], *, files: SessionKeeper | None = None,
+                 fallback: Fallback | None = None, mode: SessionMode = no_mode, who: str = "The agent") -> None:
         self.live = live
         self.sessions = sessions
-        self.files = files
+        self.files: SessionKeeper = files or NothingToKeep()
+        self.mode = mode
+        self.who = who  # the agent in a question card ("Gemini wants to run a command")
         self.hitl = hitl
         self.place = place  # where a turn's session works (the active workflow's folder, else the workspace)
         self._cwds: dict[str, Path] = {}  # session -> the folder it works in
@@ -85,8 +122,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
 
     # ----- a turn (the loop around it: bridges.turn_loop) ------------------------------------------------------
     async def start_turn(self, turn: Turn) -> AcpTurn | AsyncGenerator[BaseEvent, None] | None:
-        """The turn's prompt sent in the thread's session; the turn through ``gemini -p --resume`` (``fallback``)
-        when the session cannot be loaded now."""
+        """The turn's prompt sent in the thread's session; the turn through ``fallback`` when the session cannot
+        be loaded now."""
         if turn.interrupted.is_set():
             return None
         mark = self.live.stderr_tail.count
@@ -96,20 +133,24 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             raise self._error(exc, turn) from exc
         except AcpError as exc:  # session/new refused: the CLI's reason is the error's message, data and stderr
             self._take_stderr(turn, mark)
-            raise BridgeError(f"The Gemini CLI could not open the thread's session: {exc}",
+            raise BridgeError(f"{self.live.agent.name} could not open the thread's session: {exc}",
                               code=ErrorCode.SESSION_ERROR, stderr_tail=turn.stderr_tail.text()) from exc
-        if session is None:  # the session cannot be loaded now: this turn through ``gemini -p --resume``
+        if session is None:  # the session cannot be loaded now: this turn through the fallback
+            if self.fallback is None:
+                raise BridgeError(f"{self.live.agent.name} could not load the thread's session "
+                                  f"{self.sessions.get(turn.thread_id)}.", code=ErrorCode.SESSION_ERROR)
             return self.fallback(turn)
         model = self._model(turn.options.model)
         try:
-            await self.live.set_mode(session, session_mode(self.hitl.turns.policy(turn.thread_id),
-                                                           turn.options.mode == "plan"))
+            mode = self.mode(self.hitl.turns.policy(turn.thread_id), turn.options.mode == "plan")
+            if mode is not None:
+                await self.live.set_mode(session, mode)
             await self.live.set_model(session, model)
             connection = await self.live.connection()
         except AcpClosed as exc:
             raise self._error(exc, turn) from exc
         except AcpError as exc:
-            raise BridgeError(f"The Gemini CLI refused the session's settings: {exc}",
+            raise BridgeError(f"{self.live.agent.name} refused the session's settings: {exc}",
                               code=ErrorCode.SESSION_ERROR) from exc
         if turn.interrupted.is_set():
             return None
@@ -120,16 +161,6 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         self._feeds[turn.thread_id] = feed
         return LiveTurn(feed, GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
                                                expects_usage=not turn.prompt.lstrip().startswith("/")))
-
-    async def _carry(self, session_id: str, cwd: Path) -> None:
-        """The session's file where a load in ``cwd`` looks for it (a workflow switch changes the folder, and so
-        the CLI's project): a project the CLI has not seen yet is registered by a session made there first."""
-        project = self.files.project_of(cwd)
-        if project is None:
-            await self.live.new_session(cwd)  # the CLI names the folder's project (projects.json)
-            project = self.files.project_of(cwd)
-        if project is None or not self.files.carry(session_id, project):
-            log.warning("session %s could not be carried into %s: its load there may not find it", session_id, cwd)
 
     async def _session(self, turn: Turn) -> AcpSession | None:
         """The thread's session in the live CLI (created, or loaded); None when it must not be loaded now."""
@@ -146,10 +177,10 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             self._cwds[session.id] = cwd
             return session
         if self._cwds.get(session_id) != cwd:  # loaded (or resumed by the fallback) in a folder new to it
-            await self._carry(session_id, cwd)
+            await self.files.carry(self.live, session_id, cwd)
         if not self.files.loadable_now(session_id):
-            log.info("thread %s: session %s was created this minute (or has no file): this turn runs through "
-                     "gemini -p --resume", thread, session_id)
+            log.info("thread %s: session %s cannot be loaded now (created this minute, or no file): this turn runs "
+                     "through the fallback", thread, session_id)
             return None
         backup = self.files.backup(session_id)
         try:
@@ -157,7 +188,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         except (AcpError, TimeoutError) as exc:
             backup.restore()
             log.warning("thread %s: session/load of %s failed (%s); its files were put back and this turn runs "
-                        "through gemini -p --resume", thread, session_id, exc)
+                        "through the fallback", thread, session_id, exc)
             return None
         except AcpClosed:
             backup.restore()
@@ -208,7 +239,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         if self.hitl.turns.policy(thread_id) != "ask":
             asyncio.ensure_future(self.live.respond(request_id, auto_reply(params)))
             return False
-        pending = self.hitl.ask(thread_id, approval_request(params))
+        pending = self.hitl.ask(thread_id, approval_request(params, self.who))
         task = asyncio.create_task(self._answer(thread_id, feed, pending, request_id, params))
         feed.answers.add(task)
         task.add_done_callback(feed.answers.discard)
@@ -255,7 +286,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
                 await asyncio.wait({request}, timeout=1.0)
             await self._cancel(feed)
             if not await feed.ended(CANCEL_WAIT):
-                log.warning("gemini --acp did not end a cancelled prompt within %.0f s: restarting it", CANCEL_WAIT)
+                log.warning("%s did not end a cancelled prompt within %.0f s: restarting it", self.live.agent.label,
+                            CANCEL_WAIT)
                 await self.live.close()
         await feed.aclose()
         self.live.reap_tools()

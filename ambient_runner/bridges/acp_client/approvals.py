@@ -1,9 +1,8 @@
-"""Gemini's ``session/request_permission`` as interrupts: the session mode of a policy, what a request asks, and
-the reply an answer sends back.
+"""An ACP agent's ``session/request_permission`` as interrupts: what a request asks, and the reply an answer sends
+back (how a policy maps to an agent's modes or settings is its preset's).
 
-Under ``auto`` a session runs in mode ``yolo`` (nothing asks), under ``ask`` in ``default`` (every tool that changes
-something asks), in plan mode ``plan`` (read-only tools only). Approve = ``proceed_once``, refuse = ``cancel`` (the
-turn goes on and the model learns the call was refused; the person's words follow with the next prompt), a refusal
+Approve = ``proceed_once``, refuse = ``cancel`` (the turn goes on and the model learns the call was refused; the
+person's words follow with the next prompt), a refusal
 that stops the turn (timeout, interrupt, a new message) = the ``cancelled`` outcome, with ``session/cancel``. The
 "allow for this session" options are never chosen on a person's behalf.
 """
@@ -23,13 +22,7 @@ CANCELLED = RequestPermissionResponse(outcome=CancelledOutcome())
 REFUSED_RESULT = "The person refused this call, so it did not run."
 
 
-def session_mode(policy: str, plan: bool) -> str:
-    if plan:
-        return "plan"
-    return "default" if policy == "ask" else "yolo"
-
-
-def approval_request(params: RequestPermissionParams) -> InterruptRequest:
+def approval_request(params: RequestPermissionParams, who: str = "The agent") -> InterruptRequest:
     call = params.tool_call
     call_id = call.tool_call_id
     name = tool_name(call_id)
@@ -37,7 +30,7 @@ def approval_request(params: RequestPermissionParams) -> InterruptRequest:
     what = {"execute": "run a command", "edit": "change a file", "delete": "delete a file",
             "move": "move a file", "fetch": "fetch a web page"}.get(str(call.kind), f"use {name}")
     return InterruptRequest(reason="tool_approval", tool_call_id=call_id, tool_name=name,
-                            message=f"Gemini wants to {what}:\n{title}", arguments=tool_arguments(call))
+                            message=f"{who} wants to {what}:\n{title}", arguments=tool_arguments(call))
 
 
 def _option(params: RequestPermissionParams, kind: str, fallback: str) -> str:
