@@ -80,7 +80,8 @@ class HumanInTheLoop:
     def answers(self, run_input: RunAgentInput, trailing: Sequence[UserMessage]) -> Answers:
         """At admission: the answers ``run_input`` brings to what its thread waits for (``answers_to``), or the
         ``ResumeError`` that refuses it; ``trailing``: its new user messages."""
-        return answers_to(run_input, self.waiting(run_input.thread_id), trailing)
+        waiting = self.waiting(run_input.thread_id)
+        return answers_to(run_input, waiting, trailing)
 
     def on_start(self, thread_id: str, answers: Answers) -> Resumption:
         """A run of the thread starts with ``answers`` (read at admission against ``waiting``)."""
