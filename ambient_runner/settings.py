@@ -21,9 +21,9 @@ from ambient_runner.mcp.config import McpConfig, McpConfigError, load_mcp_config
 
 log = logging.getLogger(__name__)
 
-RUNNER_TYPES = ("claude", "gemini-cli", "codex-sdk")
+RUNNER_TYPES = ("claude", "gemini-cli", "codex-sdk", "acp")
 RUNNER_TYPE_ALIASES = {"claude-agent-sdk": "claude"}
-DEFAULT_STATE_DIRS = {"claude": ".claude", "gemini-cli": ".gemini", "codex-sdk": ".codex"}
+DEFAULT_STATE_DIRS = {"claude": ".claude", "gemini-cli": ".gemini", "codex-sdk": ".codex", "acp": ".acp"}
 ALL_IN_ONE_IMAGE = "ambient-runner"
 
 
@@ -44,7 +44,12 @@ class RunnerSettings(BaseSettings):
 
     # Set by the Dockerfile (its build arg RUNNER_TYPE): the runners whose CLI and SDK the image holds.
     ambient_runner_image_runners: str = Field("", description="all, or the one runner this image holds")
-    runner_type: str = Field("gemini-cli", description="claude | claude-agent-sdk | gemini-cli | codex-sdk")
+    runner_type: str = Field("gemini-cli", description="claude | claude-agent-sdk | gemini-cli | codex-sdk | acp")
+    acp_agent: str = Field("opencode", description="RUNNER_TYPE=acp: the agent's preset (opencode)")
+    acp_agent_command: str = Field("", description="RUNNER_TYPE=acp: the agent's own ACP command line (overrides the "
+                                                   "preset's; with ACP_AGENT=custom, any ACP agent)")
+    acp_agent_model_api: Literal["", "openai-chat"] = Field(
+        "", description="RUNNER_TYPE=acp: the model API the agent speaks (default: the preset's)")
     workspace_path: Path = Field(Path("/workspace"), description="the CLI's working directory")
     runner_state_root: Path = Field(Path(tempfile.gettempdir()) / "ambient-runner-state",
                                     description="parent of RUNNER_STATE_DIR; outside WORKSPACE_PATH",

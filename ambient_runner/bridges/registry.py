@@ -15,6 +15,7 @@ BRIDGES = {
     "claude": "ambient_runner.bridges.claude.bridge:ClaudeBridge",
     "gemini-cli": "ambient_runner.bridges.gemini_cli.bridge:GeminiCliBridge",
     "codex-sdk": "ambient_runner.bridges.codex_sdk.bridge:CodexBridge",
+    "acp": "ambient_runner.bridges.acp.bridge:AcpBridge",
 }
 
 

@@ -24,7 +24,7 @@ def start_main(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(("env", "expected"), [
     ({"RUNNER_TYPE": "langgraph"},
-     "ambient-runner: invalid RUNNER_TYPE (got 'langgraph'): must be one of claude, gemini-cli, codex-sdk, "
+     "ambient-runner: invalid RUNNER_TYPE (got 'langgraph'): must be one of claude, gemini-cli, codex-sdk, acp, "
      "claude-agent-sdk"),
     ({"AGUI_PORT": "99999"}, "ambient-runner: invalid AGUI_PORT (got '99999'): Input should be less than or equal "
                              "to 65535"),
@@ -47,7 +47,7 @@ def start_main(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
      "gemini-cli runs in the image ambient-runner-gemini-cli (or the all-in-one image ambient-runner)"),
     ({"AMBIENT_RUNNER_IMAGE_RUNNERS": "langgraph"},
      "ambient-runner: invalid AMBIENT_RUNNER_IMAGE_RUNNERS (got 'langgraph'): must be all or one of claude, "
-     "gemini-cli, codex-sdk (the image's build arg RUNNER_TYPE)"),
+     "gemini-cli, codex-sdk, acp (the image's build arg RUNNER_TYPE)"),
 ])
 def test_a_bad_setting_stops_the_process_with_one_line(env, expected):
     result = start_main(env)

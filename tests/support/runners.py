@@ -23,6 +23,7 @@ import pytest
 from harness import RunnerHarness
 from proctable import group_members
 
+from ambient_runner.bridges.acp.bridge import AcpBridge
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.bridges.contract import Bridge
@@ -31,16 +32,20 @@ from ambient_runner.process import proc_stat
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
+from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
 from ambient_runner.settings import RunnerSettings
 
 RUNNERS = ("gemini-cli", "codex-sdk", "claude")
-BRIDGES: dict[str, type[Bridge]] = {"gemini-cli": GeminiCliBridge, "codex-sdk": CodexBridge, "claude": ClaudeBridge}
+BRIDGES: dict[str, type[Bridge]] = {"gemini-cli": GeminiCliBridge, "codex-sdk": CodexBridge, "claude": ClaudeBridge,
+                                    "acp": AcpBridge}
+# RUNNER_TYPE=acp: the server of ACP_AGENT=opencode's model API (openai-chat)
 SERVERS: dict[str, type[ScriptedModelServer]] = {"gemini-cli": ScriptedGeminiServer,
                                                  "codex-sdk": OpenAIResponsesServer,
-                                                 "claude": AnthropicScriptedServer}
+                                                 "claude": AnthropicScriptedServer,
+                                                 "acp": OpenAIChatServer}
 API_KEYS = {"gemini-cli": "AIzaFaultMatrixKey-7f3c9e21", "codex-sdk": "sk-fault-matrix-key-5b8d2a17",
-            "claude": "sk-ant-fault-matrix-key-3e6f9c04"}
+            "claude": "sk-ant-fault-matrix-key-3e6f9c04", "acp": "sk-acp-chat-key-9d2e6b41"}
 # Other credential variables that would change which auth a bridge picks: removed for these tests.
 OTHER_CREDENTIALS = ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GEMINI_OAUTH_CREDS_FILE", "CODEX_API_KEY",
                      "CODEX_AUTH_JSON_FILE", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_VERTEX",
@@ -54,7 +59,7 @@ def provider_environment(runner_type: str, server: ScriptedModelServer) -> dict[
     key = API_KEYS[runner_type]
     if runner_type == "gemini-cli":
         return {"GEMINI_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": server.base_url, "GEMINI_CLI_MAX_ATTEMPTS": "1"}
-    if runner_type == "codex-sdk":
+    if runner_type in ("codex-sdk", "acp"):
         return {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": f"{server.base_url}/v1"}
     return {"ANTHROPIC_API_KEY": key, "ANTHROPIC_BASE_URL": server.base_url, "CLAUDE_CODE_MAX_RETRIES": "0"}
 
@@ -98,7 +103,7 @@ class ScriptedRunner:
             return {app.pgid} if app is not None and app.alive and app.pgid else set()
         if isinstance(bridge, ClaudeBridge):
             return {s.pid for s in bridge._clients.values() if s.pid}  # noqa: SLF001
-        if isinstance(bridge, GeminiCliBridge) and bridge.live.pgid:  # the live gemini --acp
+        if isinstance(bridge, GeminiCliBridge | AcpBridge) and bridge.live.pgid:  # the live ACP agent
             return {bridge.live.pgid}
         return set()
 

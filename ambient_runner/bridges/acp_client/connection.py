@@ -185,6 +185,11 @@ class AcpConnection:
         with contextlib.suppress(AcpClosed):
             await self._send(JsonRpcMessage(jsonrpc="2.0", id=request_id, result=wire(result)))
 
+    async def respond_error(self, request_id: RequestId | None, code: int, message: str) -> None:
+        """The client's error reply to one of the agent's requests (nothing when the CLI is gone)."""
+        with contextlib.suppress(AcpClosed):
+            await self._send(JsonRpcMessage(jsonrpc="2.0", id=request_id, error={"code": code, "message": message}))
+
     async def _send(self, message: JsonRpcMessage) -> None:
         if self._closed.done():
             raise self._closed.result()

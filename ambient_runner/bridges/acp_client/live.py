@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli.acp_schema import (
     PROTOCOL_VERSION,
+    AcpModel,
     CancelledOutcome,
     ClientCapabilities,
     CommandsUpdate,
@@ -40,7 +41,7 @@ from ag_ui_gemini_cli.acp_schema import (
     UpdateNotification,
     first_error,
 )
-from ambient_runner.bridges.acp_client.connection import AGENT, AcpClosed, AcpConnection, AgentName
+from ambient_runner.bridges.acp_client.connection import AGENT, AcpClosed, AcpConnection, AcpError, AgentName
 from ambient_runner.process.descendants import GroupTracker, group_exists, reap_in_background
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
@@ -51,6 +52,7 @@ INITIALIZE_TIMEOUT = 90.0  # s (about 1.3 s measured; a loaded machine or a slow
 SESSION_TIMEOUT = 120.0  # s for session/new and session/load (MCP servers start here)
 REPLAY_WAIT = 2.0  # s a load's replayed history may go on arriving after its reply
 CANCELLED = RequestPermissionResponse(outcome=CancelledOutcome())
+METHOD_NOT_FOUND = -32601  # JSON-RPC: the method does not exist
 CLIENT = InitializeParams(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(
     fs=FileSystemCapability(read_text_file=False, write_text_file=False), terminal=False))
 
@@ -68,11 +70,20 @@ class CliCommand:
     limits: ProcessLimits = field(default_factory=ProcessLimits)
 
 
+class SetConfigOptionParams(AcpModel):
+    """``session/set_config_option``: one of the session's config options (``configOptions``) to a value."""
+
+    session_id: str
+    config_id: str
+    value: str
+
+
 @dataclass
 class AcpSession:
     id: str
     mode: str | None = None
     model: str | None = None
+    model_option: str | None = None  # the id of its config option of category ``model`` (ACP v1), if it has one
 
 
 class LiveAgent:
@@ -227,10 +238,25 @@ class LiveAgent:
             session.mode = mode
 
     async def set_model(self, session: AcpSession, model: str) -> None:
-        if session.model != model:
-            await (await self.connection()).request("session/set_model",
-                                                    SetModelParams(session_id=session.id, model_id=model), EmptyResult)
-            session.model = model
+        """The session's model: its config option of category ``model`` (``session/set_config_option``) when it
+        has one, else (or when the agent answers -32601) ``session/set_model``."""
+        if session.model == model:
+            return
+        connection = await self.connection()
+        if session.model_option is not None:
+            try:
+                await connection.request("session/set_config_option", SetConfigOptionParams(
+                    session_id=session.id, config_id=session.model_option, value=model), AcpModel)
+            except AcpError as exc:
+                if exc.error.code != METHOD_NOT_FOUND:
+                    raise
+                session.model_option = None
+            else:
+                session.model = model
+                return
+        await connection.request("session/set_model", SetModelParams(session_id=session.id, model_id=model),
+                                 EmptyResult)
+        session.model = model
 
     def route(self, session_id: str, sink: Sink) -> None:
         self._sinks[session_id] = sink
@@ -260,7 +286,8 @@ class LiveAgent:
 
     def _on_request(self, request_id: RequestId | None, method: str, params: dict[str, Any]) -> None:
         """``session/request_permission`` to the turn using its session (one that does not fit ACP, or of a
-        session no turn uses, is answered ``cancelled``); any other request is answered ``{}``."""
+        session no turn uses, is answered ``cancelled``); any other request is answered -32601 at once (the
+        client offers no ``fs/*`` or ``terminal/*``, and an agent's own extensions are not known here)."""
         sink = self._sinks.get(str(params.get("sessionId")))
         if method == "session/request_permission" and sink is not None:
             try:
@@ -269,8 +296,11 @@ class LiveAgent:
             except ValidationError as exc:
                 log.warning("%s sent a permission request that does not fit ACP, refused: %s", self.agent.label,
                             first_error(exc))
-        asyncio.create_task(self.respond(request_id, CANCELLED if method == "session/request_permission"
-                                         else EmptyResult()))
+        if method == "session/request_permission":
+            asyncio.create_task(self.respond(request_id, CANCELLED))
+        elif self._connection is not None:
+            asyncio.create_task(self._connection.respond_error(request_id, METHOD_NOT_FOUND,
+                                                               f"Method not found: {method}"))
 
     async def respond(self, request_id: RequestId | None, result: RequestPermissionResponse | EmptyResult) -> None:
         if self._connection is not None:
@@ -278,8 +308,21 @@ class LiveAgent:
 
 
 def _session(session_id: str, reply: LoadSessionResult) -> AcpSession:
-    return AcpSession(session_id, mode=reply.modes.current_mode_id if reply.modes else None,
-                      model=reply.models.current_model_id if reply.models else None)
+    option = _model_option(reply)
+    model = reply.models.current_model_id if reply.models else None
+    if option is not None and isinstance(option.get("currentValue"), str):
+        model = option["currentValue"]
+    return AcpSession(session_id, mode=reply.modes.current_mode_id if reply.modes else None, model=model,
+                      model_option=str(option["id"]) if option is not None else None)
+
+
+def _model_option(reply: LoadSessionResult) -> dict[str, Any] | None:
+    """The session's config option of category ``model`` (``configOptions``, ACP v1), if any."""
+    options = (reply.model_extra or {}).get("configOptions")
+    for option in options if isinstance(options, list) else ():
+        if isinstance(option, dict) and option.get("category") == "model" and isinstance(option.get("id"), str):
+            return option
+    return None
 
 
 def _is_commands(item: tuple[Any, ...]) -> bool:

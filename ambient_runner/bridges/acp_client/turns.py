@@ -44,6 +44,13 @@ STOPPED = "The run was stopped."
 Fallback = Callable[[Turn], AsyncGenerator[BaseEvent, None]]
 AcpTurn = LiveTurn[PromptFeed, GeminiAcpAdapter]
 SessionMode = Callable[[str, bool], str | None]  # (approval policy, plan) -> the ACP session mode, None: left as is
+AdapterFactory = Callable[[Turn, str], GeminiAcpAdapter]  # (turn, model) -> the translator of its prompt
+
+
+def reporting_usage(turn: Turn, model: str) -> GeminiAcpAdapter:
+    """An adapter for an agent that reports usage in ``_meta.quota`` (Gemini; a slash command has none)."""
+    return GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
+                            expects_usage=not turn.prompt.lstrip().startswith("/"))
 
 
 class Backup(Protocol):
@@ -102,8 +109,13 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
     def __init__(self, live: LiveAgent, sessions: SessionMap, hitl: HumanInTheLoop,
                  place: Callable[[Turn], AgentPlace], default_model: Callable[[str | None], str],
                  rename: Callable[[BaseEvent], BaseEvent], *, files: SessionKeeper | None = None,
-                 fallback: Fallback | None = None, mode: SessionMode = no_mode, who: str = "The agent") -> None:
+                 fallback: Fallback | None = None, mode: SessionMode = no_mode, who: str = "The agent",
+                 adapter: AdapterFactory = reporting_usage, model_id: Callable[[str], str] = str,
+                 drops_cancelled: bool = False) -> None:
         self.live = live
+        self.drops_cancelled = drops_cancelled  # the agent forgets a cancelled prompt (Gemini): it is sent again
+        self.adapter = adapter
+        self.model_id = model_id  # the runner's model name -> the agent's model id
         self.sessions = sessions
         self.files: SessionKeeper = files or NothingToKeep()
         self.mode = mode
@@ -145,7 +157,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             mode = self.mode(self.hitl.turns.policy(turn.thread_id), turn.options.mode == "plan")
             if mode is not None:
                 await self.live.set_mode(session, mode)
-            await self.live.set_model(session, model)
+            await self.live.set_model(session, self.model_id(model))
             connection = await self.live.connection()
         except AcpClosed as exc:
             raise self._error(exc, turn) from exc
@@ -159,8 +171,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         feed.texts = [b for b in blocks if b.type == "text"]
         feed.start(connection, [*self._cancelled.pop(turn.thread_id, []), *blocks])
         self._feeds[turn.thread_id] = feed
-        return LiveTurn(feed, GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model,
-                                               expects_usage=not turn.prompt.lstrip().startswith("/")))
+        return LiveTurn(feed, self.adapter(turn, model))
 
     async def _session(self, turn: Turn) -> AcpSession | None:
         """The thread's session in the live CLI (created, or loaded); None when it must not be loaded now."""
@@ -213,7 +224,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             events = adapter.refused(item[1], item[2])
         elif kind == "end":
             events = adapter.end(item[1])
-            if item[1].stop_reason == "cancelled":
+            if item[1].stop_reason == "cancelled" and self.drops_cancelled:
                 self._cancelled[turn.thread_id] = feed.texts
         elif isinstance(item[1], AcpClosed):
             raise self._error(item[1], turn, feed.stderr_mark)

@@ -143,7 +143,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             files = SessionFiles(self.home.gemini_dir, self.home.tmp_dir / "session-backups")
             self._acp = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                  files=GeminiSessionKeeper(files), fallback=self._one_process_turn,
-                                 mode=session_mode, who=WHO)
+                                 mode=session_mode, who=WHO, drops_cancelled=True)
 
     def _acp_command(self) -> CliCommand:
         cli = find_cli()

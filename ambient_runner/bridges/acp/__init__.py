@@ -1,0 +1,1 @@
+"""RUNNER_TYPE=acp: any ACP agent, by preset (ACP_AGENT)."""

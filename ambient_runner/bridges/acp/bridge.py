@@ -1,0 +1,209 @@
+"""RUNNER_TYPE=acp: any agent that speaks the Agent Client Protocol (ACP v1), on the shared ACP client
+(``bridges.acp_client``), its preset named by ``ACP_AGENT`` (``presets``: opencode; ``custom`` with
+``ACP_AGENT_COMMAND``).
+
+One live agent process for the pod, an ACP session per thread, ``session/prompt`` per turn; its permission requests
+become interrupts (the platform's question card), an interrupt is ``session/cancel`` (the session stays). The
+agent's model requests go through the runner's model proxy (the key stays in the runner); its HOME and XDG folders
+lie in the runner's state dir, so the state sync carries its sessions (``session/load`` after a restart).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ag_ui_cli_common.errors import ErrorCode
+from ag_ui_gemini_cli import GeminiAcpAdapter
+from ambient_runner.bridges.acp.presets import (
+    MODEL_APIS,
+    OPENCODE,
+    SCRIPTED_KEY,
+    AcpPreset,
+    AgentSetup,
+    ModelApiKind,
+    ModelEndpoint,
+    configured_key,
+    preset_of,
+)
+from ambient_runner.bridges.acp_client.connection import AcpClosed, AgentName
+from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
+from ambient_runner.bridges.acp_client.turns import AcpTurns
+from ambient_runner.bridges.base import CliBridge
+from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
+from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.turn_loop import TurnHooks
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
+from ambient_runner.model_proxy import Upstream
+from ambient_runner.process.environment import agent_environment
+from ambient_runner.process.supervisor import ProcessLimits
+from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
+from ambient_runner.settings import RunnerSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AcpAuth:
+    """The model key the runner holds for the agent's model API (the scripted server's offline)."""
+
+    kind: str  # "api_key" | "scripted" | "missing"
+    api: ModelApiKind
+    key: str = ""
+    base_url: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.kind != "missing"
+
+    @property
+    def problem(self) -> str:
+        return "" if self.ok else f"No model key for the agent's {self.api.name} API: set {self.api.key_variables[0]}."
+
+    @property
+    def missing(self) -> list[str]:
+        return [] if self.ok else list(self.api.key_variables)
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self.key] if self.key and self.kind != "scripted" else []
+
+
+class AcpBridge(CliBridge[AcpAuth]):
+    runner_type: ClassVar[str] = "acp"
+    framework: ClassVar[str] = "acp"
+    attachment_types = frozenset({"image/png", "image/jpeg", "image/webp"})
+    scripted_model = OpenAIChatServer  # the model API of every preset so far (openai-chat)
+
+    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
+        super().__init__(settings, hitl)
+        self.preset: AcpPreset | None = preset_of(settings.acp_agent)
+        preset = self.preset or OPENCODE
+        self.api = MODEL_APIS[settings.acp_agent_model_api or preset.model_api.name]
+        self.options = RunnerOptions(runner=f"the ACP runner ({preset.display})", default_model=preset.default_model,
+                                     approvals=True, mode_note="plan is not used by this runner's agents")
+        self.home = settings.state_dir / "home"
+        self.live = LiveAgent(self._command, AgentName(name=f"The {preset.display} agent",
+                                                       label=f"{preset.name} (ACP)"))
+        self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, lambda event: event,
+                               who=preset.display, adapter=self._adapter, model_id=preset.model_id)
+        self._start_problem: str | None = None
+
+    # ----- auth and the model proxy ----------------------------------------------------------------------
+    def resolve_auth(self) -> AcpAuth:
+        if self.scripted_url:
+            return AcpAuth("scripted", self.api, SCRIPTED_KEY, f"{self.scripted_url}{self.api.path_suffix}")
+        found = configured_key(self.api)
+        if found is None:
+            return AcpAuth("missing", self.api)
+        base_url = (os.environ.get(self.api.base_url_variable) or "").strip() or self.api.default_base_url
+        return AcpAuth("api_key", self.api, found[1], base_url.rstrip("/"))
+
+    def model_upstream(self) -> Upstream | None:
+        auth = self.auth
+        return Upstream(self.api.api, auth.base_url, self.api.upstream_headers(auth.key)) if auth.ok else None
+
+    def _endpoint(self) -> ModelEndpoint:
+        """What the agent is given: the model proxy's URL and placeholder (the key stays in the runner)."""
+        if self.model_proxy is not None:
+            return ModelEndpoint(f"{self.model_proxy.base_url}{self.api.path_suffix}", self.model_proxy.placeholder)
+        return ModelEndpoint(self.auth.base_url, self.auth.key)
+
+    # ----- the agent's process ---------------------------------------------------------------------------
+    def _argv(self) -> list[str] | None:
+        return self.preset.argv(self.settings.acp_agent_command) if self.preset is not None else None
+
+    def _missing_agent(self) -> str:
+        if self.preset is None:
+            return (f"ACP_AGENT={self.settings.acp_agent!r} is not a preset: use opencode, or custom with "
+                    "ACP_AGENT_COMMAND.")
+        if self.preset.name == "custom":
+            return "ACP_AGENT=custom needs ACP_AGENT_COMMAND (the agent's ACP command line)."
+        return (f"The {self.preset.display} agent was not found ('{self.preset.executable}'): install "
+                f"{self.preset.package} (npm install) or set ACP_AGENT_COMMAND.")
+
+    def _command(self) -> CliCommand:
+        argv = self._argv()
+        if argv is None or self.preset is None:
+            raise BridgeError(self._missing_agent(), code=ErrorCode.CLI_NOT_FOUND)
+        self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
+        return CliCommand(argv, self.settings.workspace_path, self._environment(),
+                          ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes))
+
+    def _environment(self) -> dict[str, str]:
+        """Allowlisted, the agent's HOME and XDG folders in the state dir, and its preset's variables."""
+        assert self.preset is not None
+        folders = self._folders()
+        setup = AgentSetup(self._endpoint(), self.home, self._model(None), tuple(self.options.models(self.settings)))
+        return agent_environment({"HOME": str(self.home), **{k: str(v) for k, v in folders.items()},
+                                  **self.preset.environment(setup, self.api)})
+
+    def _folders(self) -> dict[str, Path]:
+        folders = {"XDG_CONFIG_HOME": self.home / ".config", "XDG_DATA_HOME": self.home / ".local" / "share",
+                   "XDG_STATE_HOME": self.home / ".local" / "state", "XDG_CACHE_HOME": self.home / ".cache",
+                   "TMPDIR": self.home / "tmp"}
+        for folder in folders.values():
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folders
+
+    async def prepare(self) -> None:
+        if self.readiness().ready:
+            try:  # started now, so that /ready means "the agent answered initialize"
+                await self.live.connection()
+            except (AcpClosed, BridgeError) as exc:
+                self._start_problem = f"{self.live.agent.name} did not start: {exc}"
+                log.error("%s", self._start_problem)
+
+    async def stop_cli(self) -> None:
+        await self.live.close()
+
+    # ----- contract --------------------------------------------------------------------------------------
+    def readiness(self) -> Readiness:
+        missing: list[str] = []
+        details: list[str] = []
+        if self._argv() is None:
+            missing.append("ACP_AGENT_COMMAND")
+            details.append(self._missing_agent())
+        if self.settings.runner_scripted_model and self.scripted_url is None:
+            details.append("The scripted model server is not started yet.")
+        elif not self.auth.ok:
+            missing.extend(self.auth.missing)
+            details.append(self.auth.problem)
+        if self._start_problem and not self.live.alive:
+            details.append(self._start_problem)
+        return Readiness(not details, missing, " ".join(details))
+
+    def features(self) -> dict[str, bool]:
+        return {"approvals": True}
+
+    def state_excludes(self) -> list[str]:
+        """The agent's caches, temporary files and logs are not state."""
+        return ["home/.cache", "home/tmp", "home/.local/share/opencode/log", "*.sock"]
+
+    def _model(self, requested: str | None) -> str:
+        return requested or self.default_model or (self.preset or OPENCODE).default_model
+
+    def _adapter(self, turn: Turn, model: str) -> GeminiAcpAdapter:
+        """ACP's updates to AG-UI; these agents report no usage in the prompt's result."""
+        return GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model, expects_usage=False)
+
+    def check_turn(self, turn: Turn) -> None:
+        if not turn.prompt.strip() and not self.hitl.turns.parked(turn.thread_id):  # a resume needs no message
+            raise BridgeError("The run has no user message to send to the agent.", code=ErrorCode.EMPTY_PROMPT)
+        if self._argv() is None:
+            raise BridgeError(self._missing_agent(), code=ErrorCode.CLI_NOT_FOUND)
+        workspace = self.settings.workspace_path
+        try:
+            workspace.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
+                              code=ErrorCode.WORKSPACE_MISSING) from exc
+
+    def turn_hooks(self) -> TurnHooks[Any, Any]:
+        return self._turns
+
+    async def interrupt(self, thread_id: str) -> None:
+        await self._turns.interrupt(thread_id)

@@ -1,0 +1,152 @@
+"""RUNNER_TYPE=acp with ACP_AGENT=opencode, end to end: the real ``opencode acp`` (one live process for the pod) on
+the scripted Chat Completions server, through the model proxy, the real service over HTTP/SSE (every stream
+through ``check_stream`` and ag-ui-validate), inside the loopback-only network namespace."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
+from runners import ScriptedRunner, descendants, scripted_runner, wait_for
+
+from ambient_runner.bridges.acp.bridge import AcpBridge
+
+pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
+
+PLAIN = ["Hello from the scripted model.", " No tools were needed."]
+
+
+def texts(events: list[dict[str, Any]]) -> list[str]:
+    return [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+
+
+def types(events: list[dict[str, Any]]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+def bridge_of(runner: ScriptedRunner) -> AcpBridge:
+    assert isinstance(runner.bridge, AcpBridge)
+    return runner.bridge
+
+
+def chat_requests(runner: ScriptedRunner) -> list[dict[str, Any]]:
+    return [r.body for r in runner.server.requests if r.path.endswith("/chat/completions") and r.body.get("tools")]
+
+
+def environments(pid: int) -> str:
+    """The environments of the agent's process tree, as /proc shows them."""
+    texts = []
+    for one in [pid, *descendants(pid)]:
+        try:
+            texts.append(Path(f"/proc/{one}/environ").read_bytes().decode(errors="replace"))
+        except OSError:
+            continue
+    return "\n".join(texts)
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    found = []
+    for message in body["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        found.extend([content] if isinstance(content, str) else [p["text"] for p in content if p.get("text")])
+    return found
+
+
+async def test_a_text_turn_then_a_second_that_continues(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, acp_agent="opencode",
+                               runner_approval_policy="auto") as runner:
+        first = await runner.harness.run("t-text", "NOTOOL hello")
+        pid = bridge_of(runner).live.pgid
+        second = await runner.harness.run("t-text", "NOTOOL and again")
+        assert bridge_of(runner).live.pgid == pid  # one process for the pod's turns
+    assert types(first) == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
+                            "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert texts(first) == texts(second) == PLAIN
+    assert user_texts(chat_requests(runner)[-1])[-2:] == ["NOTOOL hello", "NOTOOL and again"]
+
+
+async def test_a_tool_call_creates_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        runner.server.shell_command = "echo made-by-opencode > created.txt"
+        events = await runner.harness.run("t-tool", "make the file")
+    start = next(e for e in events if e["type"] == "TOOL_CALL_START")
+    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert result["toolCallId"] == start["toolCallId"] and result["content"].strip()
+    assert (runner.settings.workspace_path / "created.txt").read_text() == "made-by-opencode\n"
+    assert events[-1]["type"] == "RUN_FINISHED"
+
+
+async def test_interrupt_is_cancelled_and_the_next_run_works(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        await runner.harness.run("t-cancel", "NOTOOL first")
+        pid = bridge_of(runner).live.pgid
+        runner.server.slow_delay = 0.5
+        before = len(runner.logged("t-cancel"))
+        run = asyncio.create_task(runner.harness.run("t-cancel", "SLOW stream please"))
+        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in runner.logged("t-cancel")[before:]),
+                       timeout=60, what="the slow answer's text")
+        assert (await runner.harness.interrupt("t-cancel")).status_code == 200
+        events = await asyncio.wait_for(run, timeout=60)
+        runner.server.slow_delay = 0.0
+        after = await runner.harness.run("t-cancel", "NOTOOL continue")
+        assert bridge_of(runner).live.pgid == pid  # the cancel kept the process
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
+    assert texts(after) == PLAIN
+    assert user_texts(chat_requests(runner)[-1])[0] == "NOTOOL first"  # the same session goes on
+
+
+async def test_the_model_key_stays_in_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        await runner.harness.run("t-key", "NOTOOL hello")
+        bridge = bridge_of(runner)
+        assert bridge.model_proxy is not None
+        placeholder = bridge.model_proxy.placeholder
+        environment = bridge._environment()  # noqa: SLF001 - what the agent is started with
+        pid = bridge.live.pgid
+        assert pid is not None
+        seen = environments(pid)
+    assert runner.api_key not in seen and runner.api_key not in repr(environment)
+    assert placeholder in environment["OPENCODE_CONFIG_CONTENT"]
+    assert runner.server.requests
+    assert all({k.lower(): v for k, v in r.headers.items()}.get("authorization") == f"Bearer {runner.api_key}"
+               for r in runner.server.requests)
+
+
+async def test_an_approval_is_asked_and_the_approved_command_runs_once(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch) as runner:
+        out = runner.settings.workspace_path / "out.txt"
+        events = await runner.harness.run("t-approve", WRITE, ASK)
+        (interrupt,) = interrupts_of(events)
+        call = next(e for e in events if e["type"] == "TOOL_CALL_START")
+        assert interrupt["reason"] == "tool_approval" and interrupt["toolCallId"] == call["toolCallId"]
+        assert interrupt["message"].startswith("opencode wants to run a command")
+        assert not out.exists()
+        pid = bridge_of(runner).live.pgid
+        resumed = await runner.harness.post(answer("t-approve", interrupt, {"approved": True}))
+        assert bridge_of(runner).live.pgid == pid  # the same live agent went on
+    assert next(e for e in resumed if is_cli_result(e))["toolCallId"] == call["toolCallId"]
+    assert resumed[-1]["type"] == "RUN_FINISHED" and resumed[-1].get("outcome") in (None, {"type": "success"})
+    assert out.read_text() == "hello\n"
+
+
+async def test_a_refused_command_never_runs_and_the_persons_words_reach_the_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    why = "use a temp dir instead"
+    async with scripted_runner("acp", tmp_path, monkeypatch) as runner:
+        events = await runner.harness.run("t-refuse", WRITE, ASK)
+        (interrupt,) = interrupts_of(events)
+        resumed = await runner.harness.post(answer("t-refuse", interrupt, {"approved": False, "message": why}))
+        later = await runner.harness.run("t-refuse", "NOTOOL what now?")
+    result = next(e for e in resumed if is_cli_result(e))
+    assert result["toolCallId"] == interrupt["toolCallId"] and result["content"] == why
+    assert resumed[-1]["type"] == "RUN_FINISHED" and not resumed[-1].get("outcome")
+    assert not (runner.settings.workspace_path / "out.txt").exists()
+    assert texts(later) == PLAIN
+    assert why in str(runner.server.requests[-1].body)  # the next prompt told the model why
