@@ -49,7 +49,7 @@ from ambient_runner.scripted_models.base import (
     ScriptedResponse,
     sleep_between,
 )
-from ambient_runner.scripted_models.openai_responses import ERROR_TYPES, PATCH_TEXT
+from ambient_runner.scripted_models.openai_responses import PATCH_TEXT, no_route, openai_error_body
 
 REASONING = ["Let me think about this.", " The user wants a short answer."]
 SHELL_TOOLS = ("bash", "Bash", "run_shell_command", "shell_command", "exec_command", "shell")
@@ -155,13 +155,10 @@ class OpenAIChatServer(ScriptedModelServer):
                 {"id": model, "object": "model", "created": 0, "owned_by": "scripted"} for model in MODELS]})
         if method == "POST" and route.endswith("/chat/completions") and isinstance(body, dict):
             return self._complete(body)
-        return ScriptedResponse(status=404, json_body={"error": {
-            "message": f"scripted server: no route {method} {path}", "type": "invalid_request_error",
-            "code": "not_found", "param": None}})
+        return no_route(method, path)
 
     def error_body(self, status: int) -> Any:
-        kind, code, message = ERROR_TYPES.get(status, ("server_error", None, f"scripted error {status}"))
-        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        return openai_error_body(status)
 
     def _complete(self, body: dict[str, Any]) -> ScriptedResponse:
         sent = body.get("messages")

@@ -47,6 +47,21 @@ ERROR_TYPES = {401: ("invalid_request_error", "invalid_api_key",
                500: ("server_error", None, "The server had an error while processing your request."),
                400: ("invalid_request_error", None, "scripted bad request")}
 
+
+
+def openai_error_body(status: int) -> dict[str, Any]:
+    """An OpenAI API's error body for ``status`` (what its clients parse and show)."""
+    kind, code, message = ERROR_TYPES.get(status, ("server_error", None, f"scripted error {status}"))
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def no_route(method: str, path: str) -> ScriptedResponse:
+    """An OpenAI API's 404 for a path the scripted server does not serve."""
+    return ScriptedResponse(status=404, json_body={"error": {
+        "message": f"scripted server: no route {method} {path}", "type": "invalid_request_error",
+        "code": "not_found", "param": None}})
+
+
 Event = tuple[str | None, Any]
 
 
@@ -127,13 +142,10 @@ class OpenAIResponsesServer(ScriptedModelServer):
         if method == "POST" and route.endswith("/responses") and isinstance(body, dict):
             plan = self.decide(latest_user_text(body), tool_results_at_end(body))
             return ScriptedResponse(sse=self._stream(plan, body))
-        return ScriptedResponse(status=404, json_body={"error": {
-            "message": f"scripted server: no route {method} {path}", "type": "invalid_request_error",
-            "code": "not_found", "param": None}})
+        return no_route(method, path)
 
     def error_body(self, status: int) -> Any:
-        kind, code, message = ERROR_TYPES.get(status, ("server_error", None, f"scripted error {status}"))
-        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        return openai_error_body(status)
 
     # ----- the stream -------------------------------------------------------------------------------------
     def _stream(self, plan: Plan, body: dict[str, Any]) -> Iterator[Event]:
