@@ -5,6 +5,7 @@ through ``check_stream`` and ag-ui-validate), inside the loopback-only network n
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
 from runners import ScriptedRunner, descendants, scripted_runner, wait_for
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
+from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -75,7 +77,10 @@ async def test_a_tool_call_creates_a_file(tmp_path: Path, monkeypatch: pytest.Mo
         runner.server.shell_command = "echo made-by-opencode > created.txt"
         events = await runner.harness.run("t-tool", "make the file")
     start = next(e for e in events if e["type"] == "TOOL_CALL_START")
+    arguments = next(e for e in events if e["type"] == "TOOL_CALL_ARGS")
     result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert start["toolCallName"] == "bash"
+    assert json.loads(arguments["delta"])["command"] == "echo made-by-opencode > created.txt"
     assert result["toolCallId"] == start["toolCallId"] and result["content"].strip()
     assert (runner.settings.workspace_path / "created.txt").read_text() == "made-by-opencode\n"
     assert events[-1]["type"] == "RUN_FINISHED"
@@ -125,6 +130,7 @@ async def test_an_approval_is_asked_and_the_approved_command_runs_once(tmp_path:
         events = await runner.harness.run("t-approve", WRITE, ASK)
         (interrupt,) = interrupts_of(events)
         call = next(e for e in events if e["type"] == "TOOL_CALL_START")
+        assert call["toolCallName"] == "bash"
         assert interrupt["reason"] == "tool_approval" and interrupt["toolCallId"] == call["toolCallId"]
         assert interrupt["message"].startswith("opencode wants to run a command")
         assert not out.exists()
@@ -150,3 +156,42 @@ async def test_a_refused_command_never_runs_and_the_persons_words_reach_the_mode
     assert not (runner.settings.workspace_path / "out.txt").exists()
     assert texts(later) == PLAIN
     assert why in str(runner.server.requests[-1].body)  # the next prompt told the model why
+
+
+@pytest.mark.slow
+async def test_a_restart_on_the_same_state_dir_continues_the_thread(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        await runner.harness.run("t-restart", "NOTOOL remember the word tangerine")
+        session = bridge_of(runner).sessions.get("t-restart")
+    assert session is not None
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as again:
+        events = await again.harness.run("t-restart", "NOTOOL which word?")
+        assert bridge_of(again).sessions.get("t-restart") == session  # loaded, not a new session
+    assert texts(events) == PLAIN
+    assert user_texts(chat_requests(again)[-1])[-2:] == ["NOTOOL remember the word tangerine", "NOTOOL which word?"]
+
+
+async def test_the_model_switches_by_the_sessions_config_option(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
+                               runner_models="gpt-4.1,gpt-5-mini") as runner:
+        await runner.harness.run("t-model", "NOTOOL hello")
+        first = chat_requests(runner)[-1]["model"]
+        switched = await runner.harness.run("t-model", "NOTOOL and now?", {"model": "gpt-5-mini"})
+        second = chat_requests(runner)[-1]["model"]
+        sessions = list(bridge_of(runner).live.sessions.values())
+    assert (first, second) == ("gpt-4.1", "gpt-5-mini")
+    assert texts(switched) == PLAIN
+    assert [s.model_option for s in sessions] == ["model"] and sessions[0].model == "ambient/gpt-5-mini"
+
+
+async def test_runner_scripted_model_runs_it_on_the_offline_chat_server(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
+                               runner_scripted_model=True) as runner:
+        events = await runner.harness.run("t-offline", "NOTOOL hello")
+        offline = bridge_of(runner).scripted
+    assert isinstance(offline, OpenAIChatServer) and offline.requests
+    assert not runner.server.requests  # the configured endpoint was not used
+    assert texts(events) == PLAIN

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
+from ambient_runner.bridges.acp.adapter import AgentAcpAdapter
 from ambient_runner.bridges.acp.presets import (
     MODEL_APIS,
     OPENCODE,
@@ -187,8 +188,7 @@ class AcpBridge(CliBridge[AcpAuth]):
         return requested or self.default_model or (self.preset or OPENCODE).default_model
 
     def _adapter(self, turn: Turn, model: str) -> GeminiAcpAdapter:
-        """ACP's updates to AG-UI; these agents report no usage in the prompt's result."""
-        return GeminiAcpAdapter(turn.thread_id, turn.run_id, model=model, expects_usage=False)
+        return AgentAcpAdapter(turn.thread_id, turn.run_id, model=model)
 
     def check_turn(self, turn: Turn) -> None:
         if not turn.prompt.strip() and not self.hitl.turns.parked(turn.thread_id):  # a resume needs no message

@@ -1,0 +1,55 @@
+"""ACP's updates to AG-UI for the ACP runner's agents: the shared ACP translation (``GeminiAcpAdapter``) with the
+tool calls as these agents send them.
+
+ACP sends no tool name and gives a call's input as ``rawInput``. opencode's first ``tool_call`` has the tool's name
+as its ``title`` (``bash``) and no input yet (``rawInput`` holds only ``cwd``); the input comes with the next
+update. So a call starts once its input is known (or it ended, or a permission request shows it), named by the
+first title it had, its arguments ``rawInput`` without ``cwd`` (the shared translation's when it has none).
+These agents report no usage in the prompt's result.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ag_ui.core import BaseEvent
+
+from ag_ui_gemini_cli import GeminiAcpAdapter
+from ag_ui_gemini_cli.acp import tool_arguments
+from ag_ui_gemini_cli.acp_schema import ToolCall
+
+ENDED = ("completed", "failed")
+
+
+def raw_input(call: ToolCall) -> dict[str, Any]:
+    """The call's ``rawInput`` without the working folder the agent adds."""
+    raw = (call.model_extra or {}).get("rawInput")
+    return {k: v for k, v in raw.items() if k != "cwd"} if isinstance(raw, dict) else {}
+
+
+class AgentAcpAdapter(GeminiAcpAdapter):
+    def __init__(self, thread_id: str, run_id: str, model: str | None = None) -> None:
+        super().__init__(thread_id, run_id, model=model, expects_usage=False)
+        self._names: dict[str, str] = {}  # tool call id -> its first title (the tool's name)
+
+    def _start(self, call: ToolCall) -> list[BaseEvent]:
+        tool_call_id = call.tool_call_id
+        if not tool_call_id or self.blocks.has_started(tool_call_id):
+            return []
+        name = self._names.setdefault(tool_call_id, call.title or "tool")
+        arguments = raw_input(call)
+        if not arguments and call.status not in ENDED:
+            return []  # its input comes with the next update
+        return self.blocks.close_segment() + self.blocks.tool_call(
+            tool_call_id, name, json.dumps(arguments or tool_arguments(call)),
+            parent_message_id=self.blocks.last_segment_id)
+
+    def permission(self, tool_call: ToolCall) -> list[BaseEvent]:
+        """A permission request shows the call: it starts now, with what the request shows of its input."""
+        events = self._start(tool_call)
+        if not events and not self.blocks.has_started(tool_call.tool_call_id):
+            events = self.blocks.close_segment() + self.blocks.tool_call(
+                tool_call.tool_call_id, self._names.get(tool_call.tool_call_id, tool_call.title or "tool"),
+                json.dumps(tool_arguments(tool_call)), parent_message_id=self.blocks.last_segment_id)
+        return events
