@@ -5,11 +5,13 @@ through ``check_stream`` and ag-ui-validate), inside the loopback-only network n
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from media import data_part, png
 from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
 from runners import ScriptedRunner, descendants, scripted_runner, wait_for
 
@@ -195,3 +197,25 @@ async def test_runner_scripted_model_runs_it_on_the_offline_chat_server(tmp_path
     assert isinstance(offline, OpenAIChatServer) and offline.requests
     assert not runner.server.requests  # the configured endpoint was not used
     assert texts(events) == PLAIN
+
+
+def chat_images(body: dict[str, Any]) -> list[tuple[str, bytes]]:
+    """(mime type, bytes) of the data-URL images of a Chat Completions request's messages."""
+    found = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else ():
+            url = str((part.get("image_url") or {}).get("url", "")) if part.get("type") == "image_url" else ""
+            if url.startswith("data:"):
+                head, _, data = url.partition(",")
+                found.append((head.removeprefix("data:").split(";")[0], base64.b64decode(data)))
+    return found
+
+
+async def test_an_image_reaches_the_model_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    image = png(rgb=(0, 90, 200))
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        events = await runner.harness.run("t-image", [{"type": "text", "text": "NOTOOL what is this?"},
+                                                      data_part("image", "image/png", image)])
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    assert ("image/png", image) in [m for body in chat_requests(runner) for m in chat_images(body)]

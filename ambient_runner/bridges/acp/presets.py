@@ -95,6 +95,8 @@ class AcpPreset:
 
 # ----- opencode ------------------------------------------------------------------------------------------------
 OPENCODE_PROVIDER = "ambient"  # the provider the runner declares in opencode's config
+# a model of it: images in (else opencode replaces an image with an error text before the model sees it)
+OPENCODE_MODEL = {"attachment": True, "modalities": {"input": ["text", "image"], "output": ["text"]}}
 
 
 def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
@@ -108,7 +110,7 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
               "model": f"{OPENCODE_PROVIDER}/{setup.model}", "small_model": f"{OPENCODE_PROVIDER}/{setup.model}",
               "provider": {OPENCODE_PROVIDER: {"npm": npm, "name": "Ambient",
                                                "options": {"baseURL": base_url, "apiKey": setup.endpoint.key},
-                                               "models": {m: {"name": m} for m in models}}}}
+                                               "models": {m: OPENCODE_MODEL | {"name": m} for m in models}}}}
     env = {**QUIET, "OPENCODE_CONFIG_CONTENT": json.dumps(config), "OPENCODE_DISABLE_MODELS_FETCH": "1",
            "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
            "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
