@@ -7,13 +7,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from media import data_part, png
 from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
-from runners import ScriptedRunner, descendants, scripted_runner, wait_for
+from runners import ScriptedRunner, cmdline, descendants, scripted_runner, wait_for
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
 from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
@@ -219,3 +221,49 @@ async def test_an_image_reaches_the_model_request(tmp_path: Path, monkeypatch: p
                                                       data_part("image", "image/png", image)])
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
     assert ("image/png", image) in [m for body in chat_requests(runner) for m in chat_images(body)]
+
+
+def sleeping(bridge: AcpBridge) -> list[int]:
+    """The scripted command's ``sleep`` among the live agent's descendants."""
+    pid = bridge.live.pgid
+    return [] if pid is None else [p for p, (_, state) in descendants(pid).items()
+                                   if state != "Z" and cmdline(p).startswith("sleep 30")]
+
+
+@pytest.mark.slow
+async def test_interrupt_mid_command_stops_it_and_keeps_the_session(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        late = runner.settings.workspace_path / "late.txt"
+        runner.server.shell_command = f"sleep 30; echo late > {late}"
+        run = asyncio.create_task(runner.harness.run("t-tool-cancel", "run the long command"))
+        await wait_for(lambda: sleeping(bridge_of(runner)), timeout=60, what="the command to start")
+        assert (await runner.harness.interrupt("t-tool-cancel")).status_code == 200
+        events = await asyncio.wait_for(run, timeout=60)
+        await wait_for(lambda: not sleeping(bridge_of(runner)), timeout=20, what="the command to end")
+        after = await runner.harness.run("t-tool-cancel", "NOTOOL what happened?")
+    assert events[-1]["outcome"] == {"type": "cancelled"}
+    assert not late.exists()
+    assert texts(after) == PLAIN
+
+
+@pytest.mark.slow
+async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_turn_continues(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        await runner.harness.run("t-kill", "NOTOOL remember this")
+        runner.server.slow_delay = 0.5
+        before = len(runner.logged("t-kill"))
+        run = asyncio.create_task(runner.harness.run("t-kill", "SLOW stream please"))
+        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in runner.logged("t-kill")[before:]),
+                       timeout=60, what="the slow answer's text")
+        pid = bridge_of(runner).live.pgid
+        assert pid is not None
+        os.killpg(pid, signal.SIGKILL)
+        events = await asyncio.wait_for(run, timeout=60)
+        runner.server.slow_delay = 0.0
+        after = await runner.harness.run("t-kill", "NOTOOL still there?")
+        assert bridge_of(runner).live.pgid not in (None, pid)  # started again
+    assert events[-1]["type"] == "RUN_ERROR", events[-1]
+    assert texts(after) == PLAIN
+    assert user_texts(chat_requests(runner)[-1])[0] == "NOTOOL remember this"  # the session was loaded
