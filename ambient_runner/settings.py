@@ -27,8 +27,14 @@ DEFAULT_STATE_DIRS = {"claude": ".claude", "gemini-cli": ".gemini", "codex-sdk":
 ALL_IN_ONE_IMAGE = "ambient-runner"
 
 
-def image_for(runner_type: str) -> str:
-    """The image that holds one runner (built with the Dockerfile's build arg ``RUNNER_TYPE``)."""
+ACP_IMAGE_AGENTS = ("opencode",)  # the ACP presets with an image of their own (deploy/image/acp/<agent>/)
+
+
+def image_for(runner_type: str, acp_agent: str = "opencode") -> str:
+    """The image that holds one runner (built with the Dockerfile's build arg ``RUNNER_TYPE``); the ACP runner's is
+    one per agent (build arg ``ACP_AGENT``): ``ambient-runner-acp-<agent>``."""
+    if runner_type == "acp":
+        return f"{ALL_IN_ONE_IMAGE}-acp-{acp_agent}"
     return f"{ALL_IN_ONE_IMAGE}-{runner_type}"
 
 
@@ -154,8 +160,10 @@ class RunnerSettings(BaseSettings):
             raise ValueError(f"must be one of {', '.join(RUNNER_TYPES + tuple(RUNNER_TYPE_ALIASES))}")
         image = info.data.get("ambient_runner_image_runners")
         if image and value not in image.split(","):
-            raise ValueError(f"this image holds only the {image.replace(',', ', ')} runner; {value} runs in the image "
-                             f"{image_for(value)} (or the all-in-one image {ALL_IN_ONE_IMAGE})")
+            where = f"the image {image_for(value)} (or the all-in-one image {ALL_IN_ONE_IMAGE})"
+            if value == "acp":  # one image per agent, none in the all-in-one image
+                where = f"the image of its agent ({', '.join(image_for(value, a) for a in ACP_IMAGE_AGENTS)})"
+            raise ValueError(f"this image holds only the {image.replace(',', ', ')} runner; {value} runs in {where}")
         return value
 
     @field_validator("runner_state_root", "runner_attachments_dir", "runner_credentials_dir")

@@ -14,12 +14,13 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from ambient_runner.bridges import registry as bridge_registry
+from ambient_runner.bridges.acp import presets as acp_presets
 from ambient_runner.bridges.claude import auth as claude_auth
 from ambient_runner.bridges.codex_sdk import auth as codex_auth
 from ambient_runner.bridges.codex_sdk import config as codex_config
 from ambient_runner.bridges.gemini_cli import auth as gemini_auth
 from ambient_runner.bridges.gemini_cli import config as gemini_config
-from ambient_runner.settings import DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES, image_for
+from ambient_runner.settings import ACP_IMAGE_AGENTS, DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES, image_for
 from tests.deploy.helpers import ROOT
 
 # What each bridge's auth module reads as a credential that is enough on its own.
@@ -27,6 +28,7 @@ PRIMARY_CREDENTIALS = {
     "claude": claude_auth.PRIMARY_CREDENTIALS,
     "gemini-cli": gemini_auth.API_KEY_VARS,
     "codex-sdk": codex_auth.KEY_VARIABLES,
+    "acp": acp_presets.OPENCODE.model_api.key_variables,  # the ACP runner's: its preset's model API's (opencode's)
 }
 
 
@@ -35,6 +37,8 @@ def resolves(runner_type: str, environ: dict[str, str]) -> bool:
         return claude_auth.resolve_auth(environ).ok
     if runner_type == "gemini-cli":
         return gemini_auth.resolve_auth(environ).ok
+    if runner_type == "acp":
+        return acp_presets.configured_key(acp_presets.OPENCODE.model_api, environ) is not None
     return codex_auth.resolve_auth(environ).ok
 
 
@@ -44,6 +48,7 @@ class Strict(BaseModel):
 
 class InternalEnv(Strict):
     RUNNER_TYPE: str
+    ACP_AGENT: str | None = None  # RUNNER_TYPE=acp only: the agent's preset
     RUNNER_STATE_DIR: str
 
 
@@ -116,14 +121,19 @@ class RegistryEntry(Strict):
         return RUNNER_TYPE_ALIASES.get(self.container.env.RUNNER_TYPE, self.container.env.RUNNER_TYPE)
 
     @property
+    def image_kind(self) -> str:
+        """The image's kind in deploy/image/images.sh: the runner type, acp-<agent> for the ACP runner."""
+        return f"acp-{self.container.env.ACP_AGENT}" if self.runner_type == "acp" else self.runner_type
+
+    @property
     def model_values(self) -> list[str]:
         return [m.value for m in self.models]
 
 
-ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk"]
+ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp"]
 
 
-def test_three_entries_in_the_operators_schema(registry):
+def test_the_entries_in_the_operators_schema(registry):
     entries = [RegistryEntry.model_validate(e) for e in registry]
     assert [e.id for e in entries] == ENTRY_IDS  # the Claude entry keeps the platform's id
 
@@ -139,12 +149,18 @@ def test_runner_type_is_a_bridge_the_runner_knows(entry):
     assert entry.container.env.RUNNER_STATE_DIR == entry.sandbox.stateDir == DEFAULT_STATE_DIRS[runner_type]
     assert entry.internalEnvVars.model_dump().items() <= entry.container.env.model_dump().items()
     assert entry.container.port == 8001 and entry.framework == entry.id
+    # ACP_AGENT names a preset with an image of its own, and the platform may not change it (internalEnvVars)
+    assert (entry.container.env.ACP_AGENT is not None) == (runner_type == "acp")
+    if runner_type == "acp":
+        assert entry.internalEnvVars.ACP_AGENT == entry.container.env.ACP_AGENT
+        assert entry.container.env.ACP_AGENT in ACP_IMAGE_AGENTS
+        assert acp_presets.preset_of(entry.container.env.ACP_AGENT) is not None
 
 
 def test_each_entry_runs_its_runners_own_image(entry):
     """The image built with RUNNER_TYPE=<runner> (deploy/image/images.sh), which refuses to start another runner."""
-    assert entry.container.image == f"{image_for(entry.runner_type)}:latest"
-    built = subprocess.run(["bash", "-c", '. deploy/image/images.sh && image_name "$0"', entry.runner_type], cwd=ROOT,
+    assert entry.container.image == f"{image_for(entry.runner_type, entry.container.env.ACP_AGENT or '')}:latest"
+    built = subprocess.run(["bash", "-c", '. deploy/image/images.sh && image_name "$0"', entry.image_kind], cwd=ROOT,
                            env={"PATH": os.environ["PATH"], "IMAGE_TAG": "latest", "IMAGE_REPO": "ambient-runner"},
                            capture_output=True, text=True, timeout=30, check=True)
     assert built.stdout.strip() == entry.container.image
@@ -179,6 +195,7 @@ def test_defaults_match_the_bridges_own_fallbacks(registry):
     assert entries["gemini-cli"]["defaultModel"] == gemini_config.DEFAULT_MODEL
     assert [m["value"] for m in entries["gemini-cli"]["models"]] == list(gemini_config.DEFAULT_MODELS)
     assert entries["codex-sdk"]["defaultModel"] == codex_config.DEFAULT_MODEL
+    assert entries["acp"]["defaultModel"] == acp_presets.OPENCODE.default_model
 
 
 def _cli_files(runner_type: str) -> list[Path]:
@@ -190,6 +207,9 @@ def _cli_files(runner_type: str) -> list[Path]:
         from codex_cli_bin import bundled_codex_path
 
         return [Path(bundled_codex_path())]
+    if runner_type == "acp":  # the agent's own binary (opencode: a models.dev catalog inside)
+        argv = acp_presets.OPENCODE.argv()
+        return [Path(argv[0]).resolve()] if argv else []
     return sorted((ROOT / "node_modules" / "@google" / "gemini-cli" / "bundle").glob("*.js"))
 
 

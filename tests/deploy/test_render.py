@@ -19,7 +19,7 @@ from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.settings import load_settings
 from tests.deploy.helpers import DEPLOY, K8S_VERSIONS
 
-ENTRIES = ["claude-agent-sdk", "gemini-cli", "codex-sdk"]
+ENTRIES = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp"]
 CREDENTIAL_ENV = {*claude_auth.SECRET_NAMES, *claude_auth.MISSING_HINT, *gemini_auth.API_KEY_VARS,
                   *gemini_auth.VERTEX_VARS, gemini_auth.OAUTH_FILE_VAR, gemini_auth.GATEWAY_VAR,
                   *codex_auth.KEY_VARIABLES, codex_auth.AUTH_FILE_VARIABLE, codex_auth.BASE_URL_VARIABLE,
@@ -52,6 +52,8 @@ def test_the_pod_runs_the_entrys_own_image(entry_id, registry, render):
     entry = render.find_entry(registry, entry_id)
     pod, _ = render.render_session(entry, "s1")
     runner = entry["container"]["env"]["RUNNER_TYPE"].removesuffix("-agent-sdk")  # claude-agent-sdk: claude
+    if runner == "acp":  # one image per ACP agent
+        runner = f"acp-{entry['container']['env']['ACP_AGENT']}"
     assert pod["spec"]["containers"][0]["image"] == entry["container"]["image"] == f"ambient-runner-{runner}:latest"
     pod, _ = render.render_session(entry, "s1", image="registry.example/ambient-runner:1.2")
     assert pod["spec"]["containers"][0]["image"] == "registry.example/ambient-runner:1.2"
