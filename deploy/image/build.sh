@@ -3,10 +3,11 @@
 #
 #   deploy/image/build.sh                        # base (once, cached) + one image per runner + the all-in-one image
 #   deploy/image/build.sh base                   # only the local Debian base image
-#   deploy/image/build.sh gemini-cli codex-sdk   # these images (claude, gemini-cli, codex-sdk, all)
+#   deploy/image/build.sh gemini-cli codex-sdk   # these images (claude, gemini-cli, codex-sdk, acp-opencode, all)
 #
 # Each image is ./Dockerfile with the build arg RUNNER_TYPE: localhost/ambient-runner-<runner>:dev holds only that
-# runner's CLI and SDK; localhost/ambient-runner:dev (RUNNER_TYPE=all) holds all three (names: deploy/image/images.sh).
+# runner's CLI and SDK; localhost/ambient-runner-acp-<agent>:dev (RUNNER_TYPE=acp, ACP_AGENT=<agent>) only that ACP
+# agent; localhost/ambient-runner:dev (RUNNER_TYPE=all) the three CLIs (names and build args: deploy/image/images.sh).
 #
 # No image registry is needed: the base is a Debian minbase made with debootstrap from the Debian mirror that apt
 # uses and imported with `FROM scratch` + `ADD rootfs.tar /` (deploy/image/Containerfile.base). The runner image
@@ -48,16 +49,17 @@ build_base() {
 }
 
 build_image() {
-  local kind=$1 image secret=()
+  local kind=$1 image secret=() args
   image=$(image_name "$kind")
+  read -ra args <<<"$(image_build_args "$kind")"
   # A TLS-intercepting egress proxy needs its CA for pip/npm during the build; it is passed as a build secret,
   # used only by the RUN steps that download, and not stored in any layer.
   if [ -n "${BUILD_CA_BUNDLE:-}" ] || [ -f /etc/ssl/certs/ca-certificates.crt ]; then
     secret=(--secret "id=cabundle,src=${BUILD_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}")
   fi
-  echo "building $image (RUNNER_TYPE=$kind)"
+  echo "building $image (${args[*]})"
   "${BUILDAH[@]}" bud --isolation chroot --layers --format docker "${secret[@]}" --build-arg "BASE_IMAGE=$BASE_IMAGE" \
-    --build-arg "RUNNER_TYPE=$kind" -f Dockerfile -t "$image" .
+    "${args[@]}" -f Dockerfile -t "$image" .
   "${BUILDAH[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' "$image"
 }
 

@@ -16,7 +16,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-RUNNERS = ("claude", "gemini-cli", "codex-sdk")
+RUNNERS = ("claude", "gemini-cli", "codex-sdk")  # the all-in-one image's
+OWN_IMAGE_ONLY = ("acp",)  # runners with images of their own only (one per ACP agent, none in the all-in-one image)
 ALIASES = {"claude-agent-sdk": "claude"}  # as RUNNER_TYPE takes it
 ALL = "all"
 SELF_REFERENCE = re.compile(r"^(?P<name>[A-Za-z0-9._-]+)\[(?P<extras>[^\]]*)\]\s*$")
@@ -31,9 +32,9 @@ def runners_of(runner_type: str) -> tuple[str, ...]:
     runner_type = ALIASES.get(runner_type.strip(), runner_type.strip())
     if runner_type in ("", ALL):
         return RUNNERS
-    if runner_type not in RUNNERS:
+    if runner_type not in RUNNERS + OWN_IMAGE_ONLY:
         raise RequirementsError(f"RUNNER_TYPE {runner_type!r}: the image build takes one of "
-                                f"{', '.join(RUNNERS)}, or {ALL} (empty) for the all-in-one image")
+                                f"{', '.join(RUNNERS + OWN_IMAGE_ONLY)}, or {ALL} (empty) for the all-in-one image")
     return (runner_type,)
 
 
@@ -65,7 +66,7 @@ def requirements(runner_type: str, pyproject: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runner_type", help=f"{', '.join(RUNNERS)} or {ALL}")
+    parser.add_argument("runner_type", help=f"{', '.join(RUNNERS + OWN_IMAGE_ONLY)} or {ALL}")
     parser.add_argument("--pyproject", type=Path, default=Path("pyproject.toml"))
     parser.add_argument("--runners", action="store_true", help="print the runners the image serves, comma-separated")
     args = parser.parse_args(argv)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Smoke-test the built images without a Docker engine, loopback only (a network namespace with only `lo`):
 #
-#   deploy/image/smoke.sh [gemini-cli codex-sdk claude all]     # default: every image (names: images.sh)
+#   deploy/image/smoke.sh [gemini-cli codex-sdk claude acp-opencode all]     # default: every image (images.sh)
 #
 # For each image: its size against deploy/image/budgets.json; a runner image started with another RUNNER_TYPE must
-# stop at once naming the image it needs; then for each runner it serves (all three in the all-in-one image), on
+# stop at once naming the image it needs; then for each runner it serves (all three in the all-in-one image; acp with
+# ACP_AGENT=<agent> in an ACP agent's image), on
 # the offline scripted model: `buildah run` as the image's user (uid 1001) with /ready, the pod's readiness probe,
 # one run with a tool call ending in RUN_FINISHED, a SIGTERM stop and the installed packages == the lock
 # (smoke_client.py); then the pod's way, read-only root and tmpfs volumes (readonly-root.sh), with the cold start
@@ -70,8 +71,8 @@ smoke_run() {
   ctr=$("${BUILDAH[@]}" from --pull-never "$1")
   set +e
   out=$(unshare -n bash -c 'ip link set lo up && exec "$@"' smoke "${BUILDAH[@]}" run --isolation chroot \
-        --env RUNNER_TYPE="$2" --env RUNNER_SCRIPTED_MODEL=true --env HOME=/tmp --env AGUI_HOST=127.0.0.1 \
-        --env AGUI_TOKEN=smoke-token \
+        --env RUNNER_TYPE="$2" --env ACP_AGENT="$ACP_AGENT" --env RUNNER_SCRIPTED_MODEL=true --env HOME=/tmp \
+        --env AGUI_HOST=127.0.0.1 --env AGUI_TOKEN=smoke-token \
         -v "$PWD/deploy/image/smoke_client.py:/smoke/client.py:ro" -v "$PWD/requirements.lock:/smoke/requirements.lock:ro" \
         "$ctr" -- python /smoke/client.py --start-runner --lock /smoke/requirements.lock --probe "$PROBE" \
         2>"/tmp/smoke-$2.log")
@@ -95,7 +96,7 @@ coldstart_run() {
     | grep -v '^$' > "$envfile"
   t0=$(date +%s.%N)
   set +e
-  out=$(STAGE_DIR=$stage EXTRA_ENV="RUNNER_TYPE=$2 RUNNER_SCRIPTED_MODEL=true AGUI_HOST=127.0.0.1 AGUI_TOKEN=smoke-token RUNNER_STATE_ROOT=/var/lib/ambient-runner" \
+  out=$(STAGE_DIR=$stage EXTRA_ENV="RUNNER_TYPE=$2 ACP_AGENT=$ACP_AGENT RUNNER_SCRIPTED_MODEL=true AGUI_HOST=127.0.0.1 AGUI_TOKEN=smoke-token RUNNER_STATE_ROOT=/var/lib/ambient-runner" \
     deploy/image/readonly-root.sh "$rootfs" "$envfile" -- python /tmp/smoke/coldstart.py --t0 "$t0" \
     2>"/tmp/smoke-ro-$2.log")
   rc=$?
@@ -135,12 +136,12 @@ for kind in "${KINDS[@]}"; do
     fail "no image $image: run make image (deploy/image/build.sh $kind)"; continue
   fi
   size_check "$kind" "$image" || fail "$image is over its budget in deploy/image/budgets.json"
-  if [ "$kind" = all ]; then
-    runners=(claude gemini-cli codex-sdk)
-  else
-    runners=("$kind")
+  read -ra runners <<<"$(image_runners "$kind")"
+  ACP_AGENT=opencode
+  case "$kind" in acp-*) ACP_AGENT=${kind#acp-} ;; esac
+  if [ "$kind" != all ]; then
     for other in claude gemini-cli codex-sdk; do
-      if [ "$other" != "$kind" ]; then
+      if [ "$other" != "${runners[0]}" ]; then
         wrong_runner_check "$image" "$other" || fail "$image started as $other did not stop naming its image"
       fi
     done

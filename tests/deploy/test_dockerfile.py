@@ -64,7 +64,7 @@ def test_runs_as_non_root_with_the_runner_as_pid_1():
     assert "RUNNER_STATE_ROOT=/app" in env
     runs = " ".join(" ".join(arg.split()) for op, arg in instructions() if op == "RUN")
     state_dirs = ("/workspace /var/lib/ambient-runner /app/.claude /app/.gemini /app/.codex /app/.codex-runner-home "
-                  "/app/.gemini-tmp")
+                  "/app/.gemini-tmp /app/.acp")
     assert f"install -d -o 1001 -g 0 -m 2775 {state_dirs}" in runs
     # what the runners create beside their state dir under the image's RUNNER_STATE_ROOT=/app (root's) is there
     codex = CodexBridge(load_settings(runner_type="codex-sdk", runner_state_root="/app", workspace_path="/workspace"))

