@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +268,17 @@ async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_turn_continues
     assert events[-1]["type"] == "RUN_ERROR", events[-1]
     assert texts(after) == PLAIN
     assert user_texts(chat_requests(runner)[-1])[0] == "NOTOOL remember this"  # the session was loaded
+
+
+async def test_the_runners_mcp_servers_reach_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    echo = Path(__file__).parents[1] / "gemini" / "mcp_echo_server.py"
+    servers = json.dumps({"mcpServers": {"echo": {"command": sys.executable, "args": [str(echo)]}}})
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
+                               mcp_servers_json=servers) as runner:
+        events = await runner.harness.run("t-mcp", "MCPTOOL:echo.say please")
+    call = next(e for e in events if e["type"] == "TOOL_CALL_START")
+    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert call["toolCallName"] == "mcp__echo__say"
+    # the echo server answered (the scripted Chat Completions server fills a string argument with "")
+    assert result["content"].startswith("echo: ") and result["toolCallId"] == call["toolCallId"]
+    assert events[-1]["type"] == "RUN_FINISHED"

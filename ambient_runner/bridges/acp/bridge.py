@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ag_ui.core import BaseEvent, ToolCallStartEvent
+
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ambient_runner.bridges.acp.adapter import AgentAcpAdapter
@@ -32,6 +34,7 @@ from ambient_runner.bridges.acp.presets import (
 )
 from ambient_runner.bridges.acp_client.connection import AcpClosed, AgentName
 from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
+from ambient_runner.bridges.acp_client.mcp import acp_servers
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
@@ -88,8 +91,9 @@ class AcpBridge(CliBridge[AcpAuth]):
                                      approvals=True, mode_note="plan is not used by this runner's agents")
         self.home = settings.state_dir / "home"
         self.live = LiveAgent(self._command, AgentName(name=f"The {preset.display} agent",
-                                                       label=f"{preset.name} (ACP)"))
-        self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, lambda event: event,
+                                                       label=f"{preset.name} (ACP)"),
+                              mcp_servers=lambda: acp_servers(self.mcp))
+        self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id)
         self._start_problem: str | None = None
 
@@ -178,7 +182,17 @@ class AcpBridge(CliBridge[AcpAuth]):
         return Readiness(not details, missing, " ".join(details))
 
     def features(self) -> dict[str, bool]:
-        return {"approvals": True}
+        return {"approvals": True, "mcp": True}
+
+    def _mcp_tool_name(self, event: BaseEvent) -> BaseEvent:
+        """An MCP tool call named as the runner's configuration names it: <server>_<tool> (opencode's name) ->
+        mcp__<server>__<tool>."""
+        if isinstance(event, ToolCallStartEvent):
+            for server in sorted(self.mcp.servers, key=len, reverse=True):
+                if event.tool_call_name.startswith(f"{server}_"):
+                    tool = event.tool_call_name[len(server) + 1:]
+                    return event.model_copy(update={"tool_call_name": f"mcp__{server}__{tool}"})
+        return event
 
     def state_excludes(self) -> list[str]:
         """The agent's caches, temporary files and logs are not state."""

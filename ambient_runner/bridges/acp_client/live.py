@@ -30,6 +30,7 @@ from ag_ui_gemini_cli.acp_schema import (
     JsonRpcMessage,
     LoadSessionParams,
     LoadSessionResult,
+    McpServer,
     NewSessionParams,
     NewSessionResult,
     RequestId,
@@ -87,9 +88,11 @@ class AcpSession:
 
 
 class LiveAgent:
-    def __init__(self, command: Callable[[], CliCommand], agent: AgentName = AGENT) -> None:
+    def __init__(self, command: Callable[[], CliCommand], agent: AgentName = AGENT,
+                 mcp_servers: Callable[[], list[McpServer]] = list) -> None:
         self._command = command
         self.agent = agent
+        self.mcp_servers = mcp_servers  # given to session/new and session/load (Gemini: none, its settings have them)
         self._connection: AcpConnection | None = None
         self._lock = asyncio.Lock()
         self.sessions: dict[str, AcpSession] = {}  # what the live process holds
@@ -207,7 +210,8 @@ class LiveAgent:
     # ----- sessions ----------------------------------------------------------------------------------------
     async def new_session(self, cwd: Path) -> AcpSession:
         connection = await self.connection()
-        reply = await connection.request("session/new", NewSessionParams(cwd=str(cwd), mcp_servers=[]),
+        params = NewSessionParams(cwd=str(cwd), mcp_servers=self.mcp_servers())
+        reply = await connection.request("session/new", params,
                                          NewSessionResult, within=SESSION_TIMEOUT)
         session = _session(reply.session_id, reply)
         self.sessions[session.id] = session
@@ -221,7 +225,7 @@ class LiveAgent:
         self._sinks[session_id] = lambda item: replayed.set() if _is_commands(item) else None
         try:
             reply = await connection.request("session/load", LoadSessionParams(session_id=session_id, cwd=str(cwd),
-                                                                               mcp_servers=[]),
+                                                                               mcp_servers=self.mcp_servers()),
                                              LoadSessionResult, within=SESSION_TIMEOUT)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(replayed.wait(), timeout=REPLAY_WAIT)
