@@ -74,6 +74,7 @@ def agent_capabilities(native: Capabilities, settings: RunnerSettings, endpoints
             "defaultModel": native.default_model,
             "models": native.models,
             "options": [o.model_dump(by_alias=True, exclude_none=True) for o in native.options],
+            **({"agent": native.agent} if native.agent is not None else {}),
             "attachments": {"mimeTypes": mime_types, "maxBytes": settings.runner_max_attachment_bytes,
                             "sources": ["data", "url:file"] + (["url:http"] if settings.runner_fetch_urls else [])},
             "endpoints": endpoints,

@@ -94,6 +94,7 @@ class Capabilities(CamelModel):
     default_model: str | None = None
     models: list[str] = Field(default_factory=list)
     options: list[OptionSpec] = Field(default_factory=list)
+    agent: dict[str, Any] | None = None  # what the agent reports of itself (an ACP agent: name, version, modes, models)
 
 
 @dataclass(frozen=True)

@@ -282,3 +282,17 @@ async def test_the_runners_mcp_servers_reach_the_agent(tmp_path: Path, monkeypat
     # the echo server answered (the scripted Chat Completions server fills a string argument with "")
     assert result["content"].startswith("echo: ") and result["toolCallId"] == call["toolCallId"]
     assert events[-1]["type"] == "RUN_FINISHED"
+
+
+async def test_capabilities_name_the_agent_and_what_it_reports(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
+                               runner_models="gpt-4.1,gpt-5-mini") as runner:
+        await runner.harness.run("t-caps", "NOTOOL hello")
+        caps = (await runner.harness.client.get("/capabilities")).json()
+    custom = caps["custom"]
+    assert custom["runnerType"] == "acp" and custom["models"] == ["gpt-4.1", "gpt-5-mini"]
+    agent = custom["agent"]
+    assert agent["preset"] == "opencode" and agent["name"] and agent["version"]
+    assert {"ambient/gpt-4.1", "ambient/gpt-5-mini"} <= set(agent["models"])
+    assert caps["reasoning"]["supported"] is False and custom["mcp"] is True

@@ -37,7 +37,7 @@ from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
 from ambient_runner.bridges.acp_client.mcp import acp_servers
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
-from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
+from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.turn_loop import TurnHooks
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
@@ -183,6 +183,14 @@ class AcpBridge(CliBridge[AcpAuth]):
 
     def features(self) -> dict[str, bool]:
         return {"approvals": True, "mcp": True}
+
+    def capabilities(self) -> Capabilities:
+        """The runner's, with what the agent reports of itself: its name and version (``initialize``), the modes
+        and models of its last session (before the first session: none)."""
+        info = self.live.agent_info
+        agent = {"preset": self.settings.acp_agent, "name": info.name if info else None,
+                 "version": info.version if info else None, **self.live.offered}
+        return super().capabilities().model_copy(update={"agent": agent})
 
     def _mcp_tool_name(self, event: BaseEvent) -> BaseEvent:
         """An MCP tool call named as the runner's configuration names it: <server>_<tool> (opencode's name) ->

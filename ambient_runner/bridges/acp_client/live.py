@@ -104,6 +104,7 @@ class LiveAgent:
         self.agent_info: Implementation | None = None
         self._watcher: asyncio.Task[None] | None = None
         self.restarts = 0  # started again after dying by itself
+        self.offered: dict[str, list[str]] = {}  # the modes and models the last session/new or load reported
 
     # ----- the process -----------------------------------------------------------------------------------
     @property
@@ -215,6 +216,7 @@ class LiveAgent:
                                          NewSessionResult, within=SESSION_TIMEOUT)
         session = _session(reply.session_id, reply)
         self.sessions[session.id] = session
+        self.offered = offered(reply)
         return session
 
     async def load_session(self, session_id: str, cwd: Path) -> AcpSession:
@@ -233,6 +235,7 @@ class LiveAgent:
             self._sinks.pop(session_id, None)
         session = _session(session_id, reply)
         self.sessions[session_id] = session
+        self.offered = offered(reply)
         return session
 
     async def set_mode(self, session: AcpSession, mode: str) -> None:
@@ -309,6 +312,17 @@ class LiveAgent:
     async def respond(self, request_id: RequestId | None, result: RequestPermissionResponse | EmptyResult) -> None:
         if self._connection is not None:
             await self._connection.respond(request_id, result)
+
+
+def offered(reply: LoadSessionResult) -> dict[str, list[str]]:
+    """The modes and models a session reports (``modes``, ``models``, the model config option's values)."""
+    option = _model_option(reply)
+    values = option.get("options") if option is not None else None
+    models = [str(v["value"]) for v in values if isinstance(v, dict) and "value" in v] if isinstance(values, list) \
+        else []
+    if not models and reply.models is not None:
+        models = [m.model_id for m in reply.models.available_models]
+    return {"modes": [m.id for m in reply.modes.available_modes] if reply.modes else [], "models": models}
 
 
 def _session(session_id: str, reply: LoadSessionResult) -> AcpSession:
