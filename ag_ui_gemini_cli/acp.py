@@ -175,6 +175,10 @@ class GeminiAcpAdapter(CliAdapter[SessionUpdate]):
             return [self.raw(received(payload), reason="malformed_update")]
         return [] if kind in QUIET_UPDATES else [self.raw(received(payload), reason="unknown_update")]
 
+    def tool_call_name(self, tool_call_id: str) -> str:
+        """The name a call is streamed under (a permission request's interrupt names it the same)."""
+        return tool_name(tool_call_id)
+
     def permission(self, tool_call: ToolCall) -> list[BaseEvent]:
         """A permission request: its ``toolCall`` starts the call (ACP sends no ``tool_call`` before it)."""
         return self._start(tool_call)

@@ -137,6 +137,7 @@ async def test_an_approval_is_asked_and_the_approved_command_runs_once(tmp_path:
         call = next(e for e in events if e["type"] == "TOOL_CALL_START")
         assert call["toolCallName"] == "bash"
         assert interrupt["reason"] == "tool_approval" and interrupt["toolCallId"] == call["toolCallId"]
+        assert interrupt["metadata"]["toolName"] == "bash"
         assert interrupt["message"].startswith("opencode wants to run a command")
         assert not out.exists()
         pid = bridge_of(runner).live.pgid

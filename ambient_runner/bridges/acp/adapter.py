@@ -45,6 +45,9 @@ class AgentAcpAdapter(GeminiAcpAdapter):
             tool_call_id, name, json.dumps(arguments or tool_arguments(call)),
             parent_message_id=self.blocks.last_segment_id)
 
+    def tool_call_name(self, tool_call_id: str) -> str:
+        return self._names.get(tool_call_id) or super().tool_call_name(tool_call_id)
+
     def permission(self, tool_call: ToolCall) -> list[BaseEvent]:
         """A permission request shows the call: it starts now, with what the request shows of its input."""
         events = self._start(tool_call)

@@ -22,10 +22,13 @@ CANCELLED = RequestPermissionResponse(outcome=CancelledOutcome())
 REFUSED_RESULT = "The person refused this call, so it did not run."
 
 
-def approval_request(params: RequestPermissionParams, who: str = "The agent") -> InterruptRequest:
+def approval_request(params: RequestPermissionParams, who: str = "The agent", name: str | None = None
+                     ) -> InterruptRequest:
+    """The interrupt of a permission request; ``name``: the tool's as the stream names it (default: ACP's id
+    prefix, Gemini's naming)."""
     call = params.tool_call
     call_id = call.tool_call_id
-    name = tool_name(call_id)
+    name = name or tool_name(call_id)
     title = call.title or name
     what = {"execute": "run a command", "edit": "change a file", "delete": "delete a file",
             "move": "move a file", "fetch": "fetch a web page"}.get(str(call.kind), f"use {name}")

@@ -219,7 +219,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             events = adapter.feed(item[1])
         elif kind == "permission":
             events = adapter.permission(item[2].tool_call)
-            paused = self._permission(turn.thread_id, feed, item[1], item[2])
+            paused = self._permission(turn.thread_id, feed, item[1], item[2],
+                                      adapter.tool_call_name(item[2].tool_call.tool_call_id))
         elif kind == "refused":
             events = adapter.refused(item[1], item[2])
         elif kind == "end":
@@ -245,12 +246,12 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         await self._end_prompt(turn.thread_id, live.stream)
 
     def _permission(self, thread_id: str, feed: PromptFeed, request_id: RequestId | None,
-                    params: RequestPermissionParams) -> bool:
+                    params: RequestPermissionParams, name: str) -> bool:
         """A permission request: allowed at once unless the thread asks; else an interrupt (True: the run ends)."""
         if self.hitl.turns.policy(thread_id) != "ask":
             asyncio.ensure_future(self.live.respond(request_id, auto_reply(params)))
             return False
-        pending = self.hitl.ask(thread_id, approval_request(params, self.who))
+        pending = self.hitl.ask(thread_id, approval_request(params, self.who, name))
         task = asyncio.create_task(self._answer(thread_id, feed, pending, request_id, params))
         feed.answers.add(task)
         task.add_done_callback(feed.answers.discard)
