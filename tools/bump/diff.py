@@ -8,7 +8,8 @@ from typing import Any
 from tools.bump import codex_schema, shapes
 from tools.bump.shapes import Change
 
-# The ACP ids the Gemini runner uses: a mode it switches to (ambient_runner/bridges/gemini_cli/acp/__init__.py: session_mode).
+# The ACP ids the Gemini runner uses: a mode it switches to
+# (ambient_runner/bridges/gemini_cli/acp/__init__.py: session_mode).
 GEMINI_USED_IDS = {"session/new modes.availableModes": ("default", "yolo", "plan")}
 
 
