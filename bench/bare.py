@@ -3,6 +3,8 @@
 * gemini-cli: ``gemini --acp`` with a minimal ACP client written here (JSON-RPC 2.0 over NDJSON stdio:
   ``initialize``, ``session/new``, one ``session/prompt`` per turn; the messages as in
   ``ag_ui_gemini_cli/acp_schema.py``);
+* acp (``ACP_AGENT=opencode``): ``opencode acp --pure`` with the same minimal ACP client, the command line and
+  environment the ACP bridge gives its agent (its config pointed at the scripted Chat Completions server);
 * codex-sdk: ``codex app-server`` through its SDK (``openai_codex.AsyncCodex``: ``thread_start``, a turn, its
   notification stream to ``turn/completed``);
 * claude: ``ClaudeSDKClient`` (one Claude Code process: ``query`` then ``receive_response`` to the ``ResultMessage``).
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 TURN_TIMEOUT = 300.0
+ACP_AGENT = "opencode"  # RUNNER_TYPE=acp: the preset benchmarked (the one offered so far)
 
 
 class BareAcp:
@@ -209,6 +212,9 @@ def persistent(cli: Any) -> Any:
         if cli.runner_type == "gemini-cli":
             command = bridge._acp_command()
             return BareAcp(command.argv, command.env, command.cwd)
+        if cli.runner_type == "acp":  # the preset's agent as the bridge starts it (its HOME in the state dir)
+            command = bridge._command()
+            return BareAcp(command.argv, command.env, command.cwd)
         if cli.runner_type == "claude":
             from ambient_runner.bridges.claude.config import claude_environment, find_cli  # noqa: PLC0415
 
@@ -241,4 +247,6 @@ def model_api_env(runner_type: str, url: str) -> dict[str, str]:
         return {"GEMINI_API_KEY": "bench-key-not-a-secret", "GOOGLE_GEMINI_BASE_URL": url}
     if runner_type == "codex-sdk":
         return {"OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
+    if runner_type == "acp":  # ACP_AGENT=opencode: the OpenAI Chat Completions API
+        return {"ACP_AGENT": ACP_AGENT, "OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
     return {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": url}

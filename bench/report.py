@@ -94,7 +94,8 @@ def plot_all(r: dict[str, Any], plots: Path) -> dict[str, str]:
     for ax, (kind, sides) in zip(axes if len(r["turns"]) > 1 else [axes], r["turns"].items(), strict=True):
         keys = ["first_text_s", "first_done_s", "later_text_s", "later_done_s"]
         xs = range(len(keys))
-        for offset, side in ((-0.2, "runner"), (0.2, "bare")):
+        other = "bare" if "bare" in sides else "persistent"  # an ACP agent: the bare agent driven over ACP
+        for offset, side in ((-0.2, "runner"), (0.2, other)):
             ax.bar([x + offset for x in xs], [sides[side][k]["p50"] for k in keys], width=0.4, label=side)
         ax.set_xticks(list(xs), ["1st text", "1st done", "later text", "later done"], rotation=20)
         ax.set_title(kind)
@@ -330,6 +331,8 @@ def table(r: dict[str, Any]) -> str:
                          "< 10%", run / bare < 0.10))
         for key, label in (("first_text_s", "first turn, first text"), ("first_done_s", "first turn, done"),
                            ("later_text_s", "later turn, first text"), ("later_done_s", "later turn, done")):
+            if "bare" not in sides:  # an ACP agent: no headless mode, only the persistent side (the rows below)
+                break
             run, bare = sides["runner"][key], sides["bare"][key]
             over = (run["p50"] - bare["p50"]) * 1000
             rows.append((f"Turn {kind}: {label}", f"runner {ms(run)} ms / bare {ms(bare)} ms",

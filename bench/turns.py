@@ -11,9 +11,11 @@ process starts the same scripted server), on the same prompt, spawn -> first tex
   claude:     ``claude -p PROMPT --output-format stream-json --verbose --include-partial-messages
               --permission-mode bypassPermissions``, later turn ``--resume <session_id>``;
   codex-sdk:  ``codex exec --json --skip-git-repo-check PROMPT``, later turn ``codex exec ... resume <thread_id>``
-              (the bridge drives ``codex app-server`` through the SDK; ``exec`` is the bare headless path).
+              (the bridge drives ``codex app-server`` through the SDK; ``exec`` is the bare headless path);
+  acp:        none: an ACP agent (``ACP_AGENT=opencode``) is measured against the persistent side only (no "bare").
 Persistent (``persistent``): the bare CLI kept across turns as the runner keeps it, driven directly (``bench/bare.py``:
-a minimal ACP client on ``gemini --acp``, the Codex app-server through its SDK, ``ClaudeSDKClient``), prompt sent ->
+a minimal ACP client on ``gemini --acp`` and on ``opencode acp``, the Codex app-server through its SDK,
+``ClaudeSDKClient``), prompt sent ->
 first text and -> end of the turn; ``overhead_ms`` is runner minus persistent (p50 and p95 of each, and of the
 per-repetition differences): the runner's own cost per turn (HTTP, guard, event log, snapshot, model proxy, tracing).
 Each kept-CLI turn starts once every process the bench started is idle (``common.settle``, ``settle_ms``).
@@ -34,7 +36,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bare import persistent, runner_env
+from bare import ACP_AGENT, persistent, runner_env
 from common import (
     PYTHON,
     REPO,
@@ -55,6 +57,8 @@ from ambient_runner.settings import RunnerSettings
 
 PROMPT_1 = "NOTOOL say hello"
 PROMPT_2 = "NOTOOL and once more"
+RUNNER_TYPES = ("gemini-cli", "codex-sdk", "claude", "acp")  # acp: ACP_AGENT=opencode
+HEADLESS = ("gemini-cli", "codex-sdk", "claude")  # the runners whose CLI has a headless mode to time by hand
 
 
 # ----- through the runner ------------------------------------------------------------------------------------
@@ -110,7 +114,8 @@ class BareCli:
     def __init__(self, runner_type: str, root: Path) -> None:
         self.runner_type = runner_type
         self.settings = RunnerSettings(runner_type=runner_type, workspace_path=root / "workspace",
-                                       runner_state_root=root / "state", runner_scripted_model=True)
+                                       runner_state_root=root / "state", runner_scripted_model=True,
+                                       acp_agent=ACP_AGENT)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
         from ambient_runner.bridges.registry import create_bridge  # noqa: PLC0415
 
@@ -121,6 +126,11 @@ class BareCli:
             self.bridge: Any = create_bridge(self.settings)
         finally:
             os.environ.pop("GEMINI_TRANSPORT") if previous is None else os.environ.update(GEMINI_TRANSPORT=previous)
+        if runner_type == "acp":  # no live agent of the bridge's own: the persistent side starts one (bare.py)
+            async def no_agent() -> None:
+                return None
+
+            self.bridge.prepare = no_agent
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="bare-cli-servers", daemon=True)
         self.thread.start()
@@ -193,7 +203,9 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
                 wait_status(f"{runner.url}/ready")
                 kept = cli.persistent()
                 runner_turn(runner.url, "warm-up", PROMPT_1, client)
-                cli.turn(PROMPT_1, None)
+                headless = runner_type in HEADLESS
+                if headless:
+                    cli.turn(PROMPT_1, None)
                 cli._call(kept.turn(PROMPT_1, new=True))
                 sides: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
                     "runner": ([], []), "bare": ([], []), "persistent": ([], []), "runner_warm": ([], []),
@@ -234,7 +246,8 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
                             one_turn(side, thread, turn)
 
                 for rep in range(runs):
-                    by_hand()  # the headless CLI, a new process per turn: heavy, so before both kept sides alike
+                    if headless:
+                        by_hand()  # the headless CLI, a new process per turn: heavy, so before both kept sides alike
                     paired_threads(runner_leads=rep % 2 == 0)
                     back_to_back(runner_leads=rep % 2 == 1)
                 memory = tree_rss_kib(runner.proc.pid)  # idle, after the turns: the runner and the CLI it keeps
@@ -242,7 +255,7 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
             if kept is not None:
                 cli._call(kept.close())
             cli.close()
-    out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items()}
+    out: dict[str, Any] = {side: _pack(first, later) for side, (first, later) in sides.items() if first}
     out["overhead_ms"] = _overhead(sides["runner"], sides["persistent"])
     out["overhead_warm_ms"] = _overhead(sides["runner_warm"], sides["persistent_warm"])
     return {**out, "memory_kib": memory, "settle_ms": settle_ms(waits)}
@@ -295,8 +308,7 @@ def _pack(first: list[tuple[float, float]], later: list[tuple[float, float]]) ->
 SMOKE = {"runs": 1}
 
 
-def measure(runs: int = 5, runner_types: tuple[str, ...] = ("gemini-cli", "codex-sdk", "claude"),
-            later: int = 1) -> dict[str, Any]:
+def measure(runs: int = 5, runner_types: tuple[str, ...] = RUNNER_TYPES, later: int = 1) -> dict[str, Any]:
     return {t: side_by_side(t, runs, later) for t in runner_types}
 
 
@@ -306,8 +318,19 @@ if __name__ == "__main__":
     from common import isolate_or_die
 
     isolate_or_die()
-    kinds = tuple(a for a in sys.argv[1:] if not a.startswith("--")) or ("gemini-cli", "codex-sdk", "claude")
-    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(5, kinds, later=10)
+    # python bench/turns.py [RUNNER_TYPE...] [--runs N] [--later N] [--smoke]; e.g. python bench/turns.py acp --runs 2
+    args = sys.argv[1:]
+
+    def option(name: str, default: int) -> int:
+        return int(args[args.index(name) + 1]) if name in args else default
+
+    values = {args[args.index(name) + 1] for name in ("--runs", "--later") if name in args}
+    kinds = tuple(a for a in args if not a.startswith("--") and a not in values) or RUNNER_TYPES
+    unknown = set(kinds) - set(RUNNER_TYPES)
+    if unknown:
+        raise SystemExit(f"turns: unknown runner {sorted(unknown)}: one of {', '.join(RUNNER_TYPES)}")
+    out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(option("--runs", 5), kinds,
+                                                                       later=option("--later", 10))
     raw = ("memory_kib", "overhead_ms", "overhead_warm_ms", "settle_ms")
     print(json.dumps({t: {side: {k: round(v["p50"], 4) for k, v in d.items()} if side not in raw else d
                           for side, d in r.items()} for t, r in out.items()}, indent=1))

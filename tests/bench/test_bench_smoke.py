@@ -33,7 +33,7 @@ FIGURES: dict[str, set[str]] = {
     "startup.py": set(RUNNERS),
     "memory.py": set(RUNNERS),
     "tracing.py": {"throughput", "first_text_s", "spans_exported"},
-    "turns.py": set(RUNNERS),
+    "turns.py": {*RUNNERS, "acp"},  # acp: RUNNER_TYPE=acp with ACP_AGENT=opencode
     "long_thread.py": set(RUNNERS),
 }
 # The reference runner's folder (bench/adapter_ratios.py), when this machine has it: its part then runs too.
@@ -81,6 +81,13 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
     if script == "turns.py":  # a time for each side of each runner: the runner's, the bare CLI's, kept or not
         for runner in RUNNERS:
             for side in ("runner", "bare", "persistent"):
+                assert set(figures[runner][side]) == {"first_text_s", "first_done_s", "later_text_s", "later_done_s"}
+                assert all(0 < t < 120 for t in figures[runner][side].values()), figures[runner]
+        # the ACP runner (opencode) beside the bare agent driven over ACP; an ACP agent has no headless mode
+        assert "bare" not in figures["acp"] and set(figures["acp"]["overhead_ms"]) == set(figures[RUNNERS[0]][
+            "overhead_ms"])
+        for runner in (*RUNNERS, "acp"):
+            for side in ("runner", "persistent"):
                 assert set(figures[runner][side]) == {"first_text_s", "first_done_s", "later_text_s", "later_done_s"}
                 assert all(0 < t < 120 for t in figures[runner][side].values()), figures[runner]
             for overhead in figures[runner]["overhead_ms"].values():  # a difference, and the interval around it
