@@ -140,6 +140,7 @@ class MessageChunk(AcpModel):
 
     session_update: Literal["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]
     content: ContentBlock | None = None
+    message_id: str | None = None  # the agent's id of the message a chunk belongs to (opencode sends it)
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
     @property

@@ -19,7 +19,7 @@ from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
 from runners import ScriptedRunner, cmdline, descendants, scripted_runner, wait_for
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
-from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
+from ambient_runner.scripted_models.openai_chat import REASONING, OpenAIChatServer
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -74,6 +74,7 @@ async def test_a_text_turn_then_a_second_that_continues(tmp_path: Path, monkeypa
     assert types(first) == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
                             "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     assert texts(first) == texts(second) == PLAIN
+    assert not [e for e in first if "rawEvent" in e]  # every field opencode sends is known
     assert user_texts(chat_requests(runner)[-1])[-2:] == ["NOTOOL hello", "NOTOOL and again"]
 
 
@@ -296,4 +297,16 @@ async def test_capabilities_name_the_agent_and_what_it_reports(tmp_path: Path,
     agent = custom["agent"]
     assert agent["preset"] == "opencode" and agent["name"] and agent["version"]
     assert {"ambient/gpt-4.1", "ambient/gpt-5-mini"} <= set(agent["models"])
-    assert caps["reasoning"]["supported"] is False and custom["mcp"] is True
+    assert caps["reasoning"]["supported"] is True and custom["mcp"] is True
+
+
+async def test_thoughts_are_one_reasoning_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        events = await runner.harness.run("t-think", "THINK NOTOOL hello")
+    assert types(events) == [
+        "RUN_STARTED", "REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "REASONING_END",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    thought = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
+    assert thought == "".join(REASONING)

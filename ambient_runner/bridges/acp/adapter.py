@@ -5,7 +5,8 @@ ACP sends no tool name and gives a call's input as ``rawInput``. opencode's firs
 as its ``title`` (``bash``) and no input yet (``rawInput`` holds only ``cwd``); the input comes with the next
 update. So a call starts once its input is known (or it ended, or a permission request shows it), named by the
 first title it had, its arguments ``rawInput`` without ``cwd`` (the shared translation's when it has none).
-These agents report no usage in the prompt's result.
+Their thought chunks are deltas of one thought (Gemini's are whole summaries): one reasoning block until something
+else comes. These agents report no usage in the prompt's result.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ag_ui.core import BaseEvent
 
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ag_ui_gemini_cli.acp import tool_arguments
-from ag_ui_gemini_cli.acp_schema import ToolCall
+from ag_ui_gemini_cli.acp_schema import MessageChunk, SessionUpdate, ToolCall
 
 ENDED = ("completed", "failed")
 
@@ -32,6 +33,25 @@ class AgentAcpAdapter(GeminiAcpAdapter):
     def __init__(self, thread_id: str, run_id: str, model: str | None = None) -> None:
         super().__init__(thread_id, run_id, model=model, expects_usage=False)
         self._names: dict[str, str] = {}  # tool call id -> its first title (the tool's name)
+        self._reasoning: str | None = None  # the open reasoning block
+        self.handlers["agent_thought_chunk"] = self._on_thought_delta
+
+    def feed(self, native: SessionUpdate, dropped_bytes: int = 0) -> list[BaseEvent]:
+        events: list[BaseEvent] = []
+        if self._reasoning is not None and native.session_update != "agent_thought_chunk":
+            if self.blocks.is_open(self._reasoning):
+                events = self.blocks.end_reasoning(self._reasoning)
+            self._reasoning = None
+        return events + super().feed(native, dropped_bytes)
+
+    def _on_thought_delta(self, update: MessageChunk) -> list[BaseEvent]:
+        if not update.text:
+            return []
+        events: list[BaseEvent] = []
+        if self._reasoning is None or not self.blocks.is_open(self._reasoning):
+            events = self.blocks.close_segment()
+            self._reasoning = self.blocks.next_message_id(self.run_id, "reasoning")
+        return events + self.blocks.reasoning(self._reasoning, update.text)
 
     def _start(self, call: ToolCall) -> list[BaseEvent]:
         tool_call_id = call.tool_call_id

@@ -182,7 +182,7 @@ class AcpBridge(CliBridge[AcpAuth]):
         return Readiness(not details, missing, " ".join(details))
 
     def features(self) -> dict[str, bool]:
-        return {"approvals": True, "mcp": True}
+        return {"approvals": True, "mcp": True, "reasoning": True}
 
     def capabilities(self) -> Capabilities:
         """The runner's, with what the agent reports of itself: its name and version (``initialize``), the modes
