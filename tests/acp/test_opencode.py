@@ -75,6 +75,8 @@ async def test_a_text_turn_then_a_second_that_continues(tmp_path: Path, monkeypa
                             "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     assert texts(first) == texts(second) == PLAIN
     assert not [e for e in first if "rawEvent" in e]  # every field opencode sends is known
+    assert first[-1]["usage"] == [{"provider": "openai", "model": "gpt-4.1", "inputTokens": 100, "outputTokens": 10,
+                                   "totalTokens": 110}]
     assert user_texts(chat_requests(runner)[-1])[-2:] == ["NOTOOL hello", "NOTOOL and again"]
 
 
@@ -190,7 +192,7 @@ async def test_the_model_switches_by_the_sessions_config_option(tmp_path: Path,
         sessions = list(bridge_of(runner).live.sessions.values())
     assert (first, second) == ("gpt-4.1", "gpt-5-mini")
     assert texts(switched) == PLAIN
-    assert [s.model_option for s in sessions] == ["model"] and sessions[0].model == "ambient/gpt-5-mini"
+    assert [s.model_option for s in sessions] == ["model"] and sessions[0].model == "ambient-proxy/gpt-5-mini"
 
 
 async def test_runner_scripted_model_runs_it_on_the_offline_chat_server(tmp_path: Path,
@@ -296,7 +298,8 @@ async def test_capabilities_name_the_agent_and_what_it_reports(tmp_path: Path,
     assert custom["runnerType"] == "acp" and custom["models"] == ["gpt-4.1", "gpt-5-mini"]
     agent = custom["agent"]
     assert agent["preset"] == "opencode" and agent["name"] and agent["version"]
-    assert {"ambient/gpt-4.1", "ambient/gpt-5-mini"} <= set(agent["models"])
+    # the deployment's models, none of opencode's own cloud
+    assert set(agent["models"]) == {"ambient-proxy/gpt-4.1", "ambient-proxy/gpt-5-mini"}
     assert caps["reasoning"]["supported"] is True and custom["mcp"] is True
 
 

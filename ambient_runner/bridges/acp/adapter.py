@@ -6,7 +6,8 @@ as its ``title`` (``bash``) and no input yet (``rawInput`` holds only ``cwd``); 
 update. So a call starts once its input is known (or it ended, or a permission request shows it), named by the
 first title it had, its arguments ``rawInput`` without ``cwd`` (the shared translation's when it has none).
 Their thought chunks are deltas of one thought (Gemini's are whole summaries): one reasoning block until something
-else comes. These agents report no usage in the prompt's result.
+else comes. Usage: the prompt result's ``usage`` (ACP's per-turn usage: ``inputTokens``, ``outputTokens``), when
+the agent reports it (opencode does), for the session's model.
 """
 
 from __future__ import annotations
@@ -14,13 +15,27 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ag_ui.core import BaseEvent
+from ag_ui.core import BaseEvent, RunFinishedEvent, TokenUsage
 
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ag_ui_gemini_cli.acp import tool_arguments
-from ag_ui_gemini_cli.acp_schema import MessageChunk, SessionUpdate, ToolCall
+from ag_ui_gemini_cli.acp_schema import MessageChunk, PromptResult, SessionUpdate, ToolCall
 
 ENDED = ("completed", "failed")
+PROVIDER = "openai"  # the usage's provider: the model API of every preset so far (openai-chat)
+
+
+def turn_usage(result: PromptResult, model: str | None) -> list[TokenUsage]:
+    """The prompt result's ``usage``, as one entry for the turn's model (none when the agent reports none)."""
+    usage = (result.model_extra or {}).get("usage")
+    if not isinstance(usage, dict):
+        return []
+    given, taken = usage.get("inputTokens"), usage.get("outputTokens")
+    if not isinstance(given, int) or not isinstance(taken, int):
+        return []
+    total = usage.get("totalTokens")
+    return [TokenUsage(provider=PROVIDER, model=model or "unknown", input_tokens=given, output_tokens=taken,
+                       total_tokens=total if isinstance(total, int) else given + taken)]
 
 
 def raw_input(call: ToolCall) -> dict[str, Any]:
@@ -64,6 +79,12 @@ class AgentAcpAdapter(GeminiAcpAdapter):
         return self.blocks.close_segment() + self.blocks.tool_call(
             tool_call_id, name, json.dumps(arguments or tool_arguments(call)),
             parent_message_id=self.blocks.last_segment_id)
+
+    def end(self, result: PromptResult) -> list[BaseEvent]:
+        usage = turn_usage(result, self.model)
+        if not usage or result.stop_reason != "end_turn":
+            return super().end(result)
+        return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage))
 
     def tool_call_name(self, tool_call_id: str) -> str:
         return self._names.get(tool_call_id) or super().tool_call_name(tool_call_id)

@@ -94,7 +94,9 @@ class AcpPreset:
 
 
 # ----- opencode ------------------------------------------------------------------------------------------------
-OPENCODE_PROVIDER = "ambient"  # the provider the runner declares in opencode's config
+# the provider the runner declares in opencode's config (not "ambient": opencode's own model list has a provider of
+# that name, whose models would be merged into it)
+OPENCODE_PROVIDER = "ambient-proxy"
 # a model of it: images in (else opencode replaces an image with an error text before the model sees it)
 OPENCODE_MODEL = {"attachment": True, "modalities": {"input": ["text", "image"], "output": ["text"]}}
 
@@ -107,6 +109,7 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
     npm, base_url = "@ai-sdk/openai-compatible", setup.endpoint.base_url
     models = dict.fromkeys((setup.model, *setup.models))
     config = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+              "enabled_providers": [OPENCODE_PROVIDER],  # not its own cloud models: every model is the proxy's
               "model": f"{OPENCODE_PROVIDER}/{setup.model}", "small_model": f"{OPENCODE_PROVIDER}/{setup.model}",
               "provider": {OPENCODE_PROVIDER: {"npm": npm, "name": "Ambient",
                                                "options": {"baseURL": base_url, "apiKey": setup.endpoint.key},
