@@ -313,3 +313,21 @@ async def test_thoughts_are_one_reasoning_block(tmp_path: Path, monkeypatch: pyt
         "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     thought = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
     assert thought == "".join(REASONING)
+
+
+async def test_a_message_for_a_busy_thread_is_queued_and_runs_next(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+        runner.server.slow_delay = 0.2
+        first = asyncio.create_task(runner.harness.run("t-busy", "SLOW stream please"))
+        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in runner.logged("t-busy")),
+                       timeout=60, what="the slow answer's text")
+        second = asyncio.create_task(runner.harness.run("t-busy", "NOTOOL and then?"))
+        streamed = await asyncio.wait_for(first, timeout=120)
+        runner.server.slow_delay = 0.0
+        queued = await asyncio.wait_for(second, timeout=120)
+    assert streamed[-1]["type"] == "RUN_FINISHED" and not streamed[-1].get("outcome")
+    mode = next(e for e in queued if e["type"] == "CUSTOM")
+    assert mode["value"]["mode"] == "queued"
+    assert queued[-1]["type"] == "RUN_FINISHED" and texts(queued) == PLAIN
+    assert user_texts(chat_requests(runner)[-1])[-2:] == ["SLOW stream please", "NOTOOL and then?"]
