@@ -94,7 +94,8 @@ class AcpBridge(CliBridge[AcpAuth]):
                                                        label=f"{preset.name} (ACP)"),
                               mcp_servers=lambda: acp_servers(self.mcp))
         self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
-                               who=preset.display, adapter=self._adapter, model_id=preset.model_id)
+                               who=preset.display, adapter=self._adapter, model_id=preset.model_id,
+                               keeps_own_model=preset.own_model)
         self._start_problem: str | None = None
 
     # ----- auth and the model proxy ----------------------------------------------------------------------

@@ -73,7 +73,7 @@ class AgentSetup:
 @dataclass(frozen=True)
 class AcpPreset:
     name: str  # ACP_AGENT
-    display: str  # "opencode": in messages ("The opencode agent") and the question card ("opencode wants to ...")
+    display: str  # in messages ("The opencode agent") and the question card ("opencode wants to ...")
     executable: str  # looked up in the repo's node_modules/.bin, then on PATH
     arguments: tuple[str, ...]
     model_api: ModelApiKind
@@ -81,6 +81,7 @@ class AcpPreset:
     environment: Callable[[AgentSetup, ModelApiKind], dict[str, str]]
     model_id: Callable[[str], str] = lambda model: model  # the runner's model name -> the agent's model id
     package: str = ""  # the npm package that brings it (for a missing agent's message)
+    own_model: bool = False  # the agent picks its model itself: the runner switches it only when a run names one
 
     def argv(self, command: str = "") -> list[str] | None:
         """The command line (``ACP_AGENT_COMMAND`` wins), None when the executable is not found."""
@@ -132,7 +133,7 @@ def custom_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
     return {**QUIET, api.key_variables[0]: setup.endpoint.key, api.base_url_variable: setup.endpoint.base_url}
 
 
-CUSTOM = AcpPreset("custom", "ACP agent", "", (), OPENAI_CHAT_API, "gpt-4.1", custom_environment)
+CUSTOM = AcpPreset("custom", "custom ACP", "", (), OPENAI_CHAT_API, "gpt-4.1", custom_environment, own_model=True)
 PRESETS = {preset.name: preset for preset in (OPENCODE, CUSTOM)}
 
 

@@ -111,8 +111,10 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
                  rename: Callable[[BaseEvent], BaseEvent], *, files: SessionKeeper | None = None,
                  fallback: Fallback | None = None, mode: SessionMode = no_mode, who: str = "The agent",
                  adapter: AdapterFactory = reporting_usage, model_id: Callable[[str], str] = str,
-                 drops_cancelled: bool = False) -> None:
+                 drops_cancelled: bool = False, keeps_own_model: bool = False) -> None:
         self.live = live
+        # the agent starts on its own model (a custom agent's ids are its own): switched only when a run names one
+        self.keeps_own_model = keeps_own_model
         self.drops_cancelled = drops_cancelled  # the agent forgets a cancelled prompt (Gemini): it is sent again
         self.adapter = adapter
         self.model_id = model_id  # the runner's model name -> the agent's model id
@@ -157,7 +159,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             mode = self.mode(self.hitl.turns.policy(turn.thread_id), turn.options.mode == "plan")
             if mode is not None:
                 await self.live.set_mode(session, mode)
-            await self.live.set_model(session, self.model_id(model))
+            if turn.options.model is not None or not self.keeps_own_model:
+                await self.live.set_model(session, self.model_id(model))
             connection = await self.live.connection()
         except AcpClosed as exc:
             raise self._error(exc, turn) from exc
