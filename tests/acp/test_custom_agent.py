@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from runners import scripted_runner
 
+from ambient_runner.bridges.acp_client.connection import AcpConnection
+
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.usefixtures("isolated_network")]
 
 QWEN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "qwen"
@@ -18,6 +20,14 @@ QWEN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "qwen"
 async def test_a_custom_agent_runs_a_tool_call_through_the_proxy(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     command = f"{QWEN} --acp --auth-type openai --model gpt-4.1"
+    refused: list[str] = []
+    respond_error = AcpConnection.respond_error
+
+    async def noted(self: AcpConnection, request_id: int | str | None, code: int, message: str) -> None:
+        refused.append(f"{code} {message}")
+        await respond_error(self, request_id, code, message)
+
+    monkeypatch.setattr(AcpConnection, "respond_error", noted)
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto", acp_agent="custom",
                                acp_agent_command=command) as runner:
         runner.server.shell_command = "echo from-a-custom-agent > custom.txt"
@@ -27,6 +37,7 @@ async def test_a_custom_agent_runs_a_tool_call_through_the_proxy(tmp_path: Path,
     assert any(e["type"] == "TOOL_CALL_RESULT" for e in events)
     assert (runner.settings.workspace_path / "custom.txt").read_text() == "from-a-custom-agent\n"
     assert text[-1]["type"] == "RUN_FINISHED"
+    assert "-32601 Method not found: craft/drainMidTurnQueue" in refused  # Qwen's request outside the spec
     assert runner.server.requests  # through the proxy, with the real key
     assert all({k.lower(): v for k, v in r.headers.items()}.get("authorization") == f"Bearer {runner.api_key}"
                for r in runner.server.requests)
