@@ -32,7 +32,7 @@ from ambient_runner.bridges.acp.presets import (
     configured_key,
     preset_of,
 )
-from ambient_runner.bridges.acp_client.connection import AcpClosed, AgentName
+from ambient_runner.bridges.acp_client.connection import AgentName
 from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
 from ambient_runner.bridges.acp_client.mcp import acp_servers
 from ambient_runner.bridges.acp_client.turns import AcpTurns
@@ -96,7 +96,6 @@ class AcpBridge(CliBridge[AcpAuth]):
         self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id,
                                keeps_own_model=preset.own_model)
-        self._start_problem: str | None = None
 
     # ----- auth and the model proxy ----------------------------------------------------------------------
     def resolve_auth(self) -> AcpAuth:
@@ -157,11 +156,7 @@ class AcpBridge(CliBridge[AcpAuth]):
 
     async def prepare(self) -> None:
         if self.readiness().ready:
-            try:  # started now, so that /ready means "the agent answered initialize"
-                await self.live.connection()
-            except (AcpClosed, BridgeError) as exc:
-                self._start_problem = f"{self.live.agent.name} did not start: {exc}"
-                log.error("%s", self._start_problem)
+            await self.live.start_early()
 
     async def stop_cli(self) -> None:
         await self.live.close()
@@ -178,8 +173,8 @@ class AcpBridge(CliBridge[AcpAuth]):
         elif not self.auth.ok:
             missing.extend(self.auth.missing)
             details.append(self.auth.problem)
-        if self._start_problem and not self.live.alive:
-            details.append(self._start_problem)
+        if self.live.start_problem:
+            details.append(self.live.start_problem)
         return Readiness(not details, missing, " ".join(details))
 
     def features(self) -> dict[str, bool]:

@@ -43,6 +43,7 @@ from ag_ui_gemini_cli.acp_schema import (
     first_error,
 )
 from ambient_runner.bridges.acp_client.connection import AGENT, AcpClosed, AcpConnection, AcpError, AgentName
+from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.process.descendants import GroupTracker, group_exists, reap_in_background
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
@@ -105,11 +106,26 @@ class LiveAgent:
         self._watcher: asyncio.Task[None] | None = None
         self.restarts = 0  # started again after dying by itself
         self.offered: dict[str, list[str]] = {}  # the modes and models the last session/new or load reported
+        self._start_problem: str | None = None  # why the start at the runner's start failed (``start_early``)
 
     # ----- the process -----------------------------------------------------------------------------------
     @property
     def alive(self) -> bool:
         return self._connection is not None and self._connection.alive
+
+    async def start_early(self) -> None:
+        """Start the agent with the runner, so that ``/ready`` means "the agent answered initialize"; a failure is
+        kept for ``/ready`` (``start_problem``) and the first turn starts it again."""
+        try:
+            await self.connection()
+        except (AcpClosed, BridgeError) as exc:
+            self._start_problem = f"{self.agent.name} did not start: {exc}"
+            log.error("%s", self._start_problem)
+
+    @property
+    def start_problem(self) -> str | None:
+        """Why the agent did not start with the runner, while it does not run."""
+        return None if self.alive else self._start_problem
 
     @property
     def pgid(self) -> int | None:

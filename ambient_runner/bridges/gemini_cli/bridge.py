@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 from ag_ui.core import BaseEvent, ToolCallStartEvent
 
 from ag_ui_cli_common.errors import ErrorCode
-from ambient_runner.bridges.acp_client.connection import AcpClosed
 from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
@@ -102,7 +101,6 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         self.live = LiveAgent(self._acp_command, GEMINI)
         self._acp: AcpTurns | None = None
         self._stream_json: StreamJsonTurns | None = None
-        self._start_problem: str | None = None
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     def resolve_auth(self) -> GeminiAuth:
@@ -118,11 +116,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
                         "can change the CLI's settings", SYSTEM_SETTINGS_PATH)
         self._prepare()
         if self.transport == "acp" and self.readiness().ready:
-            try:  # started now, so that /ready means "the CLI answered initialize"
-                await self.live.connection()
-            except (AcpClosed, BridgeError) as exc:
-                self._start_problem = f"The Gemini CLI did not start: {exc}"
-                log.error("%s", self._start_problem)
+            await self.live.start_early()
 
     async def stop_cli(self) -> None:
         await self.live.close()
@@ -178,8 +172,8 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         elif not self.auth.ok:
             missing.extend(self.auth.missing)
             details.append(self.auth.problem)
-        if self._start_problem and not self.live.alive:
-            details.append(self._start_problem)
+        if self.live.start_problem:
+            details.append(self.live.start_problem)
         return Readiness(not details, missing, " ".join(details))
 
     def features(self) -> dict[str, bool]:
