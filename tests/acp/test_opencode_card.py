@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from page_session import PageSession
@@ -18,23 +17,12 @@ from runners import scripted_runner
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.usefixtures("isolated_network")]
 
 
-def card_question(session: PageSession) -> dict[str, Any]:
-    card = session.page.open_question()
-    assert card is not None, session.page.rendered()
-    (question,) = json.loads(card["function"]["arguments"])["questions"]
-    return question
-
-
-def shell_cards(session: PageSession) -> list[dict[str, Any]]:
-    return [c for c in session.page.tool_cards() if c["name"] != "AskUserQuestion"]
-
-
 async def test_the_cards_approve_runs_the_command_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch) as runner:
         session = PageSession(runner.harness.post, "t-approve")
         (interrupt,) = interrupts_of(await session.say(WRITE, forwarded_props=ASK))
         assert session.page.status() == "waiting_input" and backend_status(session.stored) == "waiting_input"
-        question = card_question(session)
+        question = session.card_question()
         assert "echo hello > out.txt" in question["question"]
         assert [o["label"] for o in question["options"]] == ["Approve", "Deny"]
         out = runner.settings.workspace_path / "out.txt"
@@ -44,7 +32,7 @@ async def test_the_cards_approve_runs_the_command_once(tmp_path: Path, monkeypat
         assert session.page.status() == "idle" and backend_status(session.stored) == "idle"
         card = next(c for c in session.page.tool_cards() if c["name"] == "AskUserQuestion")
         assert json.loads(card["result"]) == {"answers": {question["question"]: "Approve"}}
-        (shell,) = shell_cards(session)  # the command ran once, and its card has its result
+        (shell,) = session.shell_cards()  # the command ran once, and its card has its result
         assert shell["id"] == interrupt["toolCallId"] and not shell["pending"]
         session.check_reload()
 
@@ -55,7 +43,7 @@ async def test_a_deny_from_the_card_leaves_the_file_absent_and_the_model_is_told
     async with scripted_runner("acp", tmp_path, monkeypatch) as runner:
         session = PageSession(runner.harness.post, "t-deny")
         await session.say(WRITE, forwarded_props=ASK)
-        question = card_question(session)
+        question = session.card_question()
         await session.answer_card({question["question"]: said})
         assert not (runner.settings.workspace_path / "out.txt").exists()
         await session.say("NOTOOL ok then")  # a refusal ends opencode's turn: its model learns of it next

@@ -32,17 +32,6 @@ async def kit(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytes
         yield kit
 
 
-def card_question(session: PageSession) -> dict[str, Any]:
-    card = session.page.open_question()
-    assert card is not None, session.page.rendered()
-    (question,) = json.loads(card["function"]["arguments"])["questions"]
-    return question
-
-
-def shell_cards(session: PageSession) -> list[dict[str, Any]]:
-    return [c for c in session.page.tool_cards() if c["name"] != "AskUserQuestion"]
-
-
 async def test_live_and_reloaded_pages_are_the_same(kit: RunnerKit) -> None:
     session = PageSession(kit.runner.post, "t-page")
     first = await session.say("THINK Create out.txt with hello")  # reasoning, then a call with no text before it
@@ -54,7 +43,7 @@ async def test_live_and_reloaded_pages_are_the_same(kit: RunnerKit) -> None:
     assert streamed, "the scripted model's reasoning was not streamed"
     shown = [item["text"] for item in reloaded.rendered() if item["kind"] == "reasoning"]
     assert "".join(shown) == "".join(streamed)  # reasoning kept after the reload
-    cards = shell_cards(session)
+    cards = session.shell_cards()
     assert len(cards) == 3 and not any(card["pending"] for card in cards)
     assert session.page.status() == reloaded.status() == "idle"
     assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
@@ -66,7 +55,7 @@ async def test_an_approval_is_a_question_card_and_its_approve_runs_the_command_o
     (interrupt,) = interrupts_of(paused)  # the AG-UI 1.0 outcome, as it was
     assert session.page.status() == "waiting_input" and session.reloaded().status() == "waiting_input"
     assert backend_status(session.stored) == "waiting_input"
-    question = card_question(session)
+    question = session.card_question()
     assert "echo hello > out.txt" in question["question"]
     assert [o["label"] for o in question["options"]] == ["Approve", "Deny"]
     session.check_reload()
@@ -79,7 +68,7 @@ async def test_an_approval_is_a_question_card_and_its_approve_runs_the_command_o
     assert session.page.status() == "idle" and backend_status(session.stored) == "idle"
     card = next(c for c in session.page.tool_cards() if c["name"] == "AskUserQuestion")
     assert json.loads(card["result"]) == {"answers": {question["question"]: "Approve"}}  # the card shows the answer
-    (shell,) = shell_cards(session)  # the command ran once, and its card has its result
+    (shell,) = session.shell_cards()  # the command ran once, and its card has its result
     assert shell["id"] == interrupt["toolCallId"] and not shell["pending"]
     assert len(kit.model_requests()) == requests_before + 1  # the paused turn went on: one request, its result
     assert "ask_user_question_response" not in json.dumps([r.body for r in kit.model_requests()])  # no new prompt
@@ -90,7 +79,7 @@ async def test_an_approval_is_a_question_card_and_its_approve_runs_the_command_o
 async def test_a_deny_from_the_card_leaves_the_file_absent_and_the_model_is_told(kit: RunnerKit, said: str) -> None:
     session = PageSession(kit.runner.post, "t-deny")
     await session.say(WRITE, forwarded_props=ASK)
-    question = card_question(session)
+    question = session.card_question()
     await session.answer_card({question["question"]: said})
     assert not (kit.settings.workspace_path / "out.txt").exists()
     told = json.dumps([r.body for r in kit.model_requests()]).lower()
@@ -107,7 +96,7 @@ async def test_a_deny_from_the_card_leaves_the_file_absent_and_the_model_is_told
 async def test_an_answer_through_resume_closes_the_card_too(kit: RunnerKit, where: str) -> None:
     session = PageSession(kit.runner.post, f"t-{where}")
     (interrupt,) = interrupts_of(await session.say(WRITE, forwarded_props=ASK))
-    question = card_question(session)
+    question = session.card_question()
     await session.resume(resume_body(session.thread_id, [{"interruptId": interrupt["id"], "status": "resolved",
                                                            "payload": {"approved": True}}], where=where))
     assert (kit.settings.workspace_path / "out.txt").read_text().strip() == "hello"
@@ -120,7 +109,7 @@ async def test_an_answer_through_resume_closes_the_card_too(kit: RunnerKit, wher
 async def test_a_new_message_instead_of_an_answer_closes_the_card(kit: RunnerKit) -> None:
     session = PageSession(kit.runner.post, "t-instead")
     await session.say(WRITE, forwarded_props=ASK)
-    question = card_question(session)
+    question = session.card_question()
     await session.say("NOTOOL never mind, just say hello")
     assert not (kit.settings.workspace_path / "out.txt").exists()
     card = next(c for c in session.page.tool_cards() if c["name"] == "AskUserQuestion")
@@ -143,7 +132,7 @@ async def test_an_agents_question_is_the_card_with_its_own_options(kit: RunnerKi
     interrupts_of(events)
     asks = [c for c in session.page.tool_cards() if c["name"] == "AskUserQuestion"]
     assert len(asks) == 1 and session.page.status() == "waiting_input"
-    question = card_question(session)
+    question = session.card_question()
     assert question["question"] == QUESTION["question"]
     assert [o["label"] for o in question["options"]] == ["Red", "Blue"]
     await session.answer_card({QUESTION["question"]: "Blue"})

@@ -34,6 +34,17 @@ class PageSession:
         """The open question card's submit: its answers as the platform's hidden user message."""
         return await self._run(self.page.answer_card(answers), None)
 
+    def card_question(self) -> dict[str, Any]:
+        """The one question of the open question card, as the platform's card reads it."""
+        card = self.page.open_question()
+        assert card is not None, self.page.rendered()
+        (question,) = json.loads(card["function"]["arguments"])["questions"]
+        return question
+
+    def shell_cards(self) -> list[dict[str, Any]]:
+        """The page's tool cards other than the question card."""
+        return [c for c in self.page.tool_cards() if c["name"] != "AskUserQuestion"]
+
     async def resume(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """A run another client started (an AG-UI 1.0 ``resume``): the page only watches its events."""
         return await self._stream(await self.post(body))
