@@ -32,7 +32,7 @@ from ag_ui.core import BaseEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges import turn_loop
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Turn
+from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions, RunOptions
 from ambient_runner.bridges.session_map import SessionMap
@@ -182,6 +182,28 @@ class CliBridge(Bridge, Generic[AuthT]):
         if not auth.ok:
             raise BridgeError(f"{auth.problem} {OFFLINE_HINT}", code=ErrorCode.AUTH_MISSING)
         return auth
+
+    def require_workspace(self) -> None:
+        """The workspace made when it is missing, or the run's ``WORKSPACE_MISSING`` error saying why it cannot be."""
+        workspace = self.settings.workspace_path
+        try:
+            workspace.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
+                              code=ErrorCode.WORKSPACE_MISSING) from exc
+
+    def readiness_of(self, missing: list[str], details: list[str], start_problem: str | None = None) -> Readiness:
+        """``/ready`` from what the runner found missing (``missing``: the variables to set, ``details``: why, in
+        words), then the model's credentials (or the scripted server not started yet), then why the CLI did not
+        start with the runner (``start_problem``)."""
+        if self.settings.runner_scripted_model and self.scripted_url is None:
+            details.append("The scripted model server is not started yet.")
+        elif not self.auth.ok:
+            missing.extend(self.auth.missing)
+            details.append(self.auth.problem)
+        if start_problem:
+            details.append(start_problem)
+        return Readiness(not details, missing, " ".join(details))
 
     def place(self, turn: Turn) -> AgentPlace:
         """Where the turn's CLI works: the core's choice (the active workflow's folder), else the workspace."""

@@ -168,14 +168,7 @@ class AcpBridge(CliBridge[AcpAuth]):
         if self._argv() is None:
             missing.append("ACP_AGENT_COMMAND")
             details.append(self._missing_agent())
-        if self.settings.runner_scripted_model and self.scripted_url is None:
-            details.append("The scripted model server is not started yet.")
-        elif not self.auth.ok:
-            missing.extend(self.auth.missing)
-            details.append(self.auth.problem)
-        if self.live.start_problem:
-            details.append(self.live.start_problem)
-        return Readiness(not details, missing, " ".join(details))
+        return self.readiness_of(missing, details, self.live.start_problem)
 
     def features(self) -> dict[str, bool]:
         return {"approvals": True, "mcp": True, "reasoning": True}
@@ -213,12 +206,7 @@ class AcpBridge(CliBridge[AcpAuth]):
             raise BridgeError("The run has no user message to send to the agent.", code=ErrorCode.EMPTY_PROMPT)
         if self._argv() is None:
             raise BridgeError(self._missing_agent(), code=ErrorCode.CLI_NOT_FOUND)
-        workspace = self.settings.workspace_path
-        try:
-            workspace.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
-                              code=ErrorCode.WORKSPACE_MISSING) from exc
+        self.require_workspace()
 
     def turn_hooks(self) -> TurnHooks[Any, Any]:
         return self._turns

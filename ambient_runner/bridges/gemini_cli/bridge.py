@@ -167,14 +167,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         if self.transport not in TRANSPORTS:
             missing.append(TRANSPORT_VAR)
             details.append(f"{TRANSPORT_VAR}={self.transport!r} is not a transport: use {' or '.join(TRANSPORTS)}.")
-        if self.settings.runner_scripted_model and self.scripted_url is None:
-            details.append("The scripted model server is not started yet.")
-        elif not self.auth.ok:
-            missing.extend(self.auth.missing)
-            details.append(self.auth.problem)
-        if self.live.start_problem:
-            details.append(self.live.start_problem)
-        return Readiness(not details, missing, " ".join(details))
+        return self.readiness_of(missing, details, self.live.start_problem)
 
     def features(self) -> dict[str, bool]:
         acp = self.transport == "acp"
@@ -218,12 +211,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         self._prepare()
         if find_cli() is None:
             raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
-        workspace = self.settings.workspace_path
-        try:
-            workspace.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise BridgeError(f"The workspace {workspace} cannot be used: {exc}",
-                              code=ErrorCode.WORKSPACE_MISSING) from exc
+        self.require_workspace()
 
     def turn_hooks(self) -> TurnHooks[Any, Any]:
         """The live ``gemini --acp`` (``acp``), or a process a turn (``stream-json``)."""
