@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import Annotated, Any
 
-from ag_ui.core import BaseEvent, RunAgentInput
+from ag_ui.core import BaseEvent
 from fastapi import Header, Query, Request
 from fastapi import Path as PathParameter
 from pydantic import BaseModel, ConfigDict, Field
@@ -114,12 +114,13 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
     reader = Reader(expand=workflows.expand, ready=lambda: ready_bridge(request, BOOT_WAIT_FOR_RUN),
                     attachment_rules=lambda bridge: attachment_rules(settings, bridge, workspace),
                     caller=Caller.from_headers(request.headers))
-    submitted = await submit(runs, check_run_input(body), reader)
+    submitted = await submit(runs, body, reader)
     return stream(submitted, metrics, runs.redactor)
 
 
-async def submit(runs: RunManager, run_input: RunAgentInput, reader: Reader) -> Submitted:
-    """The run read against its thread, and submitted."""
+async def submit(runs: RunManager, body: RunInput, reader: Reader) -> Submitted:
+    """The run checked (ids, protocol), read against its thread, and submitted."""
+    run_input = check_run_input(body)
     request = await runs.read(run_input, reader)
     return await runs.submit(request)
 
