@@ -32,7 +32,6 @@ from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.admission import Reader, ThreadAtAdmission, read_request
-from ambient_runner.runs.attachments import discard_written
 from ambient_runner.runs.between_runs import BetweenRunEvents
 from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, STEERED_INTO, WhenBusy, accepted, steered
 from ambient_runner.runs.driver import RunDriver
@@ -159,7 +158,7 @@ class RunManager:
         try:
             return await self._submit(request)
         except BaseException:
-            discard_written(request.attachments)  # not started: nobody else removes them
+            request.discard()  # not started: nobody else removes its files
             raise
 
     async def _submit(self, request: RunRequest) -> Submitted:
@@ -296,18 +295,15 @@ class RunManager:
                 run = await self.start(message.request, head=message.head)
             except PreviousRunStuckError as exc:
                 message.end_unstarted(message.error(exc.message, exc.code))
-                discard_written(message.request.attachments)
             except (DrainingError, ThreadBusyError):
                 if self.draining:
                     message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, ErrorCode.SHUTDOWN))
-                    discard_written(message.request.attachments)
                 else:  # a run was started meanwhile: this message waits for it
                     state.queue.appendleft(message)
             except Exception as exc:  # noqa: BLE001 - the message's stream must still end
                 log.exception("starting queued run %s failed", message.request.run_id)
                 message.end_unstarted(message.error(f"The runner failed to start this run: {exc}",
                                                    ErrorCode.RUNNER_ERROR))
-                discard_written(message.request.attachments)
             else:
                 message.outcome.set_result(run.first_seq)
 
@@ -320,7 +316,6 @@ class RunManager:
             while state.queue:
                 message = state.queue.popleft()
                 message.end_unstarted(message.dropped())
-                discard_written(message.request.attachments)
                 dropped.append(message)
         return dropped
 
@@ -373,7 +368,6 @@ class RunManager:
             while state.queue:
                 message = state.queue.popleft()
                 message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, ErrorCode.SHUTDOWN))
-                discard_written(message.request.attachments)
             state.notify()
         self.between_runs.close()
         self.hitl.close()  # a paused turn stops waiting; the file keeps the pause for the next runner

@@ -18,6 +18,7 @@ from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.contract import Attachment
 from ambient_runner.bridges.options import RunOptions
 from ambient_runner.interrupts.answers import NO_ANSWERS, Answers
+from ambient_runner.runs.attachments import discard_written
 from ambient_runner.runs.busy import DROPPED_MESSAGE, WhenBusy
 from ambient_runner.runs.event_log import ThreadEventLog
 
@@ -43,6 +44,10 @@ class RunRequest:
     def run_id(self) -> str:
         return self.run_input.run_id
 
+    def discard(self) -> None:
+        """The request was not taken (refused, dropped, never started): the files written for it are removed."""
+        discard_written(self.attachments)
+
 
 @dataclass
 class QueuedMessage:
@@ -55,6 +60,9 @@ class QueuedMessage:
         default_factory=lambda: asyncio.get_running_loop().create_future())
 
     def end_unstarted(self, event: BaseEvent) -> None:
+        """The message ends without its run (dropped, shutdown, its start failed): ``event`` ends its stream, and
+        the files written for it are removed."""
+        self.request.discard()
         if not self.outcome.done():
             self.outcome.set_result(event)
 
