@@ -27,12 +27,9 @@ OPTIONAL_PASSTHROUGH = ("ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_MODEL", "ANTHROPI
 # region are settings, said in ``problem``).
 MISSING_HINT = list(PRIMARY_CREDENTIALS)
 SCRIPTED_KEY = "sk-ant-scripted-offline-key"
-ANTHROPIC_API_BASE = "https://api.anthropic.com"
 # The credential variables Claude Code reads, and the header it sends each in (measured with the pinned version:
-# docs/runners.md#versions).
+# docs/runners.md#versions): ``ANTHROPIC.key_headers``.
 PROXIED_SOURCES = ("scripted", "api-key", "oauth", "gateway")  # not Vertex AI: Claude Code signs those itself
-CREDENTIAL_HEADERS = {"ANTHROPIC_API_KEY": "x-api-key", "ANTHROPIC_AUTH_TOKEN": "authorization",
-                      "CLAUDE_CODE_OAUTH_TOKEN": "authorization"}
 
 
 @dataclass(frozen=True)
@@ -90,17 +87,12 @@ def model_upstream(auth: ClaudeAuth) -> Upstream | None:
     """Where the model proxy forwards for ``auth`` (None for Vertex AI: Claude Code signs those requests itself)."""
     if auth.source not in PROXIED_SOURCES:
         return None
-    headers: dict[str, str] = {}
-    for name, header in CREDENTIAL_HEADERS.items():
-        value = auth.env.get(name, "")
-        if value:
-            headers[header] = f"Bearer {value}" if header == "authorization" else value
-    return Upstream(ANTHROPIC, auth.env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API_BASE, headers)
+    return ANTHROPIC.upstream(auth.env.get("ANTHROPIC_BASE_URL"), auth.env)
 
 
 def through_proxy(auth: ClaudeAuth, proxy: ModelProxy | None) -> ClaudeAuth:
     """``auth`` as Claude Code sees it when the proxy serves its model API: the proxy's URL, placeholders."""
     if proxy is None or auth.source not in PROXIED_SOURCES:
         return auth
-    env = {k: proxy.placeholder if k in CREDENTIAL_HEADERS and v else v for k, v in auth.env.items()}
+    env = {k: proxy.placeholder if k in ANTHROPIC.key_variables and v else v for k, v in auth.env.items()}
     return replace(auth, env=env | {"ANTHROPIC_BASE_URL": proxy.base_url})

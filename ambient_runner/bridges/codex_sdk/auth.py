@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ambient_runner.bridges.codex_sdk.config import OPENAI_API_BASE
 from ambient_runner.model_proxy import OPENAI_RESPONSES, ModelProxy, Upstream
 
 KEY_VARIABLES = ("CODEX_API_KEY", "OPENAI_API_KEY")
@@ -91,7 +90,7 @@ def model_upstream(auth: CodexAuth) -> Upstream | None:
     """Where the model proxy forwards for an API key (None for a ChatGPT login: Codex refreshes it itself)."""
     if auth.kind not in KEY_KINDS or not auth.key:
         return None
-    return Upstream(OPENAI_RESPONSES, auth.base_url or OPENAI_API_BASE, {"authorization": f"Bearer {auth.key}"})
+    return OPENAI_RESPONSES.upstream(auth.base_url, {auth.env_key: auth.key})
 
 
 def through_proxy(auth: CodexAuth, proxy: ModelProxy | None) -> CodexAuth:

@@ -36,7 +36,6 @@ CREDENTIAL_FILE_NAMES = ("oauth_creds.json", "google_accounts.json", "mcp-oauth-
                          "a2a-oauth-tokens.json", "gemini-credentials.json")
 SCRIPTED_KEY = "scripted-offline-key"
 GATEWAY_PLACEHOLDER_KEY = "gateway-managed"
-GEMINI_API_BASE = "https://generativelanguage.googleapis.com"
 PROXIED_MODES = ("scripted", "api-key", "gateway")
 SELECTED_TYPES = {"scripted": "gemini-api-key", "api-key": "gemini-api-key", "gateway": "gemini-api-key",
                   "vertex": "vertex-ai", "oauth": "oauth-personal"}
@@ -162,8 +161,7 @@ def model_upstream(auth: GeminiAuth) -> Upstream | None:
     if not auth.ok or auth.mode not in PROXIED_MODES:
         return None
     key = auth.env.get("GEMINI_API_KEY", "")
-    headers = {"x-goog-api-key": key} if key and key != GATEWAY_PLACEHOLDER_KEY else {}
-    return Upstream(GEMINI, auth.env.get(GATEWAY_VAR) or GEMINI_API_BASE, headers)
+    return GEMINI.upstream(auth.env.get(GATEWAY_VAR), {"GEMINI_API_KEY": key} if key != GATEWAY_PLACEHOLDER_KEY else {})
 
 
 def through_proxy(auth: GeminiAuth, proxy: ModelProxy | None) -> GeminiAuth:
