@@ -51,10 +51,11 @@ class RunnerSettings(BaseSettings):
     # Set by the Dockerfile (its build arg RUNNER_TYPE): the runners whose CLI and SDK the image holds.
     ambient_runner_image_runners: str = Field("", description="all, or the one runner this image holds")
     runner_type: str = Field("gemini-cli", description="claude | claude-agent-sdk | gemini-cli | codex-sdk | acp")
-    acp_agent: str = Field("opencode", description="RUNNER_TYPE=acp: the agent's preset (opencode)")
+    acp_agent: str = Field("opencode", description="RUNNER_TYPE=acp: the agent's preset (opencode | claude-agent-acp "
+                                                   "| custom)")
     acp_agent_command: str = Field("", description="RUNNER_TYPE=acp: the agent's own ACP command line (overrides the "
                                                    "preset's; with ACP_AGENT=custom, any ACP agent)")
-    acp_agent_model_api: Literal["", "openai-chat"] = Field(
+    acp_agent_model_api: Literal["", "anthropic", "openai-responses", "openai-chat", "gemini"] = Field(
         "", description="RUNNER_TYPE=acp: the model API the agent speaks (default: the preset's)")
     workspace_path: Path = Field(Path("/workspace"), description="the CLI's working directory")
     runner_state_root: Path = Field(Path(tempfile.gettempdir()) / "ambient-runner-state",

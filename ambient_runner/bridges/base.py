@@ -26,7 +26,7 @@ import contextlib
 import logging
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from ag_ui.core import BaseEvent
 
@@ -72,7 +72,7 @@ OFFLINE_HINT = ("To try the runner offline instead, set RUNNER_SCRIPTED_MODEL=tr
 
 class CliBridge(Bridge, Generic[AuthT]):
     options: RunnerOptions  # declared by each runner (Gemini's depends on its transport)
-    scripted_model: ClassVar[type[ScriptedModelServer]]
+    scripted_model: type[ScriptedModelServer]  # a runner's model API's stand-in (the ACP runner's: its agent's)
 
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         self.settings = settings

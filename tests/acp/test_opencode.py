@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from media import data_part, png
 from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
-from runners import ScriptedRunner, cmdline, descendants, scripted_runner, wait_for
+from runners import ScriptedRunner, cmdline, descendants, environments, scripted_runner, wait_for
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
 from ambient_runner.scripted_models.openai_chat import REASONING, OpenAIChatServer
@@ -41,17 +41,6 @@ def bridge_of(runner: ScriptedRunner) -> AcpBridge:
 
 def chat_requests(runner: ScriptedRunner) -> list[dict[str, Any]]:
     return [r.body for r in runner.server.requests if r.path.endswith("/chat/completions") and r.body.get("tools")]
-
-
-def environments(pid: int) -> str:
-    """The environments of the agent's process tree, as /proc shows them."""
-    texts = []
-    for one in [pid, *descendants(pid)]:
-        try:
-            texts.append(Path(f"/proc/{one}/environ").read_bytes().decode(errors="replace"))
-        except OSError:
-            continue
-    return "\n".join(texts)
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
@@ -99,14 +88,7 @@ async def test_interrupt_is_cancelled_and_the_next_run_works(tmp_path: Path,
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
         await runner.harness.run("t-cancel", "NOTOOL first")
         pid = bridge_of(runner).live.pgid
-        runner.server.slow_delay = 0.5
-        before = len(runner.logged("t-cancel"))
-        run = asyncio.create_task(runner.harness.run("t-cancel", "SLOW stream please"))
-        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in runner.logged("t-cancel")[before:]),
-                       timeout=60, what="the slow answer's text")
-        assert (await runner.harness.interrupt("t-cancel")).status_code == 200
-        events = await asyncio.wait_for(run, timeout=60)
-        runner.server.slow_delay = 0.0
+        events = await runner.interrupted_answer("t-cancel")
         after = await runner.harness.run("t-cancel", "NOTOOL continue")
         assert bridge_of(runner).live.pgid == pid  # the cancel kept the process
     assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
@@ -257,11 +239,7 @@ async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_turn_continues
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
         await runner.harness.run("t-kill", "NOTOOL remember this")
-        runner.server.slow_delay = 0.5
-        before = len(runner.logged("t-kill"))
-        run = asyncio.create_task(runner.harness.run("t-kill", "SLOW stream please"))
-        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in runner.logged("t-kill")[before:]),
-                       timeout=60, what="the slow answer's text")
+        run = await runner.slow_answer("t-kill")
         pid = bridge_of(runner).live.pgid
         assert pid is not None
         os.killpg(pid, signal.SIGKILL)

@@ -14,6 +14,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from ambient_runner.bridges import registry as bridge_registry
+from ambient_runner.bridges.acp import model_apis as acp_model_apis
 from ambient_runner.bridges.acp import presets as acp_presets
 from ambient_runner.bridges.claude import auth as claude_auth
 from ambient_runner.bridges.codex_sdk import auth as codex_auth
@@ -38,7 +39,7 @@ def resolves(runner_type: str, environ: dict[str, str]) -> bool:
     if runner_type == "gemini-cli":
         return gemini_auth.resolve_auth(environ).ok
     if runner_type == "acp":
-        return acp_presets.configured_key(acp_presets.OPENCODE.model_api, environ) is not None
+        return acp_model_apis.configured_key(acp_presets.OPENCODE.model_api, environ) is not None
     return codex_auth.resolve_auth(environ).ok
 
 

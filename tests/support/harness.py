@@ -111,20 +111,25 @@ class _QuietServer(uvicorn.Server):
 Prompt = str | list[dict[str, Any]]  # a user message's text, or its parts
 
 
+HARNESS_GRACES = {"runner_interrupt_grace": 3.0, "runner_shutdown_grace": 10.0}
+
+
 class RunnerHarness:
     """``async with RunnerHarness(bridge) as runner``: the real app on a loopback port."""
 
     def __init__(self, bridge: Bridge, *, runner_type: str = "gemini-cli", check: bool = True,
                  secrets: Iterable[str] = (), with_state_sync: bool = False, freeze_after_boot: bool = False,
-                 **settings: Any) -> None:
+                 shared_settings: RunnerSettings | None = None, **settings: Any) -> None:
+        """``shared_settings``: the bridge's own settings object, which the app then shares as in a pod (a
+        ``/model`` switch reaches the bridge); else the app's are made from ``settings``."""
         self._tmp = tempfile.TemporaryDirectory(prefix="runner-harness-")
         root = Path(self._tmp.name)
         defaults: dict[str, Any] = {
             "runner_type": runner_type, "workspace_path": root / "workspace", "runner_state_root": root / "state",
-            "runner_events_dir": root / "events", "runner_interrupt_grace": 3.0, "runner_shutdown_grace": 10.0,
+            "runner_events_dir": root / "events", **HARNESS_GRACES,
         }
         defaults.update(settings)
-        self.settings = RunnerSettings(**defaults)
+        self.settings = shared_settings or RunnerSettings(**defaults)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
         self.bridge = bridge
         extensions = state_extensions(self.settings) if with_state_sync else None  # STATE_STORE_URL's sync

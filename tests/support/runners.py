@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import RunnerHarness
+from harness import HARNESS_GRACES, RunnerHarness
 from proctable import group_members
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
+from ambient_runner.bridges.acp.model_apis import MODEL_APIS, ModelApiKind
+from ambient_runner.bridges.acp.presets import preset_of
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.bridges.contract import Bridge
@@ -39,7 +41,7 @@ from ambient_runner.settings import RunnerSettings
 RUNNERS = ("gemini-cli", "codex-sdk", "claude")
 BRIDGES: dict[str, type[Bridge]] = {"gemini-cli": GeminiCliBridge, "codex-sdk": CodexBridge, "claude": ClaudeBridge,
                                     "acp": AcpBridge}
-# RUNNER_TYPE=acp: the server of ACP_AGENT=opencode's model API (openai-chat)
+# RUNNER_TYPE=acp: the server of ACP_AGENT=opencode's model API (openai-chat); another preset's: acp_model_api
 SERVERS: dict[str, type[ScriptedModelServer]] = {"gemini-cli": ScriptedGeminiServer,
                                                  "codex-sdk": OpenAIResponsesServer,
                                                  "claude": AnthropicScriptedServer,
@@ -54,9 +56,20 @@ OTHER_CREDENTIALS = ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GEMINI_OAUT
 PLAIN_PROMPT = "NOTOOL are you still there?"
 
 
-def provider_environment(runner_type: str, server: ScriptedModelServer) -> dict[str, str]:
-    """What a deployment sets to point the runner at a (compatible) model endpoint; one attempt per request."""
+def acp_model_api(settings: dict[str, Any]) -> ModelApiKind:
+    """RUNNER_TYPE=acp: the model API the run's agent speaks (``acp_agent_model_api``, else its preset's)."""
+    preset = preset_of(str(settings.get("acp_agent") or "opencode"))
+    return MODEL_APIS[settings.get("acp_agent_model_api") or (preset.model_api.name if preset else "openai-chat")]
+
+
+def provider_environment(runner_type: str, server: ScriptedModelServer,
+                         api: ModelApiKind | None = None) -> dict[str, str]:
+    """What a deployment sets to point the runner at a (compatible) model endpoint; one attempt per request
+    (``api``: the ACP agent's model API, default opencode's)."""
     key = API_KEYS[runner_type]
+    if api is not None and api.name != "openai-chat":
+        return {api.key_variables[0]: key, api.base_url_variable: f"{server.base_url}{api.path_suffix}",
+                "CLAUDE_CODE_MAX_RETRIES": "0", "GEMINI_CLI_MAX_ATTEMPTS": "1"}
     if runner_type == "gemini-cli":
         return {"GEMINI_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": server.base_url, "GEMINI_CLI_MAX_ATTEMPTS": "1"}
     if runner_type in ("codex-sdk", "acp"):
@@ -91,6 +104,26 @@ class ScriptedRunner:
     def seen(self, thread_id: str, kind: str) -> bool:
         return any(event["type"] == kind for event in self.logged(thread_id))
 
+    async def slow_answer(self, thread_id: str, prompt: str = "SLOW stream please",
+                          delay: float = 0.5) -> asyncio.Task[list[dict[str, Any]]]:
+        """A run whose scripted answer streams ``delay`` s a chunk, once its first text is in the thread's log (the
+        task ends with the run's stream; the test sets ``server.slow_delay`` back)."""
+        self.server.slow_delay = delay
+        before = len(self.logged(thread_id))
+        run = asyncio.create_task(self.harness.run(thread_id, prompt))
+        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in self.logged(thread_id)[before:]),
+                       timeout=60, what="the slow answer's text")
+        return run
+
+    async def interrupted_answer(self, thread_id: str) -> list[dict[str, Any]]:
+        """A slowly streaming run (``slow_answer``) interrupted by ``POST /interrupt``: its whole stream."""
+        run = await self.slow_answer(thread_id)
+        assert (await self.harness.interrupt(thread_id)).status_code == 200
+        try:
+            return await asyncio.wait_for(run, timeout=60)
+        finally:
+            self.server.slow_delay = 0.0
+
     def model_requests(self) -> int:
         return len(self.server.requests)
 
@@ -119,21 +152,22 @@ async def scripted_runner(runner_type: str, root: Path, monkeypatch: pytest.Monk
                           secrets: tuple[str, ...] = (), with_state_sync: bool = False,
                           **settings: Any) -> AsyncIterator[ScriptedRunner]:
     """The runner ``runner_type`` with its real CLI, served by the real app, its model a scripted server."""
-    server = SERVERS[runner_type]().start()
+    api = acp_model_api(settings) if runner_type == "acp" else None
+    server = (api.scripted if api is not None else SERVERS[runner_type])().start()
     for name in OTHER_CREDENTIALS:
         monkeypatch.delenv(name, raising=False)
-    for name, value in provider_environment(runner_type, server).items():
+    for name, value in provider_environment(runner_type, server, api).items():
         monkeypatch.setenv(name, value)
     values: dict[str, Any] = {"runner_type": runner_type, "workspace_path": root / "workspace",
                               "runner_state_root": root / "state", "runner_events_dir": root / "events",
-                              "runner_scripted_model": False}
+                              "runner_scripted_model": False, **HARNESS_GRACES}
     values.update(settings)
     bridge_settings = RunnerSettings(**values)
     bridge_settings.workspace_path.mkdir(parents=True, exist_ok=True)
     bridge = BRIDGES[runner_type](bridge_settings)
-    try:
+    try:  # one settings object for the app and the bridge, as in a pod
         async with RunnerHarness(bridge, secrets=(API_KEYS[runner_type], *secrets), with_state_sync=with_state_sync,
-                                 **values) as harness:
+                                 shared_settings=bridge_settings, **values) as harness:
             yield ScriptedRunner(runner_type, harness, server, bridge)
     finally:
         server.stop()
@@ -189,3 +223,14 @@ async def wait_gone(groups: set[int], runner: ScriptedRunner, timeout: float = 2
         if not strays or loop.time() > deadline:
             return strays
         await asyncio.sleep(0.1)
+
+
+def environments(pid: int) -> str:
+    """The environments of a process and its descendants, as /proc shows them (a credential must be in none)."""
+    found = []
+    for one in [pid, *descendants(pid)]:
+        try:
+            found.append(Path(f"/proc/{one}/environ").read_bytes().decode(errors="replace"))
+        except OSError:
+            continue
+    return "\n".join(found)

@@ -21,17 +21,9 @@ from ag_ui.core import BaseEvent, ToolCallStartEvent
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ambient_runner.bridges.acp.adapter import AgentAcpAdapter
-from ambient_runner.bridges.acp.presets import (
-    MODEL_APIS,
-    OPENCODE,
-    SCRIPTED_KEY,
-    AcpPreset,
-    AgentSetup,
-    ModelApiKind,
-    ModelEndpoint,
-    configured_key,
-    preset_of,
-)
+from ambient_runner.bridges.acp.model_apis import MODEL_APIS, SCRIPTED_KEY, ModelApiKind, ModelEndpoint, configured_key
+from ambient_runner.bridges.acp.preset import AcpPreset, AgentSetup
+from ambient_runner.bridges.acp.presets import OPENCODE, PRESETS, preset_of
 from ambient_runner.bridges.acp_client.connection import AgentName
 from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
 from ambient_runner.bridges.acp_client.mcp import acp_servers
@@ -44,7 +36,6 @@ from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.environment import agent_environment
 from ambient_runner.process.supervisor import ProcessLimits
-from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
 from ambient_runner.settings import RunnerSettings
 
 log = logging.getLogger(__name__)
@@ -58,6 +49,7 @@ class AcpAuth:
     api: ModelApiKind
     key: str = ""
     base_url: str = ""
+    variable: str = ""  # the variable the key was found in (the agent gets the placeholder in it)
 
     @property
     def ok(self) -> bool:
@@ -80,42 +72,45 @@ class AcpBridge(CliBridge[AcpAuth]):
     runner_type: ClassVar[str] = "acp"
     framework: ClassVar[str] = "acp"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/webp"})
-    scripted_model = OpenAIChatServer  # the model API of every preset so far (openai-chat)
 
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         super().__init__(settings, hitl)
         self.preset: AcpPreset | None = preset_of(settings.acp_agent)
         preset = self.preset or OPENCODE
         self.api = MODEL_APIS[settings.acp_agent_model_api or preset.model_api.name]
+        self.scripted_model = self.api.scripted  # the offline stand-in of the agent's model API
         self.options = RunnerOptions(runner=f"the ACP runner ({preset.display})", default_model=preset.default_model,
                                      approvals=True, mode_note="plan is not used by this runner's agents")
         self.home = settings.state_dir / "home"
         self.live = LiveAgent(self._command, AgentName(name=f"The {preset.display} agent",
                                                        label=f"{preset.name} (ACP)"),
-                              mcp_servers=lambda: acp_servers(self.mcp))
+                              mcp_servers=lambda: acp_servers(self.mcp), session_meta=preset.session_meta)
         self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id,
-                               keeps_own_model=preset.own_model)
+                               keeps_own_model=preset.own_model, mode=preset.mode)
 
     # ----- auth and the model proxy ----------------------------------------------------------------------
     def resolve_auth(self) -> AcpAuth:
         if self.scripted_url:
-            return AcpAuth("scripted", self.api, SCRIPTED_KEY, f"{self.scripted_url}{self.api.path_suffix}")
+            return AcpAuth("scripted", self.api, SCRIPTED_KEY, f"{self.scripted_url}{self.api.path_suffix}",
+                           self.api.key_variables[0])
         found = configured_key(self.api)
         if found is None:
             return AcpAuth("missing", self.api)
-        base_url = (os.environ.get(self.api.base_url_variable) or "").strip() or self.api.default_base_url
-        return AcpAuth("api_key", self.api, found[1], base_url.rstrip("/"))
+        base_url = (os.environ.get(self.api.base_url_variable) or "").strip() or self.api.api.default_base_url
+        return AcpAuth("api_key", self.api, found[1], base_url.rstrip("/"), found[0])
 
     def model_upstream(self) -> Upstream | None:
         auth = self.auth
-        return Upstream(self.api.api, auth.base_url, self.api.upstream_headers(auth.key)) if auth.ok else None
+        return self.api.api.upstream(auth.base_url, {auth.variable: auth.key}) if auth.ok else None
 
     def _endpoint(self) -> ModelEndpoint:
         """What the agent is given: the model proxy's URL and placeholder (the key stays in the runner)."""
+        variable = self.auth.variable or self.api.key_variables[0]
         if self.model_proxy is not None:
-            return ModelEndpoint(f"{self.model_proxy.base_url}{self.api.path_suffix}", self.model_proxy.placeholder)
-        return ModelEndpoint(self.auth.base_url, self.auth.key)
+            return ModelEndpoint(f"{self.model_proxy.base_url}{self.api.path_suffix}", self.model_proxy.placeholder,
+                                 variable)
+        return ModelEndpoint(self.auth.base_url, self.auth.key, variable)
 
     # ----- the agent's process ---------------------------------------------------------------------------
     def _argv(self) -> list[str] | None:
@@ -123,7 +118,8 @@ class AcpBridge(CliBridge[AcpAuth]):
 
     def _missing_agent(self) -> str:
         if self.preset is None:
-            return (f"ACP_AGENT={self.settings.acp_agent!r} is not a preset: use opencode, or custom with "
+            named = ", ".join(name for name in PRESETS if name != "custom")
+            return (f"ACP_AGENT={self.settings.acp_agent!r} is not a preset: use {named}, or custom with "
                     "ACP_AGENT_COMMAND.")
         if self.preset.name == "custom":
             return "ACP_AGENT=custom needs ACP_AGENT_COMMAND (the agent's ACP command line)."
@@ -193,13 +189,13 @@ class AcpBridge(CliBridge[AcpAuth]):
 
     def state_excludes(self) -> list[str]:
         """The agent's caches, temporary files and logs are not state."""
-        return ["home/.cache", "home/tmp", "home/.local/share/opencode/log", "*.sock"]
+        return ["home/.cache", "home/tmp", *(self.preset.state_excludes if self.preset else ()), "*.sock"]
 
     def _model(self, requested: str | None) -> str:
         return requested or self.default_model or (self.preset or OPENCODE).default_model
 
     def _adapter(self, turn: Turn, model: str) -> GeminiAcpAdapter:
-        return AgentAcpAdapter(turn.thread_id, turn.run_id, model=model)
+        return AgentAcpAdapter(turn.thread_id, turn.run_id, model=model, provider=self.api.provider)
 
     def check_turn(self, turn: Turn) -> None:
         if not turn.prompt.strip() and not self.hitl.turns.parked(turn.thread_id):  # a resume needs no message

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,10 +90,12 @@ class AcpSession:
 
 class LiveAgent:
     def __init__(self, command: Callable[[], CliCommand], agent: AgentName = AGENT,
-                 mcp_servers: Callable[[], list[McpServer]] = list) -> None:
+                 mcp_servers: Callable[[], list[McpServer]] = list, session_meta: Mapping[str, Any] | None = None
+                 ) -> None:
         self._command = command
         self.agent = agent
         self.mcp_servers = mcp_servers  # given to session/new and session/load (Gemini: none, its settings have them)
+        self.session_meta = dict(session_meta or {})  # their ``_meta`` (an agent's own options), none when empty
         self._connection: AcpConnection | None = None
         self._lock = asyncio.Lock()
         self.sessions: dict[str, AcpSession] = {}  # what the live process holds
@@ -227,7 +229,7 @@ class LiveAgent:
     # ----- sessions ----------------------------------------------------------------------------------------
     async def new_session(self, cwd: Path) -> AcpSession:
         connection = await self.connection()
-        params = NewSessionParams(cwd=str(cwd), mcp_servers=self.mcp_servers())
+        params = NewSessionParams.model_validate({"cwd": str(cwd), "mcpServers": self.mcp_servers(), **self._meta()})
         reply = await connection.request("session/new", params,
                                          NewSessionResult, within=SESSION_TIMEOUT)
         session = _session(reply.session_id, reply)
@@ -242,9 +244,9 @@ class LiveAgent:
         replayed = asyncio.Event()
         self._sinks[session_id] = lambda item: replayed.set() if _is_commands(item) else None
         try:
-            reply = await connection.request("session/load", LoadSessionParams(session_id=session_id, cwd=str(cwd),
-                                                                               mcp_servers=self.mcp_servers()),
-                                             LoadSessionResult, within=SESSION_TIMEOUT)
+            params = LoadSessionParams.model_validate({"sessionId": session_id, "cwd": str(cwd),
+                                                       "mcpServers": self.mcp_servers(), **self._meta()})
+            reply = await connection.request("session/load", params, LoadSessionResult, within=SESSION_TIMEOUT)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(replayed.wait(), timeout=REPLAY_WAIT)
         finally:
@@ -253,6 +255,9 @@ class LiveAgent:
         self.sessions[session_id] = session
         self.offered = offered(reply)
         return session
+
+    def _meta(self) -> dict[str, Any]:
+        return {"_meta": self.session_meta} if self.session_meta else {}
 
     async def set_mode(self, session: AcpSession, mode: str) -> None:
         if session.mode != mode:

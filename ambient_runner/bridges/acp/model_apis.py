@@ -1,0 +1,71 @@
+"""The model APIs an ACP agent can speak (``ACP_AGENT_MODEL_API``), as the runner configures each for it: where a
+deployment puts the key and another endpoint, the model proxy's API (``model_proxy.apis``: its paths, its default
+endpoint, the header each kind of key goes in upstream), the scripted server that stands in for it offline, and the
+provider its usage is counted under.
+
+The variables are those of the matching built-in runner: ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_AUTH_TOKEN`` /
+``CLAUDE_CODE_OAUTH_TOKEN`` with ``ANTHROPIC_BASE_URL`` (claude), ``CODEX_API_KEY`` / ``OPENAI_API_KEY`` with
+``OPENAI_BASE_URL`` (codex-sdk), ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY`` with ``GOOGLE_GEMINI_BASE_URL``
+(gemini-cli). The agent is given the same variable its key was found in (a Claude login's token is not an API key),
+holding the proxy's placeholder, and the base-URL variable pointing at the proxy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ambient_runner.model_proxy import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES, ModelApi
+from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
+from ambient_runner.scripted_models.base import ScriptedModelServer
+from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
+from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
+from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
+
+SCRIPTED_KEY = "sk-scripted-offline"
+
+
+@dataclass(frozen=True)
+class ModelApiKind:
+    """A model API as the runner configures it for an agent."""
+
+    name: str  # ACP_AGENT_MODEL_API
+    api: ModelApi  # what the model proxy serves
+    base_url_variable: str  # where a deployment puts another endpoint (a gateway)
+    scripted: type[ScriptedModelServer]
+    path_suffix: str  # appended to a server's root URL to make this API's base URL ("/v1" for OpenAI's)
+    provider: str  # the usage's provider
+
+    @property
+    def key_variables(self) -> tuple[str, ...]:
+        """Where a deployment puts the key (the first set wins)."""
+        return self.api.key_variables
+
+
+ANTHROPIC_API = ModelApiKind("anthropic", ANTHROPIC, "ANTHROPIC_BASE_URL", AnthropicScriptedServer, "", "anthropic")
+OPENAI_RESPONSES_API = ModelApiKind("openai-responses", OPENAI_RESPONSES, "OPENAI_BASE_URL", OpenAIResponsesServer,
+                                    "/v1", "openai")
+OPENAI_CHAT_API = ModelApiKind("openai-chat", OPENAI_CHAT, "OPENAI_BASE_URL", OpenAIChatServer, "/v1", "openai")
+GEMINI_API = ModelApiKind("gemini", GEMINI, "GOOGLE_GEMINI_BASE_URL", ScriptedGeminiServer, "", "google")
+MODEL_APIS = {api.name: api for api in (ANTHROPIC_API, OPENAI_RESPONSES_API, OPENAI_CHAT_API, GEMINI_API)}
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """Where the agent sends its model requests, with which key (the proxy's placeholder when proxied), in which
+    of its API's key variables."""
+
+    base_url: str
+    key: str
+    key_variable: str
+
+
+def configured_key(api: ModelApiKind, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """(variable, key) of the first of the API's key variables that is set."""
+    env = os.environ if environ is None else environ
+    for name in api.key_variables:
+        value = (env.get(name) or "").strip()
+        if value:
+            return name, value
+    return None

@@ -1,0 +1,57 @@
+"""What an ACP preset is (``AcpPreset``): how the runner starts an agent, points it at the model proxy, maps the
+approval policies to its session modes, and where its state lives; ``presets`` holds the presets themselves."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ambient_runner.bridges.acp.model_apis import ModelApiKind, ModelEndpoint
+from ambient_runner.bridges.acp_client.turns import SessionMode, no_mode
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+# Every agent: no telemetry, no update check, no error reporting, nothing fetched at start.
+QUIET = {"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+         "NO_UPDATE_NOTIFIER": "1", "NO_BROWSER": "1", "DO_NOT_TRACK": "1", "NO_COLOR": "1"}
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """What a preset's environment is made from."""
+
+    endpoint: ModelEndpoint
+    home: Path  # the agent's HOME (under the runner's state dir)
+    model: str  # the model the session starts on
+    models: tuple[str, ...]  # the models the deployment offers
+
+
+@dataclass(frozen=True)
+class AcpPreset:
+    name: str  # ACP_AGENT
+    display: str  # in messages ("The opencode agent") and the question card ("opencode wants to ...")
+    executable: str  # looked up in the repo's node_modules/.bin, then on PATH
+    arguments: tuple[str, ...]
+    model_api: ModelApiKind
+    default_model: str
+    environment: Callable[[AgentSetup, ModelApiKind], dict[str, str]]
+    model_id: Callable[[str], str] = lambda model: model  # the runner's model name -> the agent's model id
+    package: str = ""  # the npm package that brings it (for a missing agent's message)
+    own_model: bool = False  # the agent picks its model itself: the runner switches it only when a run names one
+    mode: SessionMode = no_mode  # (approval policy, plan) -> its session mode (None: it always asks)
+    session_meta: Mapping[str, Any] = field(default_factory=dict)  # ``_meta`` of session/new and session/load
+    state_excludes: tuple[str, ...] = ()  # its logs and caches under HOME (relative to the state dir)
+
+    def argv(self, command: str = "") -> list[str] | None:
+        """The command line (``ACP_AGENT_COMMAND`` wins), None when the executable is not found."""
+        if command.strip():
+            return shlex.split(command)
+        if not self.executable:
+            return None
+        bundled = REPO_ROOT / "node_modules" / ".bin" / self.executable
+        found = str(bundled) if os.access(bundled, os.X_OK) else shutil.which(self.executable)
+        return [found, *self.arguments] if found else None

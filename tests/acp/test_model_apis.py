@@ -1,0 +1,67 @@
+"""The model APIs of RUNNER_TYPE=acp (``ACP_AGENT_MODEL_API``): each takes the key variables of the matching
+built-in runner, its upstream gets the real key in that API's header (the shared ``ModelApi.upstream``), its
+offline stand-in is that API's scripted server, and a custom agent gets the API's usual variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ambient_runner.bridges.acp.bridge import AcpBridge
+from ambient_runner.bridges.acp.model_apis import MODEL_APIS, ModelEndpoint
+from ambient_runner.bridges.acp.preset import AgentSetup
+from ambient_runner.bridges.acp.presets import custom_environment
+from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
+from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
+from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
+from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
+from ambient_runner.settings import RunnerSettings
+
+KEY = "sk-model-api-test-4f1c"
+# API -> (the variable set, the base URL variable, the upstream header and its value, the scripted server)
+CASES = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "x-api-key", KEY, AnthropicScriptedServer),
+    "openai-responses": ("CODEX_API_KEY", "OPENAI_BASE_URL", "authorization", f"Bearer {KEY}",
+                         OpenAIResponsesServer),
+    "openai-chat": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "authorization", f"Bearer {KEY}", OpenAIChatServer),
+    "gemini": ("GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "x-goog-api-key", KEY, ScriptedGeminiServer),
+}
+ALL_KEYS = {variable for api in MODEL_APIS.values() for variable in api.key_variables}
+
+
+def custom_bridge(tmp_path: Path, api: str) -> AcpBridge:
+    return AcpBridge(RunnerSettings(runner_type="acp", acp_agent="custom", acp_agent_command="agent --acp",
+                                    acp_agent_model_api=api, workspace_path=tmp_path / "workspace",
+                                    runner_state_root=tmp_path / "state"))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_model_api_takes_its_runners_key_and_its_header(name: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    variable, base_variable, header, value, server = CASES[name]
+    for other in ALL_KEYS:
+        monkeypatch.delenv(other, raising=False)
+    monkeypatch.setenv(variable, KEY)
+    monkeypatch.setenv(base_variable, "https://gateway.example/")
+    bridge = custom_bridge(tmp_path, name)
+    upstream = bridge.model_upstream()
+    assert bridge.auth.ok and bridge.auth.secrets == [KEY]
+    assert upstream is not None and upstream.api is MODEL_APIS[name].api
+    assert upstream.base_url == "https://gateway.example" and upstream.headers == {header: value}
+    assert bridge.scripted_model is server  # offline, the stand-in of the agent's API
+    endpoint = bridge._endpoint()  # noqa: SLF001 - no proxy started here: the agent would get the upstream itself
+    assert endpoint.key_variable == variable
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_custom_agent_gets_the_apis_usual_variables(name: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    for other in ALL_KEYS:
+        monkeypatch.delenv(other, raising=False)
+    bridge = custom_bridge(tmp_path, name)
+    assert not bridge.auth.ok and bridge.readiness().missing == list(MODEL_APIS[name].key_variables)
+    api = MODEL_APIS[name]
+    setup = AgentSetup(ModelEndpoint("http://127.0.0.1:9/x", "placeholder", api.key_variables[0]), tmp_path, "m", ())
+    env = custom_environment(setup, api)
+    assert env[api.key_variables[0]] == "placeholder" and env[api.base_url_variable] == "http://127.0.0.1:9/x"
