@@ -27,7 +27,8 @@ DEFAULT_STATE_DIRS = {"claude": ".claude", "gemini-cli": ".gemini", "codex-sdk":
 ALL_IN_ONE_IMAGE = "ambient-runner"
 
 
-ACP_IMAGE_AGENTS = ("opencode",)  # the ACP presets with an image of their own (deploy/image/acp/<agent>/)
+# the ACP presets with an image of their own (deploy/image/acp/<agent>/)
+ACP_IMAGE_AGENTS = ("opencode", "claude-agent-acp")
 
 
 def image_for(runner_type: str, acp_agent: str = "opencode") -> str:

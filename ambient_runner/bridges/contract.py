@@ -139,7 +139,8 @@ class Bridge(ABC):
     """One runner type. Constructed once per process with the runner settings."""
 
     runner_type: ClassVar[str]
-    framework: ClassVar[str]  # this runner's id in the platform's agent registry (its UI matches the two)
+    # this runner's id in the platform's agent registry (its UI matches the two); the ACP runner's follows its preset
+    framework: str
     # Files in the state dir that hold credentials: never synced (and on the platform, never there at all).
     credential_files: ClassVar[tuple[str, ...]] = ()
     # The MIME types of the image / document parts its CLI takes (anything else in a message is a 422).

@@ -60,8 +60,18 @@ def test_a_custom_agent_gets_the_apis_usual_variables(name: str, tmp_path: Path,
     for other in ALL_KEYS:
         monkeypatch.delenv(other, raising=False)
     bridge = custom_bridge(tmp_path, name)
-    assert not bridge.auth.ok and bridge.readiness().missing == list(MODEL_APIS[name].key_variables)
+    assert not bridge.auth.ok and bridge.readiness().missing == list(MODEL_APIS[name].keys_alone)
     api = MODEL_APIS[name]
     setup = AgentSetup(ModelEndpoint("http://127.0.0.1:9/x", "placeholder", api.key_variables[0]), tmp_path, "m", ())
     env = custom_environment(setup, api)
     assert env[api.key_variables[0]] == "placeholder" and env[api.base_url_variable] == "http://127.0.0.1:9/x"
+
+
+def test_a_gateways_token_counts_only_with_its_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for other in (*ALL_KEYS, "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(other, raising=False)
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", KEY)
+    assert not custom_bridge(tmp_path, "anthropic").auth.ok  # as for the claude runner: a gateway's token
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://gateway.example")
+    upstream = custom_bridge(tmp_path, "anthropic").model_upstream()
+    assert upstream is not None and upstream.headers == {"authorization": f"Bearer {KEY}"}

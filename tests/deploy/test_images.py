@@ -19,7 +19,7 @@ from packaging.utils import canonicalize_name
 from tests.deploy.helpers import DEPLOY, ROOT
 
 RUNNERS = ["gemini-cli", "codex-sdk", "claude", "acp"]
-ACP_AGENTS = ["opencode"]  # the ACP agents with an image (kind acp-<agent>); the others are not offered yet
+ACP_AGENTS = ["claude-agent-acp", "opencode"]  # the ACP agents with an image (kind acp-<agent>); others not yet
 IMAGE_KINDS = ["gemini-cli", "codex-sdk", "claude", *(f"acp-{agent}" for agent in ACP_AGENTS)]
 SDKS = {"codex-sdk": {"openai-codex", "openai-codex-cli-bin"}, "claude": {"claude-agent-sdk"}}
 CLIENT = {"rich", "typer", "httpx-sse"}  # the terminal client's (extra cli)
@@ -157,7 +157,8 @@ def test_budgets_keep_each_image_under_its_target():
     assert sorted(budgets["images"]) == sorted(kinds) == sorted([*IMAGE_KINDS, "all"])
     baseline = budgets["baseline"]["bytes"]
     targets = {"gemini-cli": 0.45, "codex-sdk": 0.60, "claude": 0.65,  # issue 21: shares of the old image
-               "acp-opencode": 0.45}  # issue 48: as the Gemini image (one CLI, no SDK)
+               "acp-opencode": 0.45,  # issue 48: as the Gemini image (one CLI, no SDK)
+               "acp-claude-agent-acp": 0.65}  # as the claude image (one Claude Code binary)
     for runner, share in targets.items():
         assert budgets["images"][runner]["targetShare"] == share
         assert 0 < budgets["images"][runner]["maxBytes"] <= share * baseline, runner
@@ -177,11 +178,36 @@ def test_dockerignore_lets_in_the_requirements_script_and_the_node_lock_only():
     assert all((ROOT / path).is_file() for path in let_in)
 
 
+def installed_with(lock: dict[str, dict], package: str) -> set[str]:
+    """The lock's entries (``node_modules/...`` paths) that ``package`` needs: its dependencies, optional and peer
+    dependencies, and theirs, each found as Node.js finds it (the nearest ``node_modules`` up from the one that needs
+    it)."""
+    found: set[str] = set()
+    waiting = [package]
+    while waiting:
+        path = waiting.pop()
+        if path in found:
+            continue
+        found.add(path)
+        entry = lock[path]
+        for name in {**entry.get("dependencies", {}), **entry.get("optionalDependencies", {}),
+                     **entry.get("peerDependencies", {})}:
+            folder = path
+            while f"{folder}/node_modules/{name}" not in lock and "/node_modules/" in folder:
+                folder = folder.rsplit("/node_modules/", 1)[0]
+            nearest = f"{folder}/node_modules/{name}"
+            top = f"node_modules/{name}"
+            if nearest in lock or top in lock:
+                waiting.append(nearest if nearest in lock else top)
+    return found
+
+
 @pytest.mark.parametrize("agent", ACP_AGENTS)
 def test_an_acp_agents_image_holds_that_agent_as_the_project_lock_pins_it(agent):
-    """deploy/image/acp/<agent>/ installs one package, the same version with the same integrity as the project's
-    package-lock.json (where the ACP agents are devDependencies, so the Gemini image's `npm ci --omit=dev` leaves them
-    out), and nothing else; the Dockerfile runs its install.sh only for RUNNER_TYPE=acp."""
+    """deploy/image/acp/<agent>/ installs one package and what it needs, the same versions with the same integrity as
+    the project's package-lock.json (where the ACP agents are devDependencies, so the Gemini image's
+    `npm ci --omit=dev` leaves them out), and nothing else; the Dockerfile runs its install.sh only for
+    RUNNER_TYPE=acp."""
     from ambient_runner.bridges.acp.presets import preset_of
 
     preset = preset_of(agent)
@@ -192,9 +218,7 @@ def test_an_acp_agents_image_holds_that_agent_as_the_project_lock_pins_it(agent)
         "devDependencies"][preset.package]} and not wanted.get("devDependencies")
     project = json.loads((ROOT / "package-lock.json").read_text())["packages"]
     own = json.loads((folder / "package-lock.json").read_text())["packages"]
-    agent_entry = project[f"node_modules/{preset.package}"]
-    names = {f"node_modules/{preset.package}", *(f"node_modules/{n}" for n in agent_entry.get("dependencies", {})),
-             *(f"node_modules/{n}" for n in agent_entry.get("optionalDependencies", {}))}
+    names = installed_with(project, f"node_modules/{preset.package}")
     assert set(own) - {""} == names and own[""]["dependencies"] == wanted["dependencies"]
     for name in names:  # the project's pin, only not a devDependency here
         assert own[name] == {k: v for k, v in project[name].items() if k != "dev"}, name

@@ -1,6 +1,7 @@
 """The agent registry agrees with the runner: each entry, in the platform operator's schema, names a bridge the runner
 has, its state dir, exactly the credentials that bridge's auth reads (any one of them alone is enough), and models
-the pinned CLI knows; its id is the framework the runner's /capabilities reports (the platform UI matches them)."""
+the pinned CLI knows; its id is the framework the runner's /capabilities reports (the platform UI matches them). The
+ACP runner has an entry per preset (ACP_AGENT), each with its own framework, image, model API and models."""
 
 from __future__ import annotations
 
@@ -21,25 +22,45 @@ from ambient_runner.bridges.codex_sdk import auth as codex_auth
 from ambient_runner.bridges.codex_sdk import config as codex_config
 from ambient_runner.bridges.gemini_cli import auth as gemini_auth
 from ambient_runner.bridges.gemini_cli import config as gemini_config
-from ambient_runner.settings import ACP_IMAGE_AGENTS, DEFAULT_STATE_DIRS, RUNNER_TYPE_ALIASES, RUNNER_TYPES, image_for
+from ambient_runner.settings import (
+    ACP_IMAGE_AGENTS,
+    DEFAULT_STATE_DIRS,
+    RUNNER_TYPE_ALIASES,
+    RUNNER_TYPES,
+    RunnerSettings,
+    image_for,
+)
 from tests.deploy.helpers import ROOT
 
-# What each bridge's auth module reads as a credential that is enough on its own.
+# What each bridge's auth module reads as a credential that is enough on its own (the ACP runner's: its preset's
+# model API's, ``preset_credentials``).
 PRIMARY_CREDENTIALS = {
     "claude": claude_auth.PRIMARY_CREDENTIALS,
     "gemini-cli": gemini_auth.API_KEY_VARS,
     "codex-sdk": codex_auth.KEY_VARIABLES,
-    "acp": acp_presets.OPENCODE.model_api.key_variables,  # the ACP runner's: its preset's model API's (opencode's)
 }
 
 
-def resolves(runner_type: str, environ: dict[str, str]) -> bool:
+def preset(agent: str | None) -> acp_presets.AcpPreset:
+    found = acp_presets.preset_of(agent or "")
+    assert found is not None, agent
+    return found
+
+
+def primary_credentials(entry: RegistryEntry) -> tuple[str, ...]:
+    if entry.runner_type == "acp":
+        return preset(entry.container.env.ACP_AGENT).model_api.keys_alone
+    return tuple(PRIMARY_CREDENTIALS[entry.runner_type])
+
+
+def resolves(entry: RegistryEntry, environ: dict[str, str]) -> bool:
+    runner_type = entry.runner_type
     if runner_type == "claude":
         return claude_auth.resolve_auth(environ).ok
     if runner_type == "gemini-cli":
         return gemini_auth.resolve_auth(environ).ok
     if runner_type == "acp":
-        return acp_model_apis.configured_key(acp_presets.OPENCODE.model_api, environ) is not None
+        return acp_model_apis.configured_key(preset(entry.container.env.ACP_AGENT).model_api, environ) is not None
     return codex_auth.resolve_auth(environ).ok
 
 
@@ -131,7 +152,7 @@ class RegistryEntry(Strict):
         return [m.value for m in self.models]
 
 
-ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp"]
+ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp-opencode", "acp-claude-agent-acp"]
 
 
 def test_the_entries_in_the_operators_schema(registry):
@@ -155,7 +176,13 @@ def test_runner_type_is_a_bridge_the_runner_knows(entry):
     if runner_type == "acp":
         assert entry.internalEnvVars.ACP_AGENT == entry.container.env.ACP_AGENT
         assert entry.container.env.ACP_AGENT in ACP_IMAGE_AGENTS
-        assert acp_presets.preset_of(entry.container.env.ACP_AGENT) is not None
+        agent = preset(entry.container.env.ACP_AGENT)
+        assert entry.id == f"acp-{agent.name}" and entry.provider == agent.model_api.provider
+
+
+def test_every_acp_preset_with_an_image_has_an_entry(registry):
+    agents = [e["container"]["env"].get("ACP_AGENT") for e in registry if e["container"]["env"]["RUNNER_TYPE"] == "acp"]
+    assert sorted(agents) == sorted(ACP_IMAGE_AGENTS)
 
 
 def test_each_entry_runs_its_runners_own_image(entry):
@@ -167,8 +194,12 @@ def test_each_entry_runs_its_runners_own_image(entry):
     assert built.stdout.strip() == entry.container.image
 
 
-def test_framework_is_what_capabilities_reports(entry):
-    assert bridge_registry.bridge_class(entry.runner_type).framework == entry.id
+def test_framework_is_what_capabilities_reports(entry, tmp_path):
+    """The bridge the entry's environment makes (an ACP one: its preset's framework, acp-<agent>)."""
+    settings = RunnerSettings(runner_type=entry.runner_type, acp_agent=entry.container.env.ACP_AGENT or "opencode",
+                              workspace_path=tmp_path / "workspace", runner_state_root=tmp_path / "state")
+    bridge = bridge_registry.create_bridge(settings)
+    assert bridge.framework == bridge.capabilities().framework == entry.id
 
 
 def test_models_reach_the_runner_through_the_container_env(entry):
@@ -177,12 +208,11 @@ def test_models_reach_the_runner_through_the_container_env(entry):
 
 
 def test_required_secrets_are_what_the_bridge_auth_reads(entry):
-    runner_type = entry.runner_type
     assert entry.auth.requiredSecretKeys == entry.requiredSecrets
-    assert sorted(entry.requiredSecrets) == sorted(PRIMARY_CREDENTIALS[runner_type])
-    assert not resolves(runner_type, {})
+    assert sorted(entry.requiredSecrets) == sorted(primary_credentials(entry))
+    assert not resolves(entry, {})
     for name in entry.requiredSecrets:  # "any of": each one alone is enough
-        assert resolves(runner_type, {name: "a-credential-value"}), name
+        assert resolves(entry, {name: "a-credential-value"}), name
 
 
 def test_default_model_is_one_of_the_models(entry):
@@ -196,10 +226,12 @@ def test_defaults_match_the_bridges_own_fallbacks(registry):
     assert entries["gemini-cli"]["defaultModel"] == gemini_config.DEFAULT_MODEL
     assert [m["value"] for m in entries["gemini-cli"]["models"]] == list(gemini_config.DEFAULT_MODELS)
     assert entries["codex-sdk"]["defaultModel"] == codex_config.DEFAULT_MODEL
-    assert entries["acp"]["defaultModel"] == acp_presets.OPENCODE.default_model
+    for agent in ACP_IMAGE_AGENTS:
+        assert entries[f"acp-{agent}"]["defaultModel"] == preset(agent).default_model
 
 
-def _cli_files(runner_type: str) -> list[Path]:
+def _cli_files(entry: RegistryEntry) -> list[Path]:
+    runner_type = entry.runner_type
     if runner_type == "claude":
         import claude_agent_sdk
 
@@ -208,15 +240,17 @@ def _cli_files(runner_type: str) -> list[Path]:
         from codex_cli_bin import bundled_codex_path
 
         return [Path(bundled_codex_path())]
+    if entry.container.env.ACP_AGENT == "claude-agent-acp":  # the Claude Code binary its Claude Agent SDK starts
+        return sorted((ROOT / "node_modules" / "@anthropic-ai").glob("claude-agent-sdk-linux-*/claude"))
     if runner_type == "acp":  # the agent's own binary (opencode: a models.dev catalog inside)
-        argv = acp_presets.OPENCODE.argv()
+        argv = preset(entry.container.env.ACP_AGENT).argv()
         return [Path(argv[0]).resolve()] if argv else []
     return sorted((ROOT / "node_modules" / "@google" / "gemini-cli" / "bundle").glob("*.js"))
 
 
 def test_every_model_is_named_in_the_pinned_cli(entry):
     """The model names appear in the CLI the image ships (Codex's bundled catalog, Claude's and Gemini's lists)."""
-    files = _cli_files(entry.runner_type)
+    files = _cli_files(entry)
     assert files and all(f.is_file() for f in files)
     missing = set(entry.model_values)
     for path in files:

@@ -19,7 +19,7 @@ from ambient_runner.bridges.registry import create_bridge
 from ambient_runner.settings import load_settings
 from tests.deploy.helpers import DEPLOY, K8S_VERSIONS
 
-ENTRIES = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp"]
+ENTRIES = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp-opencode", "acp-claude-agent-acp"]
 CREDENTIAL_ENV = {*claude_auth.SECRET_NAMES, *claude_auth.MISSING_HINT, *gemini_auth.API_KEY_VARS,
                   *gemini_auth.VERTEX_VARS, gemini_auth.OAUTH_FILE_VAR, gemini_auth.GATEWAY_VAR,
                   *codex_auth.KEY_VARIABLES, codex_auth.AUTH_FILE_VARIABLE, codex_auth.BASE_URL_VARIABLE,

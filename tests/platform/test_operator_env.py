@@ -97,7 +97,7 @@ def test_malformed_platform_mcp_is_a_warning():
         assert out.values == {} and out.warnings and "CUSTOM_MCP_SERVERS" in out.warnings[0], raw
 
 
-@pytest.mark.parametrize("runner_type", ["claude", "gemini-cli", "codex-sdk", "acp"])
+@pytest.mark.parametrize("runner_type", ["claude", "gemini-cli", "codex-sdk", "acp-opencode", "acp-claude-agent-acp"])
 def test_the_operators_whole_env_starts_the_runner(runner_type, tmp_path, monkeypatch, caplog):
     """Every variable the operator sets, with the platform's defaults (a Claude model on every pod, 0.70, 4000,
     TIMEOUT=300, a literal secret in a user's MCP server): settings load, warnings say what was left out."""

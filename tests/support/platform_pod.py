@@ -13,6 +13,7 @@ PROJECT = "team-a"
 
 
 def registry_entry(runner_type: str) -> dict[str, Any]:
+    """The entry of a runner type, or of an entry id (the ACP runner's are per agent: acp-opencode, ...)."""
     entry_id = "claude-agent-sdk" if runner_type == "claude" else runner_type
     entries = json.loads((ROOT / "deploy" / "agent-registry.json").read_text())
     return next(e for e in entries if e["id"] == entry_id)

@@ -23,7 +23,7 @@ from ag_ui_gemini_cli import GeminiAcpAdapter
 from ambient_runner.bridges.acp.adapter import AgentAcpAdapter
 from ambient_runner.bridges.acp.model_apis import MODEL_APIS, SCRIPTED_KEY, ModelApiKind, ModelEndpoint, configured_key
 from ambient_runner.bridges.acp.preset import AcpPreset, AgentSetup
-from ambient_runner.bridges.acp.presets import OPENCODE, PRESETS, preset_of
+from ambient_runner.bridges.acp.presets import OPENCODE, PRESETS, framework_of, preset_of
 from ambient_runner.bridges.acp_client.connection import AgentName
 from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
 from ambient_runner.bridges.acp_client.mcp import acp_servers
@@ -57,11 +57,12 @@ class AcpAuth:
 
     @property
     def problem(self) -> str:
-        return "" if self.ok else f"No model key for the agent's {self.api.name} API: set {self.api.key_variables[0]}."
+        return "" if self.ok else (f"No model key for the agent's {self.api.name} API: set "
+                                   f"{' or '.join(self.api.keys_alone)}.")
 
     @property
     def missing(self) -> list[str]:
-        return [] if self.ok else list(self.api.key_variables)
+        return [] if self.ok else list(self.api.keys_alone)
 
     @property
     def secrets(self) -> list[str]:
@@ -70,12 +71,12 @@ class AcpAuth:
 
 class AcpBridge(CliBridge[AcpAuth]):
     runner_type: ClassVar[str] = "acp"
-    framework: ClassVar[str] = "acp"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/webp"})
 
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         super().__init__(settings, hitl)
         self.preset: AcpPreset | None = preset_of(settings.acp_agent)
+        self.framework = framework_of(settings.acp_agent)  # a registry entry per preset
         preset = self.preset or OPENCODE
         self.api = MODEL_APIS[settings.acp_agent_model_api or preset.model_api.name]
         self.scripted_model = self.api.scripted  # the offline stand-in of the agent's model API

@@ -36,14 +36,22 @@ class ModelApiKind:
     scripted: type[ScriptedModelServer]
     path_suffix: str  # appended to a server's root URL to make this API's base URL ("/v1" for OpenAI's)
     provider: str  # the usage's provider
+    gateway_only: tuple[str, ...] = ()  # key variables that count only with the base-URL variable (a gateway's)
 
     @property
     def key_variables(self) -> tuple[str, ...]:
         """Where a deployment puts the key (the first set wins)."""
         return self.api.key_variables
 
+    @property
+    def keys_alone(self) -> tuple[str, ...]:
+        """The key variables that are enough on their own (the registry's required secrets, "any of")."""
+        return tuple(name for name in self.key_variables if name not in self.gateway_only)
 
-ANTHROPIC_API = ModelApiKind("anthropic", ANTHROPIC, "ANTHROPIC_BASE_URL", AnthropicScriptedServer, "", "anthropic")
+
+# ANTHROPIC_AUTH_TOKEN is a gateway's token: with ANTHROPIC_BASE_URL only, as for the claude runner
+ANTHROPIC_API = ModelApiKind("anthropic", ANTHROPIC, "ANTHROPIC_BASE_URL", AnthropicScriptedServer, "", "anthropic",
+                             gateway_only=("ANTHROPIC_AUTH_TOKEN",))
 OPENAI_RESPONSES_API = ModelApiKind("openai-responses", OPENAI_RESPONSES, "OPENAI_BASE_URL", OpenAIResponsesServer,
                                     "/v1", "openai")
 OPENAI_CHAT_API = ModelApiKind("openai-chat", OPENAI_CHAT, "OPENAI_BASE_URL", OpenAIChatServer, "/v1", "openai")
@@ -62,10 +70,11 @@ class ModelEndpoint:
 
 
 def configured_key(api: ModelApiKind, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
-    """(variable, key) of the first of the API's key variables that is set."""
+    """(variable, key) of the first of the API's key variables that is set (a gateway's only with its URL)."""
     env = os.environ if environ is None else environ
+    gateway = bool((env.get(api.base_url_variable) or "").strip())
     for name in api.key_variables:
         value = (env.get(name) or "").strip()
-        if value:
+        if value and (gateway or name not in api.gateway_only):
             return name, value
     return None

@@ -64,3 +64,9 @@ PRESETS = {preset.name: preset for preset in (OPENCODE, CLAUDE_AGENT_ACP, CUSTOM
 
 def preset_of(agent: str) -> AcpPreset | None:
     return PRESETS.get(agent.strip().lower())
+
+
+def framework_of(agent: str) -> str:
+    """The runner's id in the platform's agent registry (``/capabilities`` ``framework``): one per preset, as each
+    has an image and an entry of its own (``acp-opencode``, ``acp-claude-agent-acp``)."""
+    return f"acp-{agent.strip().lower()}"

@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 
 class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]", "ClaudeEventAdapter"]):
     runner_type = "claude"
-    framework: ClassVar[str] = "claude-agent-sdk"
+    framework = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
     steering: ClassVar[bool] = True  # a user message written while a turn runs

@@ -99,7 +99,7 @@ class CodexThread:
 
 class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapter]):
     runner_type: ClassVar[str] = "codex-sdk"
-    framework: ClassVar[str] = "codex-sdk"
+    framework = "codex-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
     steering: ClassVar[bool] = True  # turn/steer

@@ -83,7 +83,7 @@ STREAM_JSON_OPTIONS = runner_options(approvals=False)
 
 class GeminiCliBridge(CliBridge[GeminiAuth]):
     runner_type: ClassVar[str] = "gemini-cli"
-    framework: ClassVar[str] = "gemini-cli"
+    framework = "gemini-cli"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf"})
     credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILE_NAMES
     scripted_model = ScriptedGeminiServer
