@@ -3,8 +3,9 @@
 * gemini-cli: ``gemini --acp`` with a minimal ACP client written here (JSON-RPC 2.0 over NDJSON stdio:
   ``initialize``, ``session/new``, one ``session/prompt`` per turn; the messages as in
   ``ag_ui_gemini_cli/acp_schema.py``);
-* acp (``ACP_AGENT=opencode``): ``opencode acp --pure`` with the same minimal ACP client, the command line and
-  environment the ACP bridge gives its agent (its config pointed at the scripted Chat Completions server);
+* acp-<agent> (``RUNNER_TYPE=acp``, ``ACP_AGENT=<agent>``; ``acp``: opencode): the preset's agent with the same
+  minimal ACP client, the command line, environment and ``session/new`` options the ACP bridge gives it (pointed at
+  the scripted server of the preset's model API);
 * codex-sdk: ``codex app-server`` through its SDK (``openai_codex.AsyncCodex``: ``thread_start``, a turn, its
   notification stream to ``turn/completed``);
 * claude: ``ClaudeSDKClient`` (one Claude Code process: ``query`` then ``receive_response`` to the ``ResultMessage``).
@@ -31,14 +32,23 @@ from pathlib import Path
 from typing import Any
 
 TURN_TIMEOUT = 300.0
-ACP_AGENT = "opencode"  # RUNNER_TYPE=acp: the preset benchmarked (the one offered so far)
+
+
+def runner_of(kind: str) -> tuple[str, str]:
+    """A bench kind, a runner type or ``acp-<agent>`` (``acp``: opencode): its RUNNER_TYPE and ACP_AGENT."""
+    if kind == "acp":
+        return "acp", "opencode"
+    if kind.startswith("acp-"):
+        return "acp", kind.removeprefix("acp-")
+    return kind, ""
 
 
 class BareAcp:
     """A minimal ACP client on ``gemini --acp``: a session per thread, one ``session/prompt`` per turn."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, meta: dict[str, Any] | None = None) -> None:
         self.argv, self.env, self.cwd = argv, env, cwd
+        self.meta = {"_meta": meta} if meta else {}  # the agent's own session options, as the bridge sends them
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._first_text: float | None = None
@@ -53,7 +63,8 @@ class BareAcp:
             "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}})
 
     async def _new_session(self, thread: str) -> None:
-        self.sessions[thread] = (await self.request("session/new", {"cwd": str(self.cwd), "mcpServers": []}))[
+        self.sessions[thread] = (await self.request("session/new", {"cwd": str(self.cwd), "mcpServers": [],
+                                                                   **self.meta}))[
             "sessionId"]
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +225,7 @@ def persistent(cli: Any) -> Any:
             return BareAcp(command.argv, command.env, command.cwd)
         if cli.runner_type == "acp":  # the preset's agent as the bridge starts it (its HOME in the state dir)
             command = bridge._command()
-            return BareAcp(command.argv, command.env, command.cwd)
+            return BareAcp(command.argv, command.env, command.cwd, bridge.live.session_meta)
         if cli.runner_type == "claude":
             from ambient_runner.bridges.claude.config import claude_environment, find_cli  # noqa: PLC0415
 
@@ -228,25 +239,34 @@ def persistent(cli: Any) -> Any:
         bridge.model_proxy = proxy
 
 
-def runner_env(runner_type: str, root: str, model_url: str | None) -> dict[str, str]:
+def runner_env(kind: str, root: str, model_url: str | None) -> dict[str, str]:
     """A runner's environment in ``root`` (its workspace made there); its model is ``model_url`` reached as a model
     API (the bench's scripted server, the one the bare CLIs use: a scripted server in the runner's own process would
     parse every request, the whole history, there, which is the test model's cost, not the runner's), or the
     runner's own scripted model when None."""
     Path(root, "workspace").mkdir()
-    env = {"RUNNER_TYPE": runner_type, "RUNNER_SCRIPTED_MODEL": "true", "WORKSPACE_PATH": f"{root}/workspace",
-           "RUNNER_STATE_ROOT": f"{root}/state", "RUNNER_EVENTS_DIR": f"{root}/events"}
+    runner_type, agent = runner_of(kind)
+    env = {"RUNNER_TYPE": runner_type, "ACP_AGENT": agent, "RUNNER_SCRIPTED_MODEL": "true",
+           "WORKSPACE_PATH": f"{root}/workspace", "RUNNER_STATE_ROOT": f"{root}/state",
+           "RUNNER_EVENTS_DIR": f"{root}/events"}
     if model_url is not None:
-        env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(runner_type, model_url)}
-    return env
+        env |= {"RUNNER_SCRIPTED_MODEL": "false", **model_api_env(kind, model_url)}
+    return {k: v for k, v in env.items() if v}
 
 
-def model_api_env(runner_type: str, url: str) -> dict[str, str]:
+def model_api_env(kind: str, url: str) -> dict[str, str]:
     """The environment that gives the runner ``url`` as its model API, with a key (the scripted server takes any)."""
+    runner_type, agent = runner_of(kind)
     if runner_type == "gemini-cli":
         return {"GEMINI_API_KEY": "bench-key-not-a-secret", "GOOGLE_GEMINI_BASE_URL": url}
     if runner_type == "codex-sdk":
         return {"OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
-    if runner_type == "acp":  # ACP_AGENT=opencode: the OpenAI Chat Completions API
-        return {"ACP_AGENT": ACP_AGENT, "OPENAI_API_KEY": "sk-bench-not-a-secret", "OPENAI_BASE_URL": f"{url}/v1"}
+    if runner_type == "acp":  # the preset's model API
+        from ambient_runner.bridges.acp.presets import preset_of  # noqa: PLC0415
+
+        preset = preset_of(agent)
+        assert preset is not None, f"no ACP preset {agent!r}"
+        api = preset.model_api
+        return {"ACP_AGENT": agent, api.key_variables[0]: "sk-bench-not-a-secret",
+                api.base_url_variable: f"{url}{api.path_suffix}"}
     return {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": url}

@@ -12,9 +12,10 @@ process starts the same scripted server), on the same prompt, spawn -> first tex
               --permission-mode bypassPermissions``, later turn ``--resume <session_id>``;
   codex-sdk:  ``codex exec --json --skip-git-repo-check PROMPT``, later turn ``codex exec ... resume <thread_id>``
               (the bridge drives ``codex app-server`` through the SDK; ``exec`` is the bare headless path);
-  acp:        none: an ACP agent (``ACP_AGENT=opencode``) is measured against the persistent side only (no "bare").
+  acp-<agent>: none: an ACP agent (``RUNNER_TYPE=acp``, ``ACP_AGENT=<agent>``, each preset with an image;
+              ``acp``: opencode) is measured against the persistent side only (no "bare").
 Persistent (``persistent``): the bare CLI kept across turns as the runner keeps it, driven directly (``bench/bare.py``:
-a minimal ACP client on ``gemini --acp`` and on ``opencode acp``, the Codex app-server through its SDK,
+a minimal ACP client on ``gemini --acp`` and on each ACP preset's agent, the Codex app-server through its SDK,
 ``ClaudeSDKClient``), prompt sent ->
 first text and -> end of the turn; ``overhead_ms`` is runner minus persistent (p50 and p95 of each, and of the
 per-repetition differences): the runner's own cost per turn (HTTP, guard, event log, snapshot, model proxy, tracing).
@@ -36,7 +37,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bare import ACP_AGENT, persistent, runner_env
+from bare import persistent, runner_env, runner_of
 from common import (
     PYTHON,
     REPO,
@@ -53,11 +54,12 @@ from common import (
 )
 
 from ambient_runner.process.proc_stat import descendants
-from ambient_runner.settings import RunnerSettings
+from ambient_runner.settings import ACP_IMAGE_AGENTS, RunnerSettings
 
 PROMPT_1 = "NOTOOL say hello"
 PROMPT_2 = "NOTOOL and once more"
-RUNNER_TYPES = ("gemini-cli", "codex-sdk", "claude", "acp")  # acp: ACP_AGENT=opencode
+# the runners, and the ACP runner once per preset (acp-<agent>; "acp" alone: opencode)
+RUNNER_TYPES = ("gemini-cli", "codex-sdk", "claude", *(f"acp-{agent}" for agent in ACP_IMAGE_AGENTS))
 HEADLESS = ("gemini-cli", "codex-sdk", "claude")  # the runners whose CLI has a headless mode to time by hand
 
 
@@ -111,11 +113,11 @@ class BareCli:
     their own, on a thread, for as long as this object: started in a loop that then ends, the proxy would stop
     answering and the bare CLI would wait for it forever."""
 
-    def __init__(self, runner_type: str, root: Path) -> None:
-        self.runner_type = runner_type
-        self.settings = RunnerSettings(runner_type=runner_type, workspace_path=root / "workspace",
+    def __init__(self, kind: str, root: Path) -> None:
+        self.runner_type, agent = runner_of(kind)
+        self.settings = RunnerSettings(runner_type=self.runner_type, workspace_path=root / "workspace",
                                        runner_state_root=root / "state", runner_scripted_model=True,
-                                       acp_agent=ACP_AGENT)
+                                       acp_agent=agent or "opencode")
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
         from ambient_runner.bridges.registry import create_bridge  # noqa: PLC0415
 
@@ -126,7 +128,7 @@ class BareCli:
             self.bridge: Any = create_bridge(self.settings)
         finally:
             os.environ.pop("GEMINI_TRANSPORT") if previous is None else os.environ.update(GEMINI_TRANSPORT=previous)
-        if runner_type == "acp":  # no live agent of the bridge's own: the persistent side starts one (bare.py)
+        if self.runner_type == "acp":  # no live agent of the bridge's own: the persistent side starts one (bare.py)
             async def no_agent() -> None:
                 return None
 
@@ -182,7 +184,7 @@ class BareCli:
         return bare_turn(argv, env, cwd, None, lambda r: b'"agent_message"' in r, "thread_id")
 
 
-def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = True) -> dict[str, Any]:
+def side_by_side(kind: str, runs: int, later: int = 1, model_api: bool = True) -> dict[str, Any]:
     """Runner, bare headless CLI and bare persistent CLI turns interleaved, so all see the same machine: on a shared
     VM the noise drifts over a minute by more than the gap being measured. Each repetition: the headless CLI's two
     turns (a new process each, the heavy part), then a new thread with one first turn and ``later`` later turns on
@@ -194,8 +196,8 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
     runner's)."""
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
-        cli = BareCli(runner_type, Path(bare_root))
-        env = runner_env(runner_type, root, cli.bridge.scripted_url if model_api else None)
+        cli = BareCli(kind, Path(bare_root))
+        env = runner_env(kind, root, cli.bridge.scripted_url if model_api else None)
         kept = None
         try:
             with RunnerProcess([PYTHON, str(REPO / "main.py")], env=env) as runner, \
@@ -203,7 +205,7 @@ def side_by_side(runner_type: str, runs: int, later: int = 1, model_api: bool = 
                 wait_status(f"{runner.url}/ready")
                 kept = cli.persistent()
                 runner_turn(runner.url, "warm-up", PROMPT_1, client)
-                headless = runner_type in HEADLESS
+                headless = kind in HEADLESS
                 if headless:
                     cli.turn(PROMPT_1, None)
                 cli._call(kept.turn(PROMPT_1, new=True))
@@ -326,7 +328,7 @@ if __name__ == "__main__":
 
     values = {args[args.index(name) + 1] for name in ("--runs", "--later") if name in args}
     kinds = tuple(a for a in args if not a.startswith("--") and a not in values) or RUNNER_TYPES
-    unknown = set(kinds) - set(RUNNER_TYPES)
+    unknown = set(kinds) - {*RUNNER_TYPES, "acp"}
     if unknown:
         raise SystemExit(f"turns: unknown runner {sorted(unknown)}: one of {', '.join(RUNNER_TYPES)}")
     out = measure(**SMOKE, runner_types=kinds) if smoke() else measure(option("--runs", 5), kinds,

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from ambient_runner.settings import ACP_IMAGE_AGENTS
+
 pytestmark = [pytest.mark.slow, pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,7 +35,7 @@ FIGURES: dict[str, set[str]] = {
     "startup.py": set(RUNNERS),
     "memory.py": set(RUNNERS),
     "tracing.py": {"throughput", "first_text_s", "spans_exported"},
-    "turns.py": {*RUNNERS, "acp"},  # acp: RUNNER_TYPE=acp with ACP_AGENT=opencode
+    "turns.py": {*RUNNERS, *(f"acp-{agent}" for agent in ACP_IMAGE_AGENTS)},  # the ACP runner per preset
     "long_thread.py": set(RUNNERS),
 }
 # The reference runner's folder (bench/adapter_ratios.py), when this machine has it: its part then runs too.
@@ -83,10 +85,12 @@ def test_a_benchmark_prints_its_figures(script: str) -> None:
             for side in ("runner", "bare", "persistent"):
                 assert set(figures[runner][side]) == {"first_text_s", "first_done_s", "later_text_s", "later_done_s"}
                 assert all(0 < t < 120 for t in figures[runner][side].values()), figures[runner]
-        # the ACP runner (opencode) beside the bare agent driven over ACP; an ACP agent has no headless mode
-        assert "bare" not in figures["acp"] and set(figures["acp"]["overhead_ms"]) == set(figures[RUNNERS[0]][
-            "overhead_ms"])
-        for runner in (*RUNNERS, "acp"):
+        # the ACP runner, each preset, beside its bare agent driven over ACP; an ACP agent has no headless mode
+        acp = [f"acp-{agent}" for agent in ACP_IMAGE_AGENTS]
+        for preset in acp:
+            assert "bare" not in figures[preset] and set(figures[preset]["overhead_ms"]) == set(figures[RUNNERS[0]][
+                "overhead_ms"])
+        for runner in (*RUNNERS, *acp):
             for side in ("runner", "persistent"):
                 assert set(figures[runner][side]) == {"first_text_s", "first_done_s", "later_text_s", "later_done_s"}
                 assert all(0 < t < 120 for t in figures[runner][side].values()), figures[runner]
