@@ -16,7 +16,8 @@ ARG BASE_IMAGE=docker.io/library/debian:trixie-slim
 # claude (alias claude-agent-sdk), gemini-cli, codex-sdk, acp, or all (the all-in-one image); anything else stops the
 # build.
 ARG RUNNER_TYPE=all
-# RUNNER_TYPE=acp only: the agent the image holds (a folder of deploy/image/acp/: opencode, claude-agent-acp).
+# RUNNER_TYPE=acp only: the agent the image holds (a folder of deploy/image/acp/: opencode, claude-agent-acp,
+# qwen-code).
 ARG ACP_AGENT=opencode
 
 # Stage 1: the Gemini CLI, exactly as package-lock.json pins it, and the Node.js that runs it, as
@@ -25,7 +26,7 @@ ARG ACP_AGENT=opencode
 # ~400 node-* packages it needs) stays in this stage; the runner image gets node_modules and the node binary only.
 # An image without Gemini gets an empty node_modules and no node (and this stage installs nothing), but an ACP
 # agent's image: its node_modules is the agent's alone (deploy/image/acp/<agent>/install.sh; opencode is a native
-# binary, so no node either; claude-agent-acp's install.sh puts the pinned node into node/bin).
+# binary, so no node either; claude-agent-acp's and qwen-code's install.sh put the pinned node into node/bin).
 FROM ${BASE_IMAGE} AS gemini-cli
 ARG RUNNER_TYPE
 ARG ACP_AGENT

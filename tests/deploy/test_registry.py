@@ -152,7 +152,7 @@ class RegistryEntry(Strict):
         return [m.value for m in self.models]
 
 
-ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp-opencode", "acp-claude-agent-acp"]
+ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp-opencode", "acp-claude-agent-acp", "acp-qwen-code"]
 
 
 def test_the_entries_in_the_operators_schema(registry):
@@ -175,14 +175,15 @@ def test_runner_type_is_a_bridge_the_runner_knows(entry):
     assert (entry.container.env.ACP_AGENT is not None) == (runner_type == "acp")
     if runner_type == "acp":
         assert entry.internalEnvVars.ACP_AGENT == entry.container.env.ACP_AGENT
-        assert entry.container.env.ACP_AGENT in ACP_IMAGE_AGENTS
+        assert entry.container.env.ACP_AGENT in acp_presets.WITH_IMAGE
         agent = preset(entry.container.env.ACP_AGENT)
         assert entry.id == f"acp-{agent.name}" and entry.provider == agent.model_api.provider
 
 
 def test_every_acp_preset_with_an_image_has_an_entry(registry):
     agents = [e["container"]["env"].get("ACP_AGENT") for e in registry if e["container"]["env"]["RUNNER_TYPE"] == "acp"]
-    assert sorted(agents) == sorted(ACP_IMAGE_AGENTS)
+    assert sorted(agents) == sorted(acp_presets.WITH_IMAGE)
+    assert set(ACP_IMAGE_AGENTS) <= set(acp_presets.WITH_IMAGE)  # the settings' message names images that exist
 
 
 def test_each_entry_runs_its_runners_own_image(entry):
@@ -226,7 +227,7 @@ def test_defaults_match_the_bridges_own_fallbacks(registry):
     assert entries["gemini-cli"]["defaultModel"] == gemini_config.DEFAULT_MODEL
     assert [m["value"] for m in entries["gemini-cli"]["models"]] == list(gemini_config.DEFAULT_MODELS)
     assert entries["codex-sdk"]["defaultModel"] == codex_config.DEFAULT_MODEL
-    for agent in ACP_IMAGE_AGENTS:
+    for agent in acp_presets.WITH_IMAGE:
         assert entries[f"acp-{agent}"]["defaultModel"] == preset(agent).default_model
 
 
@@ -242,6 +243,8 @@ def _cli_files(entry: RegistryEntry) -> list[Path]:
         return [Path(bundled_codex_path())]
     if entry.container.env.ACP_AGENT == "claude-agent-acp":  # the Claude Code binary its Claude Agent SDK starts
         return sorted((ROOT / "node_modules" / "@anthropic-ai").glob("claude-agent-sdk-linux-*/claude"))
+    if entry.container.env.ACP_AGENT == "qwen-code":  # it runs the models the runner declares to it: the Gemini API's
+        return sorted((ROOT / "node_modules" / "@google" / "gemini-cli" / "bundle").glob("*.js"))
     if runner_type == "acp":  # the agent's own binary (opencode: a models.dev catalog inside)
         argv = preset(entry.container.env.ACP_AGENT).argv()
         return [Path(argv[0]).resolve()] if argv else []

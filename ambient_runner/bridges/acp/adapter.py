@@ -10,7 +10,12 @@ else the first title it had, its arguments ``rawInput`` without ``cwd`` (the sha
 none); an ended call that shows no text has its ``rawOutput`` as its result.
 Their thought chunks are deltas of one thought (Gemini's are whole summaries): one reasoning block until something
 else comes. Usage: the prompt result's ``usage`` (ACP's per-turn usage: ``inputTokens``, ``outputTokens``), when
-the agent reports it (opencode does), for the session's model.
+the agent reports it (opencode does), for the session's model; else the sum of the per-response usage some agents
+put in an empty ``agent_message_chunk``'s ``_meta.usage`` (Qwen Code).
+Qwen Code names the tool in ``_meta.toolName`` (``run_shell_command``; its title is the command), and on the Gemini
+API a call under ``default`` shows first in its permission request (no ``tool_call`` before it). codex-acp names a
+command ``exec_command`` in ``name``, streams its output only in ``_meta.terminal_output_delta`` (kept as the call's
+result), and an ``apply_patch`` call carries a diff and no ``rawInput`` (it starts on its diff).
 """
 
 from __future__ import annotations
@@ -54,11 +59,34 @@ def raw_input(call: ToolCall) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k != "cwd"} if isinstance(raw, dict) else {}
 
 
+def own_name(call: ToolCall) -> str | None:
+    """The tool's own name when the agent sends one (claude-agent-acp, codex-acp: ``name``; Qwen Code:
+    ``_meta.toolName``); their titles say what the call does."""
+    for name in ((call.model_extra or {}).get("name"), (call.meta or {}).get("toolName")):
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
 def tool_name(call: ToolCall) -> str | None:
-    """The tool's own name when the agent sends one (claude-agent-acp: ``name``, its title is what the call does),
-    else the first title (opencode's title is the tool's name)."""
-    name = (call.model_extra or {}).get("name")
-    return name if isinstance(name, str) and name else call.title
+    """The tool's own name, else the title (opencode's first title is the tool's name)."""
+    return own_name(call) or call.title
+
+
+def response_usage(update: MessageChunk) -> tuple[int, int] | None:
+    """(input, output) tokens of one model response, as Qwen Code reports them (``_meta.usage``)."""
+    usage = (update.meta or {}).get("usage")
+    if not isinstance(usage, dict):
+        return None
+    given, taken = usage.get("inputTokens"), usage.get("outputTokens")
+    return (given, taken) if isinstance(given, int) and isinstance(taken, int) else None
+
+
+def terminal_output(update: ToolCallUpdate) -> str:
+    """A command's output as codex-acp streams it (``_meta.terminal_output_delta.data``)."""
+    delta = (update.meta or {}).get("terminal_output_delta")
+    data = delta.get("data") if isinstance(delta, dict) else None
+    return data if isinstance(data, str) else ""
 
 
 def with_raw_output(update: ToolCallUpdate) -> ToolCallUpdate:
@@ -78,7 +106,10 @@ class AgentAcpAdapter(GeminiAcpAdapter):
         self.provider = provider  # the usage's: the agent's model API's
         self._names: dict[str, str] = {}  # tool call id -> its first title (the tool's name)
         self._reasoning: str | None = None  # the open reasoning block
+        self._responses: list[tuple[int, int]] = []  # the usage of each model response (Qwen Code's)
+        self._output: dict[str, list[str]] = {}  # tool call id -> its terminal output (codex-acp's)
         self.handlers["agent_thought_chunk"] = self._on_thought_delta
+        self.handlers["agent_message_chunk"] = self._on_message_chunk
 
     def feed(self, native: SessionUpdate, dropped_bytes: int = 0) -> list[BaseEvent]:
         events: list[BaseEvent] = []
@@ -97,26 +128,52 @@ class AgentAcpAdapter(GeminiAcpAdapter):
             self._reasoning = self.blocks.next_message_id(self.run_id, "reasoning")
         return events + self.blocks.reasoning(self._reasoning, update.text)
 
+    def _on_message_chunk(self, update: MessageChunk) -> list[BaseEvent]:
+        usage = response_usage(update)
+        if usage is not None:
+            self._responses.append(usage)
+        return self._on_message(update)
+
     def _on_tool(self, update: ToolCallUpdate) -> list[BaseEvent]:
-        return super()._on_tool(with_raw_output(update))
+        output = terminal_output(update)
+        if output:
+            self._output.setdefault(update.tool_call_id, []).append(output)
+        return super()._on_tool(with_raw_output(self._with_output(update)))
+
+    def _with_output(self, update: ToolCallUpdate) -> ToolCallUpdate:
+        """An ended command that shows no text: its terminal output as its result."""
+        output = "".join(self._output.pop(update.tool_call_id, [])) if update.status in ENDED else ""
+        if not output.strip() or any(b.type == "content" for b in update.content or ()):
+            return update
+        block = ToolCallContent(type="content", content=ContentBlock(type="text", text=output))
+        return update.model_copy(update={"content": [*(update.content or ()), block]})
 
     def _start(self, call: ToolCall) -> list[BaseEvent]:
         tool_call_id = call.tool_call_id
         if not tool_call_id or self.blocks.has_started(tool_call_id):
             return []
-        name = self._names.setdefault(tool_call_id, tool_name(call) or "tool")
+        # the best name known so far (Qwen Code's first update on Chat Completions is titled "Shell", unnamed)
+        name = self._names[tool_call_id] = own_name(call) or self._names.get(tool_call_id) or call.title or "tool"
         arguments = raw_input(call)
-        if not arguments and call.status not in ENDED:
+        diff = any(block.type == "diff" for block in call.content or ())
+        if not arguments and not diff and call.status not in ENDED:
             return []  # its input comes with the next update
         return self.blocks.close_segment() + self.blocks.tool_call(
             tool_call_id, name, json.dumps(arguments or tool_arguments(call)),
             parent_message_id=self.blocks.last_segment_id)
 
     def end(self, result: PromptResult) -> list[BaseEvent]:
-        usage = turn_usage(result, self.model, self.provider)
+        usage = turn_usage(result, self.model, self.provider) or self._summed_usage()
         if not usage or result.stop_reason != "end_turn":
             return super().end(result)
         return self.blocks.finish(RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, usage=usage))
+
+    def _summed_usage(self) -> list[TokenUsage]:
+        if not self._responses:
+            return []
+        given, taken = sum(r[0] for r in self._responses), sum(r[1] for r in self._responses)
+        return [TokenUsage(provider=self.provider, model=self.model or "unknown", input_tokens=given,
+                           output_tokens=taken, total_tokens=given + taken)]
 
     def tool_call_name(self, tool_call_id: str) -> str:
         return self._names.get(tool_call_id) or super().tool_call_name(tool_call_id)
@@ -126,6 +183,6 @@ class AgentAcpAdapter(GeminiAcpAdapter):
         events = self._start(tool_call)
         if not events and not self.blocks.has_started(tool_call.tool_call_id):
             events = self.blocks.close_segment() + self.blocks.tool_call(
-                tool_call.tool_call_id, self._names.get(tool_call.tool_call_id, tool_name(tool_call) or "tool"),
+                tool_call.tool_call_id, self._names.get(tool_call.tool_call_id) or tool_name(tool_call) or "tool",
                 json.dumps(tool_arguments(tool_call)), parent_message_id=self.blocks.last_segment_id)
         return events

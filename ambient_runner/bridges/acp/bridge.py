@@ -80,7 +80,9 @@ class AcpBridge(CliBridge[AcpAuth]):
         preset = self.preset or OPENCODE
         self.api = MODEL_APIS[settings.acp_agent_model_api or preset.model_api.name]
         self.scripted_model = self.api.scripted  # the offline stand-in of the agent's model API
-        self.options = RunnerOptions(runner=f"the ACP runner ({preset.display})", default_model=preset.default_model,
+        # the preset's model on its own API, else the API's usual one
+        self.first_model = preset.default_model if self.api is preset.model_api else self.api.default_model
+        self.options = RunnerOptions(runner=f"the ACP runner ({preset.display})", default_model=self.first_model,
                                      approvals=True, mode_note="plan is not used by this runner's agents")
         self.home = settings.state_dir / "home"
         self.live = LiveAgent(self._command, AgentName(name=f"The {preset.display} agent",
@@ -115,13 +117,18 @@ class AcpBridge(CliBridge[AcpAuth]):
 
     # ----- the agent's process ---------------------------------------------------------------------------
     def _argv(self) -> list[str] | None:
-        return self.preset.argv(self.settings.acp_agent_command) if self.preset is not None else None
+        if self.preset is None or not self.preset.speaks(self.api):
+            return None
+        return self.preset.argv(self.settings.acp_agent_command)
 
     def _missing_agent(self) -> str:
         if self.preset is None:
             named = ", ".join(name for name in PRESETS if name != "custom")
             return (f"ACP_AGENT={self.settings.acp_agent!r} is not a preset: use {named}, or custom with "
                     "ACP_AGENT_COMMAND.")
+        if not self.preset.speaks(self.api):
+            return (f"The {self.preset.display} agent does not speak the {self.api.name} API (ACP_AGENT_MODEL_API): "
+                    f"use {' or '.join(self.preset.model_apis)}.")
         if self.preset.name == "custom":
             return "ACP_AGENT=custom needs ACP_AGENT_COMMAND (the agent's ACP command line)."
         return (f"The {self.preset.display} agent was not found ('{self.preset.executable}'): install "
@@ -163,7 +170,8 @@ class AcpBridge(CliBridge[AcpAuth]):
         missing: list[str] = []
         details: list[str] = []
         if self._argv() is None:
-            missing.append("ACP_AGENT_COMMAND")
+            missing.append("ACP_AGENT_COMMAND" if self.preset is None or self.preset.speaks(self.api)
+                           else "ACP_AGENT_MODEL_API")
             details.append(self._missing_agent())
         return self.readiness_of(missing, details, self.live.start_problem)
 
@@ -193,7 +201,7 @@ class AcpBridge(CliBridge[AcpAuth]):
         return ["home/.cache", "home/tmp", *(self.preset.state_excludes if self.preset else ()), "*.sock"]
 
     def _model(self, requested: str | None) -> str:
-        return requested or self.default_model or (self.preset or OPENCODE).default_model
+        return requested or self.default_model or self.first_model
 
     def _adapter(self, turn: Turn, model: str) -> GeminiAcpAdapter:
         return AgentAcpAdapter(turn.thread_id, turn.run_id, model=model, provider=self.api.provider)

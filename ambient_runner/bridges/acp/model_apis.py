@@ -36,6 +36,7 @@ class ModelApiKind:
     scripted: type[ScriptedModelServer]
     path_suffix: str  # appended to a server's root URL to make this API's base URL ("/v1" for OpenAI's)
     provider: str  # the usage's provider
+    default_model: str  # the model an agent starts on when it speaks this API not by default and none is configured
     gateway_only: tuple[str, ...] = ()  # key variables that count only with the base-URL variable (a gateway's)
 
     @property
@@ -51,11 +52,13 @@ class ModelApiKind:
 
 # ANTHROPIC_AUTH_TOKEN is a gateway's token: with ANTHROPIC_BASE_URL only, as for the claude runner
 ANTHROPIC_API = ModelApiKind("anthropic", ANTHROPIC, "ANTHROPIC_BASE_URL", AnthropicScriptedServer, "", "anthropic",
-                             gateway_only=("ANTHROPIC_AUTH_TOKEN",))
+                             "claude-sonnet-5-5", gateway_only=("ANTHROPIC_AUTH_TOKEN",))
 OPENAI_RESPONSES_API = ModelApiKind("openai-responses", OPENAI_RESPONSES, "OPENAI_BASE_URL", OpenAIResponsesServer,
-                                    "/v1", "openai")
-OPENAI_CHAT_API = ModelApiKind("openai-chat", OPENAI_CHAT, "OPENAI_BASE_URL", OpenAIChatServer, "/v1", "openai")
-GEMINI_API = ModelApiKind("gemini", GEMINI, "GOOGLE_GEMINI_BASE_URL", ScriptedGeminiServer, "", "google")
+                                    "/v1", "openai", "gpt-5.5")
+OPENAI_CHAT_API = ModelApiKind("openai-chat", OPENAI_CHAT, "OPENAI_BASE_URL", OpenAIChatServer, "/v1", "openai",
+                               "gpt-4.1")
+GEMINI_API = ModelApiKind("gemini", GEMINI, "GOOGLE_GEMINI_BASE_URL", ScriptedGeminiServer, "", "google",
+                           "gemini-2.5-flash")
 MODEL_APIS = {api.name: api for api in (ANTHROPIC_API, OPENAI_RESPONSES_API, OPENAI_CHAT_API, GEMINI_API)}
 
 

@@ -45,6 +45,10 @@ class AcpPreset:
     mode: SessionMode = no_mode  # (approval policy, plan) -> its session mode (None: it always asks)
     session_meta: Mapping[str, Any] = field(default_factory=dict)  # ``_meta`` of session/new and session/load
     state_excludes: tuple[str, ...] = ()  # its logs and caches under HOME (relative to the state dir)
+    model_apis: tuple[str, ...] = ()  # the model APIs it can speak (``ACP_AGENT_MODEL_API``; empty: any)
+
+    def speaks(self, api: ModelApiKind) -> bool:
+        return not self.model_apis or api.name in self.model_apis
 
     def argv(self, command: str = "") -> list[str] | None:
         """The command line (``ACP_AGENT_COMMAND`` wins), None when the executable is not found."""
