@@ -43,6 +43,29 @@ class SettingsError(SystemExit):
     """Raised at start for a bad setting; its message is the one line the operator sees."""
 
 
+class TracingSettings(BaseSettings):
+    """Where traces go (``tracing.destinations``): the standard ``OTEL_EXPORTER_OTLP_*`` variables, the platform's
+    Langfuse and MLflow variables. Switches stay text: the destinations read them as their tools do."""
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
+
+    otel_exporter_otlp_traces_endpoint: str = ""
+    otel_exporter_otlp_endpoint: str = ""
+    otel_traces_exporter: str = "otlp"
+    otel_exporter_otlp_headers: SecretStr = SecretStr("")
+    otel_exporter_otlp_traces_headers: SecretStr = SecretStr("")
+    langfuse_enabled: str = ""
+    langfuse_host: str = ""
+    langfuse_public_key: str = ""
+    langfuse_secret_key: SecretStr = SecretStr("")
+    mlflow_tracing_enabled: str = ""
+    mlflow_tracking_uri: str = ""
+    mlflow_experiment_name: str = ""
+    mlflow_tracking_token: SecretStr = SecretStr("")
+    mlflow_tracking_username: str = ""
+    mlflow_tracking_password: SecretStr = SecretStr("")
+
+
 class RunnerSettings(BaseSettings):
     """Every setting, from the environment (any case: ``RUNNER_TYPE`` for ``runner_type``); a value passed in wins.
     No ``.env`` file is read: the pod's environment is the configuration."""
@@ -140,6 +163,7 @@ class RunnerSettings(BaseSettings):
     runner_trace_content: bool = Field(False, description="put prompts, outputs and tool arguments into trace "
                                                           "spans (redacted)")
     otel_service_name: str = Field("", description="the traces' service.name (default ambient-runner)")
+    tracing: TracingSettings = Field(default_factory=TracingSettings, description="where traces go")
     runner_first_turn_backoff: float = Field(
         2.0, gt=0, description="s before the first retry of the first-turn POST (doubling, at most 30 s)")
 

@@ -57,7 +57,8 @@ class SyncOutcome:
 
 
 def default_pod_id() -> str:
-    return f"{os.environ.get('HOSTNAME') or socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+    """This process, named as the pod's host (in a pod: its name), its pid and a nonce."""
+    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
 
 
 class StateSync:

@@ -1,6 +1,6 @@
-"""Where traces go, from the environment: the standard ``OTEL_EXPORTER_OTLP_*`` variables, the platform's Langfuse
-variables and its MLflow variables, each as an OTLP/HTTP traces endpoint with its headers. Nothing configured: no
-destination, and the runner creates no tracer at all.
+"""Where traces go, from the settings (``TracingSettings``): the standard ``OTEL_EXPORTER_OTLP_*`` variables, the
+platform's Langfuse variables and its MLflow variables, each as an OTLP/HTTP traces endpoint with its headers.
+Nothing configured: no destination, and the runner creates no tracer at all.
 
 MLflow's OTLP endpoint wants the experiment's id (``x-mlflow-experiment-id``): ``MLFLOW_EXPERIMENT_NAME`` is resolved
 through its REST API, the experiment created if it does not exist (``resolve_mlflow``).
@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 import httpx
+
+from ambient_runner.settings import TracingSettings
 
 log = logging.getLogger(__name__)
 MLFLOW_DEFAULT_EXPERIMENT = "ambient-code-sessions"  # the platform's default
@@ -53,19 +53,18 @@ def _otlp_headers(text: str) -> dict[str, str]:
     return headers
 
 
-def destinations(env: Mapping[str, str] | None = None) -> list[Destination]:
+def destinations(config: TracingSettings) -> list[Destination]:
     """Every configured destination (MLflow's still without its experiment id: see ``resolve_mlflow``)."""
-    env = os.environ if env is None else env
     found: list[Destination] = []
-    traces = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
-    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
-    if (traces or base) and env.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() != "none":
-        headers = _otlp_headers(env.get("OTEL_EXPORTER_OTLP_HEADERS", ""))
-        headers |= _otlp_headers(env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS", ""))
+    traces = config.otel_exporter_otlp_traces_endpoint.strip()
+    base = config.otel_exporter_otlp_endpoint.strip()
+    if (traces or base) and config.otel_traces_exporter.strip().lower() != "none":
+        headers = _otlp_headers(config.otel_exporter_otlp_headers.get_secret_value())
+        headers |= _otlp_headers(config.otel_exporter_otlp_traces_headers.get_secret_value())
         found.append(Destination("otlp", traces or f"{base.rstrip('/')}/v1/traces", headers))
-    if _on(env.get("LANGFUSE_ENABLED"), lenient=True):
-        host = env.get("LANGFUSE_HOST", "").strip().rstrip("/")
-        public, secret = env.get("LANGFUSE_PUBLIC_KEY", "").strip(), env.get("LANGFUSE_SECRET_KEY", "").strip()
+    if _on(config.langfuse_enabled, lenient=True):
+        host = config.langfuse_host.strip().rstrip("/")
+        public, secret = config.langfuse_public_key.strip(), config.langfuse_secret_key.get_secret_value().strip()
         if host and public and secret:
             basic = base64.b64encode(f"{public}:{secret}".encode()).decode()
             found.append(Destination("langfuse", f"{host}/api/public/otel/v1/traces", {
@@ -73,11 +72,11 @@ def destinations(env: Mapping[str, str] | None = None) -> list[Destination]:
         else:
             log.warning("LANGFUSE_ENABLED is set but LANGFUSE_HOST, LANGFUSE_PUBLIC_KEY or LANGFUSE_SECRET_KEY is "
                         "missing: no traces to Langfuse")
-    if _on(env.get("MLFLOW_TRACING_ENABLED")):
-        uri = env.get("MLFLOW_TRACKING_URI", "").strip().rstrip("/")
+    if _on(config.mlflow_tracing_enabled):
+        uri = config.mlflow_tracking_uri.strip().rstrip("/")
         if uri.startswith(("http://", "https://")):
-            name = env.get("MLFLOW_EXPERIMENT_NAME", "").strip() or MLFLOW_DEFAULT_EXPERIMENT
-            found.append(Destination("mlflow", f"{uri}/v1/traces", _mlflow_auth(env), tracking_uri=uri,
+            name = config.mlflow_experiment_name.strip() or MLFLOW_DEFAULT_EXPERIMENT
+            found.append(Destination("mlflow", f"{uri}/v1/traces", _mlflow_auth(config), tracking_uri=uri,
                                      experiment_name=name))
         else:
             log.warning("MLFLOW_TRACING_ENABLED is set but MLFLOW_TRACKING_URI is not an http(s) url: no traces to "
@@ -85,12 +84,12 @@ def destinations(env: Mapping[str, str] | None = None) -> list[Destination]:
     return found
 
 
-def _mlflow_auth(env: Mapping[str, str]) -> dict[str, str]:
+def _mlflow_auth(config: TracingSettings) -> dict[str, str]:
     """MLflow's own credential variables, as the header its server wants."""
-    token = env.get("MLFLOW_TRACKING_TOKEN", "").strip()
+    token = config.mlflow_tracking_token.get_secret_value().strip()
     if token:
         return {"Authorization": f"Bearer {token}"}
-    user, password = env.get("MLFLOW_TRACKING_USERNAME", ""), env.get("MLFLOW_TRACKING_PASSWORD", "")
+    user, password = config.mlflow_tracking_username, config.mlflow_tracking_password.get_secret_value()
     if user and password:
         return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
     return {}

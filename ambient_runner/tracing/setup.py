@@ -1,4 +1,4 @@
-"""Turning tracing on once the runner has booted: the destinations from the environment (MLflow's experiment
+"""Turning tracing on once the runner has booted: the destinations from the settings (MLflow's experiment
 resolved), one ``RunTracer`` observing every run and the model proxy's requests. Nothing configured: ``None``, and no
 tracer, exporter or thread exists."""
 
@@ -23,7 +23,7 @@ SHUTDOWN_FLUSH = 3.0  # s the last spans may take to export when the runner stop
 
 async def start_tracing(settings: RunnerSettings, runs: RunManager) -> RunTracer | None:
     found = []
-    for configured in destinations():
+    for configured in destinations(settings.tracing):
         destination = await resolve_mlflow(configured) if configured.name == "mlflow" else configured
         if destination is not None:
             found.append(destination)
