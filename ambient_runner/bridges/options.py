@@ -96,6 +96,9 @@ APPROVAL_POLICIES = ("auto", "ask")
 EFFORT_KEYS = ("reasoningEffort", "reasoning_effort")
 
 
+APPROVAL_NOTE = "ask = shell commands, file changes and MCP tools wait for a person (an interrupt); auto = nothing asks"
+
+
 @dataclass(frozen=True)
 class RunnerOptions:
     """What one runner accepts. ``efforts=None``: its CLI has no reasoning-effort setting."""
@@ -108,6 +111,7 @@ class RunnerOptions:
     model_separators: str = MODEL_SEPARATORS  # what may join letters and digits in its provider's model ids
     mode_note: str = "plan = read-only planning mode"
     effort_note: str = "reasoning effort"
+    approval_note: str = APPROVAL_NOTE  # what ``ask`` makes wait (a CLI that asks for less says so)
 
     # ----- models ----------------------------------------------------------------------------------------
     def model_default(self, settings: RunnerSettings) -> str | None:
@@ -179,8 +183,7 @@ class RunnerOptions:
             OptionSpec(name="model", description="the model of this run" + (
                 "" if models else " (any model name the CLI accepts)"), values=models),
             OptionSpec(name="mode", description=self.mode_note, values=list(MODES)),
-            OptionSpec(name="approvalPolicy", description="ask = shell commands, file changes and MCP tools wait "
-                       "for a person (an interrupt); auto = nothing asks", values=list(
+            OptionSpec(name="approvalPolicy", description=self.approval_note, values=list(
                            APPROVAL_POLICIES if self.approvals else ("auto",))),
         ]
         if self.efforts is not None:

@@ -62,22 +62,34 @@ def scripted_as_it_was(request: pytest.FixtureRequest) -> Iterator[None]:
     server.shell_command, server.slow_delay = saved
 
 
-async def approved_from_the_card(runner: ScriptedRunner, thread: str, tool: str, who: str
-                                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``WRITE`` under ``ask``: the card asks about the command, Approve runs it once; (the interrupt, the events of
-    the run that asked)."""
-    out = runner.settings.workspace_path / "out.txt"
+@dataclass(frozen=True)
+class Asked:
+    """What a prompt under ``ask`` makes the agent ask about: the prompt, the file it makes and its text, the card's
+    words."""
+
+    prompt: str = WRITE
+    made: str = "out.txt"
+    text: str = "hello\n"
+    what: str = "run a command"  # "<agent> wants to <what>"
+    shown: str = "echo hello > out.txt"  # in the card's question
+
+
+async def approved_from_the_card(runner: ScriptedRunner, thread: str, tool: str | None, who: str,
+                                 asked_for: Asked = Asked()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``WRITE`` (or ``asked_for``) under ``ask``: the card asks about it, Approve runs it once; (the interrupt, the
+    events of the run that asked)."""
+    out = runner.settings.workspace_path / asked_for.made
     out.unlink(missing_ok=True)
     session = PageSession(runner.harness.post, thread)
-    asked = await session.say(WRITE, forwarded_props=ASK)
+    asked = await session.say(asked_for.prompt, forwarded_props=ASK)
     (interrupt,) = interrupts_of(asked)
-    assert interrupt["reason"] == "tool_approval" and interrupt["metadata"]["toolName"] == tool
-    assert interrupt["message"].startswith(f"{who} wants to run a command")
+    assert interrupt["reason"] == "tool_approval" and tool in (None, interrupt["metadata"]["toolName"])
+    assert interrupt["message"].startswith(f"{who} wants to {asked_for.what}")
     question = session.card_question()
-    assert "echo hello > out.txt" in question["question"]
+    assert asked_for.shown in question["question"]
     assert not out.exists()
     await session.answer_card({question["question"]: "Approve"})
-    assert out.read_text() == "hello\n"
+    assert out.read_text() == asked_for.text
     (shell,) = session.shell_cards()  # the command ran once, and its card has its result
     assert shell["id"] == interrupt["toolCallId"] and not shell["pending"]
     assert session.page.status() == "idle"
@@ -85,13 +97,14 @@ async def approved_from_the_card(runner: ScriptedRunner, thread: str, tool: str,
     return interrupt, asked
 
 
-async def denied_from_the_card(runner: ScriptedRunner, thread: str, why: str) -> list[dict[str, Any]]:
-    """``WRITE`` under ``ask`` refused from the card in the person's words, then a next message: the command never
-    ran; the events of the run that brought the refusal."""
-    out = runner.settings.workspace_path / "out.txt"
+async def denied_from_the_card(runner: ScriptedRunner, thread: str, why: str, asked_for: Asked = Asked()
+                               ) -> list[dict[str, Any]]:
+    """``WRITE`` (or ``asked_for``) under ``ask`` refused from the card in the person's words, then a next message:
+    it never ran; the events of the run that brought the refusal."""
+    out = runner.settings.workspace_path / asked_for.made
     out.unlink(missing_ok=True)
     session = PageSession(runner.harness.post, thread)
-    await session.say(WRITE, forwarded_props=ASK)
+    await session.say(asked_for.prompt, forwarded_props=ASK)
     question = session.card_question()
     denied = await session.answer_card({question["question"]: why})
     await session.say("NOTOOL ok then")
@@ -112,18 +125,19 @@ async def cancelled_then_next(runner: ScriptedRunner, thread: str, first: str, t
     return after
 
 
-async def key_stays_in_the_runner(runner: ScriptedRunner, key_variable: str, base_url_variable: str,
+async def key_stays_in_the_runner(runner: ScriptedRunner, key_variable: str, base_url_variable: str | None,
                                   upstream_key: Callable[[dict[str, str]], str | None]) -> None:
     """The agent's environment and its tree hold the proxy's placeholder, no file in the state dir holds the key,
     and the proxy put the real key on every model request (``upstream_key``: the key as a request's headers hold
-    it)."""
+    it; ``base_url_variable``: where the agent finds the proxy's URL, None when in its config)."""
     await runner.harness.run("t-key", "NOTOOL hello from the key thread")
     bridge = bridge_of(runner)
     assert bridge.model_proxy is not None and bridge.live.pgid is not None
     environment = bridge._environment()  # noqa: SLF001 - what the agent is started with
     assert runner.api_key not in environments(bridge.live.pgid) and runner.api_key not in repr(environment)
     assert environment[key_variable] == bridge.model_proxy.placeholder
-    assert environment[base_url_variable].startswith(bridge.model_proxy.base_url)
+    if base_url_variable is not None:  # else the agent's own config names the proxy
+        assert environment[base_url_variable].startswith(bridge.model_proxy.base_url)
     assert not [p for p in runner.settings.state_dir.rglob("*") if p.is_file() and runner.api_key in
                 p.read_text(errors="replace")]
     assert runner.server.requests and all(
@@ -151,7 +165,8 @@ async def tool_turn_then_next(runner: ScriptedRunner, thread: str, prompt: str, 
     arguments = json.loads(next(e for e in events if e["type"] == "TOOL_CALL_ARGS")["delta"])
     result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
     assert result["toolCallId"] == start["toolCallId"] and result["content"].strip()
-    assert events[-1]["type"] == "RUN_FINISHED" and not [e for e in events if "rawEvent" in e]
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    assert not [e for e in events if "rawEvent" in e], [e for e in events if "rawEvent" in e]
     assert texts(later) == PLAIN and later[-1]["type"] == "RUN_FINISHED"
     return ToolTurn(events, start, arguments, result, later)
 
@@ -217,3 +232,13 @@ async def reported_agent(runner: ScriptedRunner, preset: str, package: str) -> t
     pinned = json.loads((Path(__file__).parents[2] / "package.json").read_text())["devDependencies"][package]
     assert agent["preset"] == preset and agent["version"] == pinned
     return caps, agent
+
+
+# a preset's real-agent test module: the real CLI in the loopback-only namespace, one event loop for the module
+PRESET_MARKS = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network"),
+                pytest.mark.asyncio(loop_scope="module")]
+
+
+def preset_settings(agent: str, models: str) -> dict[str, Any]:
+    """The runner's settings for a preset's tests: never asking unless a run does, the deployment's models."""
+    return {"acp_agent": agent, "runner_approval_policy": "auto", "runner_models": models}

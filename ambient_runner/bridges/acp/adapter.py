@@ -21,6 +21,7 @@ result), and an ``apply_patch`` call carries a diff and no ``rawInput`` (it star
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from typing import Any
 
 from ag_ui.core import BaseEvent, RunFinishedEvent, TokenUsage
@@ -110,6 +111,17 @@ class AgentAcpAdapter(GeminiAcpAdapter):
         self._output: dict[str, list[str]] = {}  # tool call id -> its terminal output (codex-acp's)
         self.handlers["agent_thought_chunk"] = self._on_thought_delta
         self.handlers["agent_message_chunk"] = self._on_message_chunk
+
+    def parse(self, native: SessionUpdate) -> tuple[Hashable, SessionUpdate]:
+        """A call's ``name`` (codex-acp's, claude-agent-acp's: a field ACP does not have) is known here: read as
+        ``_meta.toolName``, it is not kept as an unknown field."""
+        kind, payload = super().parse(native)
+        extra = payload.model_extra or {}
+        if isinstance(payload, ToolCallUpdate) and isinstance(extra.get("name"), str):
+            named = payload.model_copy(update={"meta": {**(payload.meta or {}), "toolName": extra["name"]}})
+            named.__pydantic_extra__ = {k: v for k, v in extra.items() if k != "name"}
+            return kind, named
+        return kind, payload
 
     def feed(self, native: SessionUpdate, dropped_bytes: int = 0) -> list[BaseEvent]:
         events: list[BaseEvent] = []

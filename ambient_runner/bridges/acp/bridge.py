@@ -30,7 +30,7 @@ from ambient_runner.bridges.acp_client.mcp import acp_servers
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
-from ambient_runner.bridges.options import RunnerOptions
+from ambient_runner.bridges.options import APPROVAL_NOTE, RunnerOptions
 from ambient_runner.bridges.turn_loop import TurnHooks
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.model_proxy import Upstream
@@ -83,14 +83,17 @@ class AcpBridge(CliBridge[AcpAuth]):
         # the preset's model on its own API, else the API's usual one
         self.first_model = preset.default_model if self.api is preset.model_api else self.api.default_model
         self.options = RunnerOptions(runner=f"the ACP runner ({preset.display})", default_model=self.first_model,
-                                     approvals=True, mode_note="plan is not used by this runner's agents")
+                                     approvals=True, mode_note="plan is not used by this runner's agents",
+                                     approval_note=preset.approval_note or APPROVAL_NOTE)
         self.home = settings.state_dir / "home"
         self.live = LiveAgent(self._command, AgentName(name=f"The {preset.display} agent",
                                                        label=f"{preset.name} (ACP)"),
-                              mcp_servers=lambda: acp_servers(self.mcp), session_meta=preset.session_meta)
+                              mcp_servers=lambda: acp_servers(self.mcp), session_meta=preset.session_meta,
+                              title=preset.title)
         self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id,
-                               keeps_own_model=preset.own_model, mode=preset.mode)
+                               keeps_own_model=preset.own_model, mode=preset.mode,
+                               ends_commands=preset.ends_commands)
 
     # ----- auth and the model proxy ----------------------------------------------------------------------
     def resolve_auth(self) -> AcpAuth:

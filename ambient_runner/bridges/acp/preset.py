@@ -46,6 +46,9 @@ class AcpPreset:
     session_meta: Mapping[str, Any] = field(default_factory=dict)  # ``_meta`` of session/new and session/load
     state_excludes: tuple[str, ...] = ()  # its logs and caches under HOME (relative to the state dir)
     model_apis: tuple[str, ...] = ()  # the model APIs it can speak (``ACP_AGENT_MODEL_API``; empty: any)
+    title: str = ""  # given to each new session (``session/set_title``): it then asks no model for one
+    ends_commands: bool = True  # it ends its running commands on ``session/cancel`` (else the runner does)
+    approval_note: str = ""  # what ``ask`` makes wait, when less than every command and edit (``/capabilities``)
 
     def speaks(self, api: ModelApiKind) -> bool:
         return not self.model_apis or api.name in self.model_apis

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from ambient_runner.bridges.acp.claude_agent import CLAUDE_AGENT_ACP
+from ambient_runner.bridges.acp.codex_acp import CODEX_ACP
 from ambient_runner.bridges.acp.model_apis import OPENAI_CHAT_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
 from ambient_runner.bridges.acp.qwen_code import QWEN_CODE
@@ -60,7 +61,7 @@ def custom_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
 
 
 CUSTOM = AcpPreset("custom", "custom ACP", "", (), OPENAI_CHAT_API, "gpt-4.1", custom_environment, own_model=True)
-PRESETS = {preset.name: preset for preset in (OPENCODE, CLAUDE_AGENT_ACP, QWEN_CODE, CUSTOM)}
+PRESETS = {preset.name: preset for preset in (OPENCODE, CLAUDE_AGENT_ACP, CODEX_ACP, QWEN_CODE, CUSTOM)}
 # the presets with an image and a registry entry of their own (deploy/image/acp/<agent>/, acp-<agent>);
 # settings.ACP_IMAGE_AGENTS names them in its message (it lags while settings.py is someone else's to change)
 WITH_IMAGE = ("opencode", "claude-agent-acp", "qwen-code")

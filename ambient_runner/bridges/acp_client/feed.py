@@ -27,6 +27,8 @@ class PromptFeed:
         self._task: asyncio.Task[None] | None = None
         self.answers: set[asyncio.Task[None]] = set()  # replies to permission requests, waiting for a person
         self.texts: list[ContentBlock] = []  # the prompt's own text blocks
+        self.refused = False  # a person refused a call of it (the turn goes on: not a stop)
+        self.groups_before: set[int] = set()  # the agent's descendants' process groups when it was sent
         live.route(session_id, self.put)
 
     def put(self, item: Item) -> None:

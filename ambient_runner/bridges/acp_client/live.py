@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -80,6 +82,14 @@ class SetConfigOptionParams(AcpModel):
     value: str
 
 
+class SetTitleParams(AcpModel):
+    """``session/set_title`` (unstable in ACP v1, codex-acp has it): the session's title, given, not asked of a
+    model."""
+
+    session_id: str
+    title: str
+
+
 @dataclass
 class AcpSession:
     id: str
@@ -90,12 +100,13 @@ class AcpSession:
 
 class LiveAgent:
     def __init__(self, command: Callable[[], CliCommand], agent: AgentName = AGENT,
-                 mcp_servers: Callable[[], list[McpServer]] = list, session_meta: Mapping[str, Any] | None = None
-                 ) -> None:
+                 mcp_servers: Callable[[], list[McpServer]] = list, session_meta: Mapping[str, Any] | None = None,
+                 title: str = "") -> None:
         self._command = command
         self.agent = agent
         self.mcp_servers = mcp_servers  # given to session/new and session/load (Gemini: none, its settings have them)
         self.session_meta = dict(session_meta or {})  # their ``_meta`` (an agent's own options), none when empty
+        self.title = title  # each new session's (``session/set_title``; codex-acp asks a model for one without)
         self._connection: AcpConnection | None = None
         self._lock = asyncio.Lock()
         self.sessions: dict[str, AcpSession] = {}  # what the live process holds
@@ -195,6 +206,19 @@ class LiveAgent:
         except Exception as exc:  # noqa: BLE001 - the next run reports it with its own error
             log.error("%s could not be started again: %s", self.agent.label, exc)
 
+    def tool_groups(self) -> set[int]:
+        """The process groups of the agent's descendants now (its commands', when it starts them in their own)."""
+        if self.tools is None:
+            return set()
+        self.tools.scan()
+        return self.tools.live_groups()
+
+    def end_tool_groups(self, groups: set[int]) -> None:
+        """SIGTERM to ``groups`` (commands the agent left running after a cancel); their orphans reaped later."""
+        for pgid in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGTERM)
+
     def reap_tools(self) -> None:
         """A prompt ended: reap, in the background, its tools' processes that were re-parented to the runner (the
         CLI kills a cancelled command's group; its orphans are ours to collect). Groups that are gone are
@@ -233,6 +257,9 @@ class LiveAgent:
         reply = await connection.request("session/new", params,
                                          NewSessionResult, within=SESSION_TIMEOUT)
         session = _session(reply.session_id, reply)
+        if self.title:
+            await connection.request("session/set_title", SetTitleParams(session_id=session.id, title=self.title),
+                                     AcpModel)
         self.sessions[session.id] = session
         self.offered = offered(reply)
         return session

@@ -24,7 +24,7 @@ from ag_ui.core import BaseEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
-from ag_ui_gemini_cli.acp_schema import CancelParams, ContentBlock, RequestId, RequestPermissionParams
+from ag_ui_gemini_cli.acp_schema import CancelParams, ContentBlock, PromptResult, RequestId, RequestPermissionParams
 from ambient_runner.bridges.acp_client.approvals import REFUSED_RESULT, approval_request, auto_reply, reply
 from ambient_runner.bridges.acp_client.connection import AcpClosed, AcpError
 from ambient_runner.bridges.acp_client.feed import PromptFeed
@@ -111,8 +111,11 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
                  rename: Callable[[BaseEvent], BaseEvent], *, files: SessionKeeper | None = None,
                  fallback: Fallback | None = None, mode: SessionMode = no_mode, who: str = "The agent",
                  adapter: AdapterFactory = reporting_usage, model_id: Callable[[str], str] = str,
-                 drops_cancelled: bool = False, keeps_own_model: bool = False) -> None:
+                 drops_cancelled: bool = False, keeps_own_model: bool = False, ends_commands: bool = True) -> None:
         self.live = live
+        # the agent ends its running commands on session/cancel; else (codex-acp) the commands a cancelled prompt
+        # started are ended by the runner: SIGTERM to the process groups that appeared during the prompt
+        self.ends_commands = ends_commands
         # the agent starts on its own model (a custom agent's ids are its own): switched only when a run names one
         self.keeps_own_model = keeps_own_model
         self.drops_cancelled = drops_cancelled  # the agent forgets a cancelled prompt (Gemini): it is sent again
@@ -172,6 +175,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         feed = PromptFeed(self.live, session.id, stderr_mark=self.live.stderr_tail.count)
         blocks = prompt_blocks(turn)
         feed.texts = [b for b in blocks if b.type == "text"]
+        if not self.ends_commands:
+            feed.groups_before = self.live.tool_groups()
         feed.start(connection, [*self._cancelled.pop(turn.thread_id, []), *blocks])
         self._feeds[turn.thread_id] = feed
         return LiveTurn(feed, self.adapter(turn, model))
@@ -227,7 +232,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         elif kind == "refused":
             events = adapter.refused(item[1], item[2])
         elif kind == "end":
-            events = adapter.end(item[1])
+            events = adapter.end(self._refusal_ended(turn, feed, item[1]))
             if item[1].stop_reason == "cancelled" and self.drops_cancelled:
                 self._cancelled[turn.thread_id] = feed.texts
         elif isinstance(item[1], AcpClosed):
@@ -237,6 +242,14 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         if events and kind != "error":  # the model answered: the CLI keeps this turn in the session
             self.sessions.set(turn.thread_id, feed.session_id)
         return Step([self.rename(e) for e in events], paused=paused, done=kind in ("end", "error"))
+
+    @staticmethod
+    def _refusal_ended(turn: Turn, feed: PromptFeed, result: PromptResult) -> PromptResult:
+        """An agent that ends its turn ``cancelled`` when a person refused a call (codex-acp): that turn ended as
+        refused, not stopped, unless the run was interrupted too."""
+        if result.stop_reason == "cancelled" and feed.refused and not turn.interrupted.is_set():
+            return result.model_copy(update={"stop_reason": "end_turn"})
+        return result
 
     def stderr(self, turn: Turn, live: AcpTurn) -> str:
         self._take_stderr(turn, live.stream.stderr_mark)
@@ -265,6 +278,7 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         answer = await self.hitl.answer(pending)  # a stop when the runner is stopping or the turn was closed
         if not answer.approved:  # the CLI says nothing more about a refused call: it is closed in the stream
             feed.put(("refused", pending.request.tool_call_id, answer.message or REFUSED_RESULT))
+            feed.refused = feed.refused or not answer.stop_turn
         await self.live.respond(request_id, reply(answer, params))
         if answer.stop_turn:
             await self._cancel(feed)
@@ -283,7 +297,9 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
                 await (await self.live.connection()).notify("session/cancel", CancelParams(session_id=feed.session_id))
             except AcpClosed:
                 pass
-        if self.live.tools is not None:
+        if not self.ends_commands:
+            self.live.end_tool_groups(self.live.tool_groups() - feed.groups_before)
+        elif self.live.tools is not None:
             # A command started a moment ago: note its group while the CLI is still ending it (it takes 50 ms or
             # more). Not before the cancel: held back even 2 ms, a cancel of a prompt paused on a permission request
             # can make the CLI lose the session's file (tests/approvals/test_paused_runs.py, pod replaced).
