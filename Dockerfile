@@ -17,7 +17,7 @@ ARG BASE_IMAGE=docker.io/library/debian:trixie-slim
 # build.
 ARG RUNNER_TYPE=all
 # RUNNER_TYPE=acp only: the agent the image holds (a folder of deploy/image/acp/: opencode, claude-agent-acp,
-# qwen-code).
+# qwen-code, codex-acp).
 ARG ACP_AGENT=opencode
 
 # Stage 1: the Gemini CLI, exactly as package-lock.json pins it, and the Node.js that runs it, as
@@ -26,7 +26,7 @@ ARG ACP_AGENT=opencode
 # ~400 node-* packages it needs) stays in this stage; the runner image gets node_modules and the node binary only.
 # An image without Gemini gets an empty node_modules and no node (and this stage installs nothing), but an ACP
 # agent's image: its node_modules is the agent's alone (deploy/image/acp/<agent>/install.sh; opencode is a native
-# binary, so no node either; claude-agent-acp's and qwen-code's install.sh put the pinned node into node/bin).
+# binary, so no node either; claude-agent-acp's, qwen-code's and codex-acp's install.sh put the pinned node into node/bin).
 FROM ${BASE_IMAGE} AS gemini-cli
 ARG RUNNER_TYPE
 ARG ACP_AGENT

@@ -4,7 +4,7 @@
 #   deploy/image/build.sh                        # base (once, cached) + one image per runner + the all-in-one image
 #   deploy/image/build.sh base                   # only the local Debian base image
 #   deploy/image/build.sh gemini-cli codex-sdk   # these images (claude, gemini-cli, codex-sdk, acp-opencode,
-#                                                  acp-claude-agent-acp, acp-qwen-code, all)
+#                                                  acp-claude-agent-acp, acp-qwen-code, acp-codex-acp, all)
 #
 # Each image is ./Dockerfile with the build arg RUNNER_TYPE: localhost/ambient-runner-<runner>:dev holds only that
 # runner's CLI and SDK; localhost/ambient-runner-acp-<agent>:dev (RUNNER_TYPE=acp, ACP_AGENT=<agent>) only that ACP

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke-test the built images without a Docker engine, loopback only (a network namespace with only `lo`):
 #
-#   deploy/image/smoke.sh [gemini-cli codex-sdk claude acp-opencode acp-claude-agent-acp acp-qwen-code all]   # default: every image
+#   deploy/image/smoke.sh [gemini-cli codex-sdk claude acp-opencode acp-claude-agent-acp acp-qwen-code acp-codex-acp all]   # default: every image
 #
 # For each image: its size against deploy/image/budgets.json; a runner image started with another RUNNER_TYPE must
 # stop at once naming the image it needs; then for each runner it serves (all three in the all-in-one image; acp with

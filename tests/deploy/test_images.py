@@ -19,7 +19,8 @@ from packaging.utils import canonicalize_name
 from tests.deploy.helpers import DEPLOY, ROOT
 
 RUNNERS = ["gemini-cli", "codex-sdk", "claude", "acp"]
-ACP_AGENTS = ["claude-agent-acp", "opencode", "qwen-code"]  # the ACP agents with an image (kind acp-<agent>)
+# the ACP agents with an image (kind acp-<agent>)
+ACP_AGENTS = ["claude-agent-acp", "codex-acp", "opencode", "qwen-code"]
 IMAGE_KINDS = ["gemini-cli", "codex-sdk", "claude", *(f"acp-{agent}" for agent in ACP_AGENTS)]
 SDKS = {"codex-sdk": {"openai-codex", "openai-codex-cli-bin"}, "claude": {"claude-agent-sdk"}}
 CLIENT = {"rich", "typer", "httpx-sse"}  # the terminal client's (extra cli)
@@ -159,7 +160,8 @@ def test_budgets_keep_each_image_under_its_target():
     targets = {"gemini-cli": 0.45, "codex-sdk": 0.60, "claude": 0.65,  # issue 21: shares of the old image
                "acp-opencode": 0.45,  # issue 48: as the Gemini image (one CLI, no SDK)
                "acp-claude-agent-acp": 0.65,  # as the claude image (one Claude Code binary)
-               "acp-qwen-code": 0.50}  # the Gemini image's share and a JavaScript agent's bundle
+               "acp-qwen-code": 0.50,  # the Gemini image's share and a JavaScript agent's bundle
+               "acp-codex-acp": 0.70}  # its own Codex binary beside Node.js
     for runner, share in targets.items():
         assert budgets["images"][runner]["targetShare"] == share
         assert 0 < budgets["images"][runner]["maxBytes"] <= share * baseline, runner

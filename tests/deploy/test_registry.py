@@ -152,7 +152,8 @@ class RegistryEntry(Strict):
         return [m.value for m in self.models]
 
 
-ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp-opencode", "acp-claude-agent-acp", "acp-qwen-code"]
+ENTRY_IDS = ["claude-agent-sdk", "gemini-cli", "codex-sdk", "acp-opencode", "acp-claude-agent-acp", "acp-qwen-code",
+             "acp-codex-acp"]
 
 
 def test_the_entries_in_the_operators_schema(registry):
@@ -243,6 +244,8 @@ def _cli_files(entry: RegistryEntry) -> list[Path]:
         return [Path(bundled_codex_path())]
     if entry.container.env.ACP_AGENT == "claude-agent-acp":  # the Claude Code binary its Claude Agent SDK starts
         return sorted((ROOT / "node_modules" / "@anthropic-ai").glob("claude-agent-sdk-linux-*/claude"))
+    if entry.container.env.ACP_AGENT == "codex-acp":  # its own Codex's binary (its bundled model catalog)
+        return sorted((ROOT / "node_modules" / "@openai").glob("codex-linux-*/vendor/*/bin/codex"))
     if entry.container.env.ACP_AGENT == "qwen-code":  # it runs the models the runner declares to it: the Gemini API's
         return sorted((ROOT / "node_modules" / "@google" / "gemini-cli" / "bundle").glob("*.js"))
     if runner_type == "acp":  # the agent's own binary (opencode: a models.dev catalog inside)

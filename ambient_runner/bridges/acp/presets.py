@@ -64,7 +64,7 @@ CUSTOM = AcpPreset("custom", "custom ACP", "", (), OPENAI_CHAT_API, "gpt-4.1", c
 PRESETS = {preset.name: preset for preset in (OPENCODE, CLAUDE_AGENT_ACP, CODEX_ACP, QWEN_CODE, CUSTOM)}
 # the presets with an image and a registry entry of their own (deploy/image/acp/<agent>/, acp-<agent>);
 # settings.ACP_IMAGE_AGENTS names them in its message (it lags while settings.py is someone else's to change)
-WITH_IMAGE = ("opencode", "claude-agent-acp", "qwen-code")
+WITH_IMAGE = ("opencode", "claude-agent-acp", "qwen-code", "codex-acp")
 
 
 def preset_of(agent: str) -> AcpPreset | None:
