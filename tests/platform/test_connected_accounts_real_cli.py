@@ -28,12 +28,11 @@ from git_remote import bare_repo
 from harness import check_stream
 from otlp_receiver import otlp_receiver
 from platform_backend import StandInBackend
-from platform_pod import SESSION, operator_env
-from runners import SERVERS, provider_environment
+from platform_pod import SESSION, entry_model, operator_env
 
 from tests.platform.test_platform_pod import TOKEN, Pod
 
-RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
+RUNNERS = ["gemini-cli", "codex-sdk", "claude", "acp-opencode", "acp-claude-agent-acp"]
 ADA_TOKENS = ["ghp_" + "AdaFirst01" * 4, "ghp_" + "AdaRotated" * 4]
 BOB_TOKEN = "ghp_" + "BobsOwnTok" * 4
 SHAPES = ["sk-ant-api03-" + "S" * 40, "AKIA" + "Q" * 16, "glpat-" + "p" * 20, "AIza" + "k" * 35,
@@ -108,7 +107,8 @@ def test_connected_accounts_reach_the_tools_fresh_and_never_the_stream(runner_ty
     served.mkdir()
     bare_repo(served, "private", {"README.md": "ada's private project\n"})
     git_server = GitHttpServer(served, accepted=ADA_TOKENS[0]).start()
-    model = SERVERS[runner_type]().start()
+    scripted = entry_model(runner_type)
+    model = scripted.server().start()
     backend = StandInBackend(session_token=TOKEN).start()
     backend.accounts.accounts["ada"] = accounts("ada", ADA_TOKENS[0])
     backend.accounts.accounts["bob"] = accounts("bob", BOB_TOKEN, with_kube=False)
@@ -129,7 +129,7 @@ def test_connected_accounts_reach_the_tools_fresh_and_never_the_stream(runner_ty
                            RUNNER_BOT_TOKEN_FILE=str(tmp_path / "bot-token"), CREDENTIAL_IDS='{"kubeconfig": "kube-1"}',
                            RUNNER_GITHUB_HOSTS=git_server.host, RUNNER_CREDENTIALS_DIR=str(tmp_path / "creds"),
                            OTEL_EXPORTER_OTLP_ENDPOINT=traces.url, RUNNER_TRACE_CONTENT="true",
-                           **provider_environment(runner_type, model))
+                           **scripted.environment(model))
         pod = Pod(runner_type, tmp_path, env)
         try:
             pod.wait_ready()
@@ -223,7 +223,8 @@ def test_an_mcp_server_gets_the_current_jira_token(runner_type, tmp_path, isolat
     """An MCP server whose env refers to ``${JIRA_API_TOKEN}`` (the echo server answers the hash of its
     ``ECHO_SECRET``, which the scripted model receives): the person's token at the first run, the rotated one at the
     next (the CLI is restarted for it), never the token itself in the stream or the log."""
-    model = SERVERS[runner_type]().start()
+    scripted = entry_model(runner_type)
+    model = scripted.server().start()
     backend = StandInBackend(session_token=TOKEN).start()
     jira = ["jira-token-one-1234", "jira-token-two-5678"]
     backend.accounts.accounts["ada"] = {"jira": {"url": "https://jira.example", "email": "ada@example.com",
@@ -235,7 +236,7 @@ def test_an_mcp_server_gets_the_current_jira_token(runner_type, tmp_path, isolat
                                       "env": {"ECHO_SECRET": "${JIRA_API_TOKEN}"}}}}
     env = operator_env(runner_type, workspace=workspace, agui_token=TOKEN, backend_api_url=backend.api_url,
                        custom_mcp_servers=tracker, RUNNER_BOT_TOKEN_FILE=str(tmp_path / "bot-token"),
-                       RUNNER_CREDENTIALS_DIR=str(tmp_path / "creds"), **provider_environment(runner_type, model))
+                       RUNNER_CREDENTIALS_DIR=str(tmp_path / "creds"), **scripted.environment(model))
     pod = Pod(runner_type, tmp_path, env)
     streams = []
     try:

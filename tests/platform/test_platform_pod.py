@@ -21,13 +21,13 @@ import httpx
 import pytest
 from harness import check_stream
 from platform_backend import StandInBackend, backend_run_headers, proxy_run
-from platform_pod import ROOT, SESSION, operator_env, registry_entry
+from platform_pod import ROOT, SESSION, entry_model, operator_env, registry_entry
 from runner_process import free_port, wait_ready
-from runners import OTHER_CREDENTIALS, SERVERS, provider_environment
+from runners import OTHER_CREDENTIALS
 
 from ambient_runner.scripted_models.base import LoggedRequest
 
-RUNNERS = ["gemini-cli", "codex-sdk", "claude"]
+RUNNERS = ["gemini-cli", "codex-sdk", "claude", "acp-opencode", "acp-claude-agent-acp"]
 TOKEN = "agui-token-of-this-session"
 ECHO_SERVER = ROOT / "tests" / "mcp" / "echo_server.py"
 FIRST_PROMPT = "NOTOOL say hello to the new session"
@@ -139,7 +139,8 @@ def raw_frames(pod: Pod, body: dict[str, Any]) -> list[str]:
 def test_the_platform_drives_a_session(runner_type, tmp_path, isolated_network):
     entry = registry_entry(runner_type)
     models = [m["value"] for m in entry["models"]]
-    server = SERVERS[runner_type]().start()
+    scripted = entry_model(runner_type)
+    server = scripted.server().start()
     token_file = tmp_path / "bot-token"
     token_file.write_text("bot-token-value")
     backend = StandInBackend(session_token=TOKEN).start()
@@ -151,7 +152,7 @@ def test_the_platform_drives_a_session(runner_type, tmp_path, isolated_network):
                   "disabled": ["context7"]}
     env = operator_env(runner_type, workspace=workspace, agui_token=TOKEN, backend_api_url=backend.api_url,
                        initial_prompt=FIRST_PROMPT, custom_mcp_servers=custom_mcp, llm_model=models[0],
-                       RUNNER_BOT_TOKEN_FILE=str(token_file), **provider_environment(runner_type, server))
+                       RUNNER_BOT_TOKEN_FILE=str(token_file), **scripted.environment(server))
     pod = Pod(runner_type, tmp_path, env)
     try:
         pod.wait_ready()

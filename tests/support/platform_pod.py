@@ -4,8 +4,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from runners import SERVERS, acp_model_api, provider_environment
+
+from ambient_runner.bridges.acp.model_apis import ModelApiKind
+from ambient_runner.scripted_models.base import ScriptedModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "session-5d1c2a"
@@ -17,6 +23,28 @@ def registry_entry(runner_type: str) -> dict[str, Any]:
     entry_id = "claude-agent-sdk" if runner_type == "claude" else runner_type
     entries = json.loads((ROOT / "deploy" / "agent-registry.json").read_text())
     return next(e for e in entries if e["id"] == entry_id)
+
+
+@dataclass(frozen=True)
+class EntryModel:
+    """The scripted model server a registry entry's runner talks to offline (an ACP entry's: its agent's model API),
+    and the variables that point the runner at it."""
+
+    server: type[ScriptedModelServer]
+    runner_type: str
+    api: ModelApiKind | None = None
+
+    def environment(self, server: ScriptedModelServer) -> dict[str, str]:
+        return provider_environment(self.runner_type, server, self.api)
+
+
+def entry_model(entry_id: str) -> EntryModel:
+    env = registry_entry(entry_id)["container"]["env"]
+    if env["RUNNER_TYPE"] == "acp":
+        api = acp_model_api({"acp_agent": env["ACP_AGENT"]})
+        return EntryModel(api.scripted, "acp", api)
+    runner_type = "claude" if entry_id == "claude-agent-sdk" else entry_id
+    return EntryModel(SERVERS[runner_type], runner_type)
 
 
 def operator_env(runner_type: str, *, workspace: Path, agui_token: str, backend_api_url: str = "",

@@ -33,6 +33,7 @@ from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness
 from ambient_runner.bridges.options import APPROVAL_NOTE, RunnerOptions
 from ambient_runner.bridges.turn_loop import TurnHooks
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
+from ambient_runner.mcp.status import configured
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.environment import agent_environment
 from ambient_runner.process.supervisor import ProcessLimits
@@ -180,6 +181,11 @@ class AcpBridge(CliBridge[AcpAuth]):
 
     def features(self) -> dict[str, bool]:
         return {"approvals": True, "mcp": True, "reasoning": True}
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        """The runner's MCP servers, each as configured: they are given to the agent's every session (ACP has no
+        report of which it connected)."""
+        return configured(self.mcp)
 
     def capabilities(self) -> Capabilities:
         """The runner's, with what the agent reports of itself: its name and version (``initialize``), the modes
