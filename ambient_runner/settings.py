@@ -28,7 +28,7 @@ ALL_IN_ONE_IMAGE = "ambient-runner"
 
 
 # the ACP presets with an image of their own (deploy/image/acp/<agent>/)
-ACP_IMAGE_AGENTS = ("opencode", "claude-agent-acp")
+ACP_IMAGE_AGENTS = ("opencode", "claude-agent-acp", "qwen-code", "codex-acp")
 
 
 def image_for(runner_type: str, acp_agent: str = "opencode") -> str:

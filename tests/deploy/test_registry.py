@@ -184,7 +184,7 @@ def test_runner_type_is_a_bridge_the_runner_knows(entry):
 def test_every_acp_preset_with_an_image_has_an_entry(registry):
     agents = [e["container"]["env"].get("ACP_AGENT") for e in registry if e["container"]["env"]["RUNNER_TYPE"] == "acp"]
     assert sorted(agents) == sorted(acp_presets.WITH_IMAGE)
-    assert set(ACP_IMAGE_AGENTS) <= set(acp_presets.WITH_IMAGE)  # the settings' message names images that exist
+    assert set(ACP_IMAGE_AGENTS) <= set(acp_presets.PRESETS)  # every preset with an image is a preset
 
 
 def test_each_entry_runs_its_runners_own_image(entry):

@@ -26,8 +26,9 @@ from runner_process import free_port, wait_ready
 from runners import OTHER_CREDENTIALS
 
 from ambient_runner.scripted_models.base import LoggedRequest
+from ambient_runner.settings import ACP_IMAGE_AGENTS
 
-RUNNERS = ["gemini-cli", "codex-sdk", "claude", "acp-opencode", "acp-claude-agent-acp"]
+RUNNERS = ["gemini-cli", "codex-sdk", "claude", *(f"acp-{agent}" for agent in ACP_IMAGE_AGENTS)]
 TOKEN = "agui-token-of-this-session"
 ECHO_SERVER = ROOT / "tests" / "mcp" / "echo_server.py"
 FIRST_PROMPT = "NOTOOL say hello to the new session"

@@ -20,6 +20,7 @@ from ambient_runner.bridges.acp.codex_acp import CODEX_ACP
 from ambient_runner.bridges.acp.model_apis import OPENAI_CHAT_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
 from ambient_runner.bridges.acp.qwen_code import QWEN_CODE
+from ambient_runner.settings import ACP_IMAGE_AGENTS
 
 # ----- opencode ------------------------------------------------------------------------------------------------
 # the provider the runner declares in opencode's config (not "ambient": opencode's own model list has a provider of
@@ -62,9 +63,8 @@ def custom_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
 
 CUSTOM = AcpPreset("custom", "custom ACP", "", (), OPENAI_CHAT_API, "gpt-4.1", custom_environment, own_model=True)
 PRESETS = {preset.name: preset for preset in (OPENCODE, CLAUDE_AGENT_ACP, CODEX_ACP, QWEN_CODE, CUSTOM)}
-# the presets with an image and a registry entry of their own (deploy/image/acp/<agent>/, acp-<agent>);
-# settings.ACP_IMAGE_AGENTS names them in its message (it lags while settings.py is someone else's to change)
-WITH_IMAGE = ("opencode", "claude-agent-acp", "qwen-code", "codex-acp")
+# the presets with an image and a registry entry of their own (deploy/image/acp/<agent>/, acp-<agent>)
+WITH_IMAGE = ACP_IMAGE_AGENTS
 
 
 def preset_of(agent: str) -> AcpPreset | None:
