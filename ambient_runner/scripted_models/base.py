@@ -73,6 +73,7 @@ class Plan:
     think: bool = False
     mcp_server: str = ""
     mcp_tool: str = ""
+    mcp_found: str = ""  # the tool's name as a search for it returned (called through the agent's bridge tool)
 
 
 class RawData(str):

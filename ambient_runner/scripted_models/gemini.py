@@ -9,7 +9,9 @@ Endpoints the CLI calls (research: headless-clis.md section 1):
 Besides the common script (``ScriptedModelServer.decide``) the Gemini server understands:
 
 * ``TOOLFAIL``  -> a ``read_file`` call outside the workspace, which the CLI rejects (``tool_result`` error);
-* ``ZEROUSAGE`` -> usage metadata that reports 0 output tokens (as some gateways do).
+* ``ZEROUSAGE`` -> usage metadata that reports 0 output tokens (as some gateways do);
+* ``MCPTOOL:server.tool`` with the tool not declared but a ``tool_search`` tool (Qwen Code defers MCP tools behind
+  it) -> a ``tool_search`` call first, then ``tool_call`` with the name the search returned.
 
 Errors use Google's body: ``{"error": {"code": 401, "message": ..., "status": "UNAUTHENTICATED"}}``.
 """
@@ -21,7 +23,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ambient_runner.scripted_models.base import Plan, ScriptedModelServer, ScriptedResponse, sleep_between
+from ambient_runner.scripted_models.base import (
+    MCP_PATTERN,
+    Plan,
+    ScriptedModelServer,
+    ScriptedResponse,
+    sleep_between,
+)
 
 ERROR_STATUS = {
     400: ("INVALID_ARGUMENT", "Request contains an invalid argument (scripted)."),
@@ -33,6 +41,7 @@ ERROR_STATUS = {
 }
 THOUGHT_TEXT = "Let me think about this request step by step."
 TOOLFAIL_PATH = "/nonexistent/ambient-runner-toolfail.txt"
+SEARCH_TOOL, BRIDGE_TOOL = "tool_search", "tool_call"  # Qwen Code's deferred tools: found, then called by name
 _MODEL_PATH = re.compile(r"/models/([^/:?]+):(\w+)")
 
 
@@ -73,13 +82,23 @@ def declared_tool_names(body: Any) -> list[str]:
     return names
 
 
+def declared_mcp_tool(body: Any, server: str, tool: str) -> str | None:
+    """The name the CLI declared for ``server``'s ``tool`` (``mcp_<server>_<tool>`` in CLI 0.61), if declared."""
+    return next((name for name in declared_tool_names(body) if name.endswith(f"_{tool}") and server in name), None)
+
+
 def mcp_tool_name(body: Any, server: str, tool: str) -> str:
-    """The name the CLI declared for ``server``'s ``tool`` (``mcp_<server>_<tool>`` in CLI 0.61)."""
-    names = declared_tool_names(body)
-    for name in names:
-        if name.endswith(f"_{tool}") and server in name:
-            return name
-    return re.sub(r"[^a-zA-Z0-9_\-.:]", "_", f"mcp_{server}_{tool}")
+    """The declared name of ``server``'s ``tool``, else Gemini CLI's own spelling of it."""
+    return declared_mcp_tool(body, server, tool) or re.sub(r"[^a-zA-Z0-9_\-.:]", "_", f"mcp_{server}_{tool}")
+
+
+def searched_mcp_tool(results: list[Any], server: str, tool: str) -> str | None:
+    """The name of ``server``'s ``tool`` in the answers of ``tool_search`` calls (None: not searched, or not found)."""
+    searches = [r for r in results if isinstance(r, dict) and r.get("name") == SEARCH_TOOL]
+    if not searches or len(searches) != len(results):
+        return None
+    found = re.search(rf"[\w.-]*{re.escape(server)}[\w.-]*_{re.escape(tool)}\b", json.dumps(searches))
+    return found.group(0) if found else None
 
 
 class ScriptedGeminiServer(ScriptedModelServer):
@@ -126,7 +145,7 @@ class ScriptedGeminiServer(ScriptedModelServer):
     # ----- streaming -------------------------------------------------------------------------------------
     def _stream(self, model: str, body: Any) -> Iterator[tuple[str | None, Any]]:
         prompt, results = latest_user_turn(body)
-        plan = self.decide(prompt, results)
+        plan = self._searched(prompt, results) or self.decide(prompt, results)
         zero_usage = "ZEROUSAGE" in prompt
         frames: list[list[dict[str, Any]]] = []
         if plan.think:
@@ -149,9 +168,22 @@ class ScriptedGeminiServer(ScriptedModelServer):
         if plan.kind == "tool":
             return {"name": "run_shell_command",
                     "args": {"command": self.shell_command, "description": "scripted shell command"}}
+        if plan.kind == "mcp" and plan.mcp_found:
+            return {"name": BRIDGE_TOOL, "args": {"name": plan.mcp_found, "arguments": {"text": "hello"}}}
         if plan.kind == "mcp":
+            declared = declared_mcp_tool(body, plan.mcp_server, plan.mcp_tool)
+            if declared is None and SEARCH_TOOL in declared_tool_names(body):
+                return {"name": SEARCH_TOOL, "args": {"query": f"{plan.mcp_server} {plan.mcp_tool}"}}
             return {"name": mcp_tool_name(body, plan.mcp_server, plan.mcp_tool), "args": {"text": "hello"}}
         return None
+
+    def _searched(self, prompt: str, results: list[Any]) -> Plan | None:
+        """After a ``tool_search`` for an MCP tool that found it: its call through ``tool_call``."""
+        mcp = MCP_PATTERN.search(prompt)
+        found = mcp and searched_mcp_tool(results, mcp.group(1), mcp.group(2))
+        if not mcp or not found:
+            return None
+        return Plan("mcp", [], mcp_server=mcp.group(1), mcp_tool=mcp.group(2), mcp_found=found)
 
     def _chunk(self, model: str, parts: list[dict[str, Any]], *, finish: bool, output_tokens: int) -> Any:
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}

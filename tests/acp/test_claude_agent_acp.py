@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network"),
               pytest.mark.asyncio(loop_scope="module")]
 
 MODELS = "claude-sonnet-5-5,claude-haiku-5-5"
-CLAUDE = {"acp_agent": "claude-agent-acp", "runner_approval_policy": "auto", "runner_models": MODELS}
+CLAUDE = shared.preset_settings("claude-agent-acp", MODELS)
 runner = shared.module_runner("claude", CLAUDE)
 __all__ = ["module_patch", "scripted_as_it_was"]  # fixtures the module uses
 
@@ -121,3 +121,7 @@ async def test_a_repositorys_claude_settings_are_never_read(runner: ScriptedRunn
     interrupt = await shared.asked_despite_repository_settings(runner, ".claude", {
         "permissions": {"allow": ["Bash"]}, "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}})
     assert interrupt["metadata"]["toolName"] == "Bash"  # still asked, through the proxy to the scripted model
+
+
+async def test_the_runners_mcp_server_answers_its_tool_call(runner: ScriptedRunner) -> None:
+    await shared.mcp_tool_answered(runner, "t-mcp")

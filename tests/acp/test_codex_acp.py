@@ -147,3 +147,7 @@ async def test_a_restart_on_the_same_state_dir_continues_the_thread(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     again = await shared.restarted(tmp_path, monkeypatch, CODEX)
     assert tuple(user_texts(turns(again.server, shared.RESTART_PROMPTS[1])[-1].body)[-2:]) == shared.RESTART_PROMPTS
+
+
+async def test_the_runners_mcp_server_answers_its_tool_call(runner: ScriptedRunner) -> None:
+    await shared.mcp_tool_answered(runner, "t-mcp")

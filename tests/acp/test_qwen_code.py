@@ -19,8 +19,10 @@ from acp_agent_tests import (
     cancelled_then_next,
     denied_from_the_card,
     key_stays_in_the_runner,
+    mcp_tool_answered,
     module_patch,
     module_runner,
+    preset_settings,
     reported_agent,
     restarted,
     scripted_as_it_was,
@@ -36,7 +38,7 @@ pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network"),
               pytest.mark.asyncio(loop_scope="module")]
 
 MODELS = "gemini-2.5-flash,gemini-2.5-pro"
-QWEN = {"acp_agent": "qwen-code", "runner_approval_policy": "auto", "runner_models": MODELS}
+QWEN = preset_settings("qwen-code", MODELS)
 runner = module_runner("qwen", QWEN)
 __all__ = ["module_patch", "scripted_as_it_was"]  # fixtures the module uses
 
@@ -140,3 +142,7 @@ async def test_on_chat_completions(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert (chat.settings.workspace_path / "chat.txt").read_text() == "over-chat\n"
     assert events[-1]["usage"][0]["provider"] == "openai" and events[-1]["usage"][0]["model"] == "gpt-4.1"
     assert all(r.path.endswith("/chat/completions") for r in chat.server.requests if r.method == "POST")
+
+
+async def test_the_runners_mcp_server_answers_its_tool_call(runner: ScriptedRunner) -> None:
+    await mcp_tool_answered(runner, "t-mcp")

@@ -34,9 +34,6 @@ from ambient_runner.settings import ACP_IMAGE_AGENTS
 from tests.platform.test_platform_pod import TOKEN, Pod
 
 RUNNERS = ["gemini-cli", "codex-sdk", "claude", *(f"acp-{agent}" for agent in ACP_IMAGE_AGENTS)]
-# An MCP tool call through the agent: not yet for qwen-code (its deferred MCP tools: the scripted Gemini server calls
-# the tool before a tool_search made it known) and codex-acp (the call's output does not reach the model).
-MCP_RUNNERS = [r for r in RUNNERS if r not in ("acp-qwen-code", "acp-codex-acp")]
 ADA_TOKENS = ["ghp_" + "AdaFirst01" * 4, "ghp_" + "AdaRotated" * 4]
 BOB_TOKEN = "ghp_" + "BobsOwnTok" * 4
 SHAPES = ["sk-ant-api03-" + "S" * 40, "AKIA" + "Q" * 16, "glpat-" + "p" * 20, "AIza" + "k" * 35,
@@ -222,7 +219,7 @@ ECHO_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "echo_server.py"
 
 @pytest.mark.real_cli
 @pytest.mark.slow
-@pytest.mark.parametrize("runner_type", MCP_RUNNERS)
+@pytest.mark.parametrize("runner_type", RUNNERS)
 def test_an_mcp_server_gets_the_current_jira_token(runner_type, tmp_path, isolated_network):
     """An MCP server whose env refers to ``${JIRA_API_TOKEN}`` (the echo server answers the hash of its
     ``ECHO_SECRET``, which the scripted model receives): the person's token at the first run, the rotated one at the

@@ -7,6 +7,7 @@ tree). A test module imports the fixtures it uses (``module_patch``, ``scripted_
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,6 +240,29 @@ PRESET_MARKS = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network"
                 pytest.mark.asyncio(loop_scope="module")]
 
 
+# the runner's MCP config for a preset's tests: one stdio server whose ``say(text)`` answers ``echo: <text>``
+ECHO_SERVER = Path(__file__).parents[1] / "mcp" / "echo_server.py"
+MCP_SERVERS = json.dumps({"mcpServers": {"echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]}}})
+
+
 def preset_settings(agent: str, models: str) -> dict[str, Any]:
-    """The runner's settings for a preset's tests: never asking unless a run does, the deployment's models."""
-    return {"acp_agent": agent, "runner_approval_policy": "auto", "runner_models": models}
+    """The runner's settings for a preset's tests: never asking unless a run does, the deployment's models, the echo
+    MCP server (``MCP_SERVERS``)."""
+    return {"acp_agent": agent, "runner_approval_policy": "auto", "runner_models": models,
+            "mcp_servers_json": MCP_SERVERS}
+
+
+async def mcp_tool_answered(runner: ScriptedRunner, thread: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The scripted model calls the echo server's ``say`` (the runner's MCP config, passed in ``session/new``; after
+    a search for it where the agent defers MCP tools): the call's result is the server's answer, and the model
+    receives it; (the call's start, its result)."""
+    before = len(runner.server.requests)
+    events = await runner.harness.run(thread, "MCPTOOL:echo.say please")
+    calls = [e for e in events if e["type"] in ("TOOL_CALL_START", "TOOL_CALL_RESULT")]
+    result = next((e for e in calls if e["type"] == "TOOL_CALL_RESULT" and "echo: " in e["content"]), None)
+    assert result is not None, calls
+    start = next(e for e in calls if e["type"] == "TOOL_CALL_START" and e["toolCallId"] == result["toolCallId"])
+    assert start["toolCallName"] == "mcp__echo__say"  # as the runner's configuration names it, whatever the agent's
+    assert "echo: " in json.dumps([r.body for r in runner.server.requests[before:]])
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    return start, result

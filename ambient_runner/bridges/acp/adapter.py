@@ -15,7 +15,9 @@ put in an empty ``agent_message_chunk``'s ``_meta.usage`` (Qwen Code).
 Qwen Code names the tool in ``_meta.toolName`` (``run_shell_command``; its title is the command), and on the Gemini
 API a call under ``default`` shows first in its permission request (no ``tool_call`` before it). codex-acp names a
 command ``exec_command`` in ``name``, streams its output only in ``_meta.terminal_output_delta`` (kept as the call's
-result), and an ``apply_patch`` call carries a diff and no ``rawInput`` (it starts on its diff).
+result), an ``apply_patch`` call carries a diff and no ``rawInput`` (it starts on its diff), and an MCP tool's
+call (titled ``mcp.<server>.<tool>``) ends with the tool's MCP result in ``rawOutput`` alone (its text blocks are the
+call's result).
 """
 
 from __future__ import annotations
@@ -90,12 +92,27 @@ def terminal_output(update: ToolCallUpdate) -> str:
     return data if isinstance(data, str) else ""
 
 
+def raw_output_text(output: Any) -> str:
+    """The text of a call's ``rawOutput``: itself when a string (claude-agent-acp: "(Bash completed with no
+    output)"), else an MCP tool's result as codex-acp wraps it (``{"result": {"content": [text blocks], ...},
+    "error": ...}``): its text blocks, or the error."""
+    if isinstance(output, str):
+        return output
+    if not isinstance(output, dict):
+        return ""
+    if output.get("error"):
+        error = output["error"]
+        return str(error.get("message", error)) if isinstance(error, dict) else str(error)
+    result = output.get("result", output)
+    blocks = result.get("content") if isinstance(result, dict) else None
+    return "\n".join(str(b["text"]) for b in blocks or () if isinstance(b, dict) and b.get("type") == "text"
+                     and isinstance(b.get("text"), str))
+
+
 def with_raw_output(update: ToolCallUpdate) -> ToolCallUpdate:
-    """An ended call that shows no text: its ``rawOutput`` text as its result (claude-agent-acp: "(Bash completed
-    with no output)")."""
-    output = update.raw_output
-    if update.status not in ENDED or any(b.type == "content" for b in update.content or ()) \
-            or not isinstance(output, str) or not output.strip():
+    """An ended call that shows no text: its ``rawOutput`` text as its result."""
+    output = raw_output_text(update.raw_output)
+    if update.status not in ENDED or any(b.type == "content" for b in update.content or ()) or not output.strip():
         return update
     block = ToolCallContent(type="content", content=ContentBlock(type="text", text=output))
     return update.model_copy(update={"content": [*(update.content or ()), block]})

@@ -90,7 +90,7 @@ class AcpBridge(CliBridge[AcpAuth]):
         self.live = LiveAgent(self._command, AgentName(name=f"The {preset.display} agent",
                                                        label=f"{preset.name} (ACP)"),
                               mcp_servers=lambda: acp_servers(self.mcp), session_meta=preset.session_meta,
-                              title=preset.title)
+                              title=preset.title, resume_first=preset.resume_first)
         self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id,
                                keeps_own_model=preset.own_model, mode=preset.mode,
@@ -196,13 +196,14 @@ class AcpBridge(CliBridge[AcpAuth]):
         return super().capabilities().model_copy(update={"agent": agent})
 
     def _mcp_tool_name(self, event: BaseEvent) -> BaseEvent:
-        """An MCP tool call named as the runner's configuration names it: <server>_<tool> (opencode's name) ->
-        mcp__<server>__<tool>."""
+        """An MCP tool call named as the runner's configuration names it: <server>_<tool> (opencode's name) and
+        mcp.<server>.<tool> (codex-acp's) -> mcp__<server>__<tool>."""
         if isinstance(event, ToolCallStartEvent):
             for server in sorted(self.mcp.servers, key=len, reverse=True):
-                if event.tool_call_name.startswith(f"{server}_"):
-                    tool = event.tool_call_name[len(server) + 1:]
-                    return event.model_copy(update={"tool_call_name": f"mcp__{server}__{tool}"})
+                for prefix in (f"{server}_", f"mcp.{server}."):
+                    if event.tool_call_name.startswith(prefix):
+                        tool = event.tool_call_name[len(prefix):]
+                        return event.model_copy(update={"tool_call_name": f"mcp__{server}__{tool}"})
         return event
 
     def state_excludes(self) -> list[str]:

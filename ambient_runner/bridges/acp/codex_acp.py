@@ -14,6 +14,11 @@ the codex-sdk runner's binary), on the OpenAI Responses API.
   sends ends its turn ``cancelled``: that is the refused step's end, not an interrupt.
 * **Titles.** ``session/set_title`` right after ``session/new``: else it asks the model for a title with a model of
   its own choosing (``gpt-5.6-luna``), whatever the deployment's models.
+* **MCP servers** (the runner's, from ``session/new``): Codex starts them in the background; ``session/new`` and
+  ``session/resume`` answer once they are up (``_meta.mcpStartupAwaitTimeoutMs``, Codex's own start-up limit), else
+  a session's first prompt goes out before their tools exist. Its ``session/load`` does not wait: a session it no
+  longer holds is resumed (``resume_first``; the runner drops a load's replay anyway). Codex defers MCP tools
+  behind ``tool_search``; a call's result is the tool's MCP result in ``rawOutput`` (the adapter shows its text).
 * **Commands.** It starts each command in a session of its own and does not end it on ``session/cancel``: the runner
   ends the commands a cancelled prompt started (``ends_commands=False``).
 """
@@ -25,6 +30,7 @@ from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
 from ambient_runner.bridges.codex_config import DEFAULT_MODEL, CodexConfigFile
 
 TITLE = "Ambient session"
+MCP_STARTUP = {"mcpStartupAwaitTimeoutMs": 10_000}  # Codex gives up on an MCP server after 10 s (startup_timeout_sec)
 ASKS_FOR = ("ask = file edits and commands that need more than Codex's read-only sandbox wait for a person (an "
             "interrupt; commands that only read run without asking); auto = nothing asks")
 
@@ -45,6 +51,7 @@ def codex_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
 CODEX_ACP = AcpPreset(
     "codex-acp", "Codex", "codex-acp", (), OPENAI_RESPONSES_API, DEFAULT_MODEL, codex_environment,
     package="@agentclientprotocol/codex-acp", mode=codex_mode, model_apis=("openai-responses",), title=TITLE,
-    ends_commands=False, approval_note=ASKS_FOR,
+    ends_commands=False, approval_note=ASKS_FOR, session_meta=MCP_STARTUP,
+    resume_first=True,
     state_excludes=("home/.codex/tmp", "home/.codex/logs_2.sqlite*", "home/.codex/shell_snapshots",
                     "home/.codex/thread-writer-locks", "home/.codex/*.lock"))

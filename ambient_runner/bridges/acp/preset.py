@@ -49,6 +49,7 @@ class AcpPreset:
     title: str = ""  # given to each new session (``session/set_title``): it then asks no model for one
     ends_commands: bool = True  # it ends its running commands on ``session/cancel`` (else the runner does)
     approval_note: str = ""  # what ``ask`` makes wait, when less than every command and edit (``/capabilities``)
+    resume_first: bool = False  # a session it no longer holds is resumed (``session/resume``), not loaded
 
     def speaks(self, api: ModelApiKind) -> bool:
         return not self.model_apis or api.name in self.model_apis

@@ -9,6 +9,10 @@ default, or on OpenAI Chat Completions (``ACP_AGENT_MODEL_API=openai-chat``).
   also its system settings (``QWEN_CODE_SYSTEM_SETTINGS_PATH``), which rank above a repository's
   ``.qwen/settings.json``: no usage statistics (each start looked up Alibaba's RUM host), telemetry or update checks,
   no managed auto-memory (a model request of its own after every turn), no follow-up suggestions (another).
+* **MCP servers** (the runner's, from ``session/new``) are started before ``session/new`` answers
+  (``QWEN_CODE_LEGACY_MCP_BLOCKING=1``; else they connect in the background and a session's first prompt goes out
+  before their tools exist). It defers MCP tools: its startup reminder lists them by name, and the model reviews one
+  with ``tool_search`` and calls it through ``tool_call`` (shown as the MCP tool's own call).
 * **Approvals.** It starts in ``default`` (``--approval-mode default``: asks before a file edit or a shell
   command; without the flag it starts in ``auto``, where a model call of its own classifies each tool call); before
   each turn the thread's policy sets ``default`` (ask) or ``yolo`` (never ask). A refusal ends its turn
@@ -61,7 +65,8 @@ def qwen_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
     write_json(folder / "settings.json", settings)
     write_json(folder / "system-settings.json", settings)
     return {**QUIET, api.base_url_variable: setup.endpoint.base_url, setup.endpoint.key_variable: setup.endpoint.key,
-            "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(folder / "system-settings.json"), "QWEN_DISABLE_AUTO_TITLE": "1"}
+            "QWEN_CODE_SYSTEM_SETTINGS_PATH": str(folder / "system-settings.json"), "QWEN_DISABLE_AUTO_TITLE": "1",
+            "QWEN_CODE_LEGACY_MCP_BLOCKING": "1"}
 
 
 QWEN_CODE = AcpPreset(

@@ -57,6 +57,7 @@ SESSION_TIMEOUT = 120.0  # s for session/new and session/load (MCP servers start
 REPLAY_WAIT = 2.0  # s a load's replayed history may go on arriving after its reply
 CANCELLED = RequestPermissionResponse(outcome=CancelledOutcome())
 METHOD_NOT_FOUND = -32601  # JSON-RPC: the method does not exist
+LOAD, RESUME = "session/load", "session/resume"  # the two ways to open a session the process does not hold
 CLIENT = InitializeParams(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(
     fs=FileSystemCapability(read_text_file=False, write_text_file=False), terminal=False))
 
@@ -98,10 +99,28 @@ class AcpSession:
     model_option: str | None = None  # the id of its config option of category ``model`` (ACP v1), if it has one
 
 
+def reopens(capabilities: Mapping[str, Any], resume_first: bool = False) -> tuple[str, ...]:
+    """How an agent whose ``initialize`` reported ``capabilities`` opens a session it does not hold (after a
+    restart): ``session/load`` (``loadSession``), ``session/resume`` (``sessionCapabilities.resume``), in the order
+    to try; empty: neither."""
+    session = capabilities.get("sessionCapabilities")
+    offered = [method for method, yes in ((LOAD, capabilities.get("loadSession") is True),
+                                          (RESUME, isinstance(session, dict) and session.get("resume") is not None))
+               if yes]
+    return tuple(reversed(offered) if resume_first else offered)
+
+
+def cannot_reopen(agent: str) -> str:
+    return (f"{agent} cannot continue this conversation: the agent was restarted since its last turn, and it can "
+            "neither load nor resume an earlier session (its ACP initialize offers neither session/load nor "
+            "session/resume). Start a new session to go on; to keep conversations across restarts, use an agent "
+            "version that supports session/load or session/resume.")
+
+
 class LiveAgent:
     def __init__(self, command: Callable[[], CliCommand], agent: AgentName = AGENT,
                  mcp_servers: Callable[[], list[McpServer]] = list, session_meta: Mapping[str, Any] | None = None,
-                 title: str = "") -> None:
+                 title: str = "", resume_first: bool = False) -> None:
         self._command = command
         self.agent = agent
         self.mcp_servers = mcp_servers  # given to session/new and session/load (Gemini: none, its settings have them)
@@ -116,6 +135,8 @@ class LiveAgent:
         self.started_at: float | None = None
         self.initialize_seconds: float | None = None
         self.agent_info: Implementation | None = None
+        self.reopens: tuple[str, ...] = ()  # LOAD, RESUME: those its ``initialize`` offers, the one to use first
+        self.resume_first = resume_first  # RESUME before LOAD when it offers both
         self._watcher: asyncio.Task[None] | None = None
         self.restarts = 0  # started again after dying by itself
         self.offered: dict[str, list[str]] = {}  # the modes and models the last session/new or load reported
@@ -187,6 +208,7 @@ class LiveAgent:
         self.started_at = started
         self.initialize_seconds = time.monotonic() - started
         self.agent_info = reply.agent_info
+        self.reopens = reopens(reply.agent_capabilities, self.resume_first)
         log.info("%s (pid %s) initialized in %.2f s", self.agent.label, process.pid, self.initialize_seconds)
         return connection
 
@@ -265,19 +287,30 @@ class LiveAgent:
         return session
 
     async def load_session(self, session_id: str, cwd: Path) -> AcpSession:
-        """``session/load``: the CLI replays the history as updates, some after its reply; they are not this
-        run's, so they are dropped until the replay's closing commands list (bounded)."""
+        """``session/load`` (or ``session/resume``: ``reopens``): a load replays the history as updates, some after
+        its reply; they are not this run's, so they are dropped until the replay's closing commands list
+        (bounded)."""
         connection = await self.connection()
+        if self.reopens[:1] == (RESUME,):
+            return self._opened(session_id, await connection.request(RESUME, self._reopen_params(session_id, cwd),
+                                                                     LoadSessionResult, within=SESSION_TIMEOUT))
         replayed = asyncio.Event()
         self._sinks[session_id] = lambda item: replayed.set() if _is_commands(item) else None
         try:
-            params = LoadSessionParams.model_validate({"sessionId": session_id, "cwd": str(cwd),
-                                                       "mcpServers": self.mcp_servers(), **self._meta()})
-            reply = await connection.request("session/load", params, LoadSessionResult, within=SESSION_TIMEOUT)
+            reply = await connection.request(LOAD, self._reopen_params(session_id, cwd), LoadSessionResult,
+                                             within=SESSION_TIMEOUT)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(replayed.wait(), timeout=REPLAY_WAIT)
         finally:
             self._sinks.pop(session_id, None)
+        return self._opened(session_id, reply)
+
+    def _reopen_params(self, session_id: str, cwd: Path) -> LoadSessionParams:
+        """session/load's and session/resume's (the same fields)."""
+        return LoadSessionParams.model_validate({"sessionId": session_id, "cwd": str(cwd),
+                                                 "mcpServers": self.mcp_servers(), **self._meta()})
+
+    def _opened(self, session_id: str, reply: LoadSessionResult) -> AcpSession:
         session = _session(session_id, reply)
         self.sessions[session_id] = session
         self.offered = offered(reply)

@@ -2,9 +2,10 @@
 
 * The thread's session: created on its first turn, persisted in the session map once the model has answered in it
   (an agent may keep no history for a session whose first prompt failed at once); after a restart of the agent or
-  of the pod it is loaded again (``session/load``). How an agent's session files are kept safe around a load, and
-  where a turn goes when its session cannot be loaded now (``fallback``), is its preset's (``SessionKeeper``:
-  Gemini's files, or nothing to keep).
+  of the pod it is loaded again (``session/load``, or ``session/resume`` when the agent has only that or its preset
+  prefers it; an agent with neither ends the run with ``RESUME_FAILED``, saying so, never a new session instead).
+  How an agent's session files are kept safe around a load, and where a turn goes when its session cannot be loaded
+  now (``fallback``), is its preset's (``SessionKeeper``: Gemini's files, or nothing to keep).
 * Interrupt = ``session/cancel`` (an open permission request answered ``cancelled`` first): the process and the
   session stay. A turn the core closes early is cancelled the same way; if the agent does not end it in time, it
   is restarted.
@@ -28,7 +29,7 @@ from ag_ui_gemini_cli.acp_schema import CancelParams, ContentBlock, PromptResult
 from ambient_runner.bridges.acp_client.approvals import REFUSED_RESULT, approval_request, auto_reply, reply
 from ambient_runner.bridges.acp_client.connection import AcpClosed, AcpError
 from ambient_runner.bridges.acp_client.feed import PromptFeed
-from ambient_runner.bridges.acp_client.live import AcpSession, LiveAgent
+from ambient_runner.bridges.acp_client.live import AcpSession, LiveAgent, cannot_reopen
 from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
@@ -195,6 +196,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             self._threads[thread] = session.id
             self._cwds[session.id] = cwd
             return session
+        if not self.live.reopens:  # an agent that can neither load nor resume: never a new session in its place
+            raise BridgeError(cannot_reopen(self.live.agent.name), code=ErrorCode.RESUME_FAILED)
         if self._cwds.get(session_id) != cwd:  # loaded (or resumed by the fallback) in a folder new to it
             await self.files.carry(self.live, session_id, cwd)
         if not self.files.loadable_now(session_id):
