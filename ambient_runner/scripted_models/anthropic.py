@@ -60,7 +60,8 @@ class AnthropicScriptedServer(ScriptedModelServer):
             return ScriptedResponse(404, self._error(404, "not_found_error", f"no route {method} {path}"))
         user = last_user_message(body.get("messages") or [])
         plan = self.decide(message_text(user), tool_results(user))
-        blocks = self.content_blocks(plan)
+        tools = [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
+        blocks = self.content_blocks(plan, shell=next((n for n in ("Bash", "bash") if n in tools), "Bash"))
         model = str(body.get("model") or "claude-scripted")
         message_id = f"msg_scripted_{next(self._ids)}"
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
@@ -76,8 +77,9 @@ class AnthropicScriptedServer(ScriptedModelServer):
         return {"type": "error", "error": {"type": kind, "message": message}}
 
     # ----- script -> content blocks ----------------------------------------------------------------------
-    def content_blocks(self, plan: Plan) -> list[dict[str, Any]]:
-        """The response's content blocks; text/thinking carry their chunks, tool_use its JSON pieces."""
+    def content_blocks(self, plan: Plan, shell: str = "Bash") -> list[dict[str, Any]]:
+        """The response's content blocks; text/thinking carry their chunks, tool_use its JSON pieces; a command
+        runs in ``shell``, the request's shell tool (Claude Code's ``Bash``, opencode's ``bash``)."""
         blocks: list[dict[str, Any]] = []
         if plan.think:
             blocks.append({"type": "thinking", "chunks": list(THINKING_TEXT),
@@ -95,7 +97,7 @@ class AnthropicScriptedServer(ScriptedModelServer):
                            "run_in_background": True}
             arguments = json.dumps(command)
             cut = len(arguments) // 2
-            blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "Bash",
+            blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": shell,
                            "pieces": [arguments[:cut], arguments[cut:]]})
         elif plan.kind == "subagent":
             arguments = json.dumps({"description": "scripted sub-agent", "prompt": self.subagent_prompt,

@@ -309,3 +309,20 @@ async def test_a_message_for_a_busy_thread_is_queued_and_runs_next(tmp_path: Pat
     assert mode["value"]["mode"] == "queued"
     assert queued[-1]["type"] == "RUN_FINISHED" and texts(queued) == PLAIN
     assert user_texts(chat_requests(runner)[-1])[-2:] == ["SLOW stream please", "NOTOOL and then?"]
+
+
+async def test_on_the_anthropic_messages_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ACP_AGENT_MODEL_API=anthropic: opencode's Anthropic provider (bundled in its binary) on the scripted Anthropic
+    server through the model proxy: a tool call that creates a file, then a text turn that continues."""
+    async with scripted_runner("acp", tmp_path, monkeypatch, acp_agent_model_api="anthropic",
+                               runner_approval_policy="auto") as runner:
+        runner.server.shell_command = "echo made-on-anthropic > created.txt"
+        events = await runner.harness.run("t-anthropic", "make the file")
+        later = await runner.harness.run("t-anthropic", "NOTOOL and now?")
+    assert (runner.settings.workspace_path / "created.txt").read_text() == "made-on-anthropic\n"
+    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
+    assert result["content"].strip() and events[-1]["type"] == "RUN_FINISHED", events[-1]
+    assert texts(later) == PLAIN
+    messages = [r for r in runner.server.requests if r.path.split("?")[0].endswith("/v1/messages")]
+    assert messages and all(r.body["model"] == "claude-sonnet-5-5" for r in messages)
+    assert all({k.lower(): v for k, v in r.headers.items()}.get("x-api-key") == runner.api_key for r in messages)

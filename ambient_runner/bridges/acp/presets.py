@@ -30,12 +30,18 @@ OPENCODE_PROVIDER = "ambient-proxy"
 OPENCODE_MODEL = {"attachment": True, "modalities": {"input": ["text", "image"], "output": ["text"]}}
 
 
+# the model API -> the AI SDK provider opencode speaks it with (each bundled in its binary: nothing is fetched), and
+# the path its base URL takes after the proxy's (the Anthropic provider's requests go to <baseURL>/messages)
+OPENCODE_PROVIDERS = {"openai-chat": ("@ai-sdk/openai-compatible", ""), "anthropic": ("@ai-sdk/anthropic", "/v1")}
+
+
 def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
-    """opencode's config as ``OPENCODE_CONFIG_CONTENT``: one provider (the model proxy), its models, nothing
-    shared, no update. ``OPENCODE_PERMISSION`` makes its shell and its edits always ask: the policy is a run's
-    (``approvalPolicy``) and the process is the pod's, so the client decides: under ``ask`` a request is put to a
-    person, under ``auto`` it is allowed at once."""
-    npm, base_url = "@ai-sdk/openai-compatible", setup.endpoint.base_url
+    """opencode's config as ``OPENCODE_CONFIG_CONTENT``: one provider (the model proxy, with the AI SDK provider of
+    its model API), its models, nothing shared, no update. ``OPENCODE_PERMISSION`` makes its shell and its edits
+    always ask: the policy is a run's (``approvalPolicy``) and the process is the pod's, so the client decides: under
+    ``ask`` a request is put to a person, under ``auto`` it is allowed at once."""
+    npm, path = OPENCODE_PROVIDERS[api.name]
+    base_url = setup.endpoint.base_url.rstrip("/") + path
     models = dict.fromkeys((setup.model, *setup.models))
     config = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
               "enabled_providers": [OPENCODE_PROVIDER],  # not its own cloud models: every model is the proxy's
@@ -52,7 +58,8 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
 
 OPENCODE = AcpPreset("opencode", "opencode", "opencode", ("acp", "--pure"), OPENAI_CHAT_API, "gpt-4.1",
                      opencode_environment, model_id=lambda model: f"{OPENCODE_PROVIDER}/{model}",
-                     package="opencode-ai", state_excludes=("home/.local/share/opencode/log",))
+                     package="opencode-ai", state_excludes=("home/.local/share/opencode/log",),
+                     model_apis=tuple(OPENCODE_PROVIDERS))
 
 
 # ----- any other ACP agent ---------------------------------------------------------------------------------------
