@@ -8,6 +8,7 @@ with one line naming the variable and what it accepts (``load_settings``). pydan
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
@@ -37,6 +38,24 @@ def image_for(runner_type: str, acp_agent: str = "opencode") -> str:
     if runner_type == "acp":
         return f"{ALL_IN_ONE_IMAGE}-acp-{acp_agent}"
     return f"{ALL_IN_ONE_IMAGE}-{runner_type}"
+
+
+def gateway_headers(raw: str) -> dict[str, str]:
+    """``RUNNER_MODEL_GATEWAY_HEADERS``'s JSON object of header names to values (names lower-cased, blank ones
+    dropped); a ``ValueError`` that names what it must be."""
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise ValueError("must be a JSON object of header names to values") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise ValueError("must be a JSON object of header names to string values")
+    return {k.strip().lower(): v for k, v in data.items() if k.strip()}
+
+
+# the variables whose value a bad-setting message never shows (they hold credentials)
+NOT_SHOWN = ("AGUI_TOKEN", "MCP_SERVERS_JSON", "RUNNER_MODEL_GATEWAY_HEADERS")
 
 
 class SettingsError(SystemExit):
@@ -108,6 +127,9 @@ class RunnerSettings(BaseSettings):
         "auto", description="ask: shell commands, file changes and MCP tools wait for a person's approval")
     runner_interrupt_timeout: float = Field(3600.0, gt=0, description="s an approval or question waits for an answer")
     mcp_servers_json: str = Field("", description='MCP servers, {"mcpServers": {name: {...}}} as JSON text')
+    runner_model_gateway_headers: SecretStr = Field(
+        SecretStr(""), description="headers the model proxy adds to every upstream request (a gateway's own "
+                                   "authentication, a tenant header), a JSON object of names to values; credentials")
     mcp_config_file: Path | None = Field(None, description="a mounted file with the MCP servers JSON")
     mcp_disabled_servers: str = Field("", description="comma-separated MCP server names to leave out")
     runner_log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -232,6 +254,12 @@ class RunnerSettings(BaseSettings):
             return value
         raise ValueError("must be file:///absolute/path or s3://bucket/prefix")
 
+    @field_validator("runner_model_gateway_headers")
+    @classmethod
+    def _gateway_headers(cls, value: SecretStr) -> SecretStr:
+        gateway_headers(value.get_secret_value())
+        return value
+
     @field_validator("mcp_servers_json")
     @classmethod
     def _mcp_json(cls, value: str) -> str:
@@ -253,6 +281,11 @@ class RunnerSettings(BaseSettings):
         except McpConfigError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @property
+    def model_gateway_headers(self) -> dict[str, str]:
+        """``RUNNER_MODEL_GATEWAY_HEADERS``, lower-case names to values (validated at start)."""
+        return gateway_headers(self.runner_model_gateway_headers.get_secret_value())
 
     @property
     def mcp_servers(self) -> McpConfig:
@@ -304,6 +337,6 @@ def load_settings(**overrides: object) -> RunnerSettings:
         first = exc.errors()[0]
         name = str(first["loc"][0]).upper() if first["loc"] else "settings"
         value = first.get("input")
-        shown = "" if name in ("AGUI_TOKEN", "MCP_SERVERS_JSON") else f" (got {value!r})"
+        shown = "" if name in NOT_SHOWN else f" (got {value!r})"
         reason = first["msg"].removeprefix("Value error, ")
         raise SettingsError(f"ambient-runner: invalid {name}{shown}: {reason}") from None

@@ -39,7 +39,6 @@ from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.model_proxy import ModelProxy, Upstream
-from ambient_runner.model_proxy.gateway_headers import gateway_headers
 from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.workspace.workflows import AgentPlace
@@ -129,7 +128,7 @@ class CliBridge(Bridge, Generic[AuthT]):
         """Serve the CLI's model API through the runner's proxy: the CLI then gets ``model_proxy.base_url`` and
         ``model_proxy.placeholder`` instead of the upstream URL and the real credential. Idempotent."""
         if self.model_proxy is None and upstream is not None and enabled:
-            self.model_proxy = await ModelProxy(upstream, extra_headers=gateway_headers()).start()
+            self.model_proxy = await ModelProxy(upstream, extra_headers=self.settings.model_gateway_headers).start()
         return self.model_proxy
 
     async def stop_model_proxy(self) -> None:

@@ -4,8 +4,10 @@ offline stand-in is that API's scripted server, and a custom agent gets the API'
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
@@ -16,7 +18,7 @@ from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
 from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
-from ambient_runner.settings import RunnerSettings
+from ambient_runner.settings import RunnerSettings, SettingsError, load_settings
 
 KEY = "sk-model-api-test-4f1c"
 # API -> (the variable set, the base URL variable, the upstream header and its value, the scripted server)
@@ -75,3 +77,36 @@ def test_a_gateways_token_counts_only_with_its_url(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://gateway.example")
     upstream = custom_bridge(tmp_path, "anthropic").model_upstream()
     assert upstream is not None and upstream.headers == {"authorization": f"Bearer {KEY}"}
+
+
+async def test_the_gateways_headers_reach_the_upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``RUNNER_MODEL_GATEWAY_HEADERS`` (read with the settings): the model proxy puts them on every upstream
+    request, beside the real key."""
+    for other in ALL_KEYS:
+        monkeypatch.delenv(other, raising=False)
+    server = OpenAIChatServer().start()
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.base_url}/v1")
+    monkeypatch.setenv("RUNNER_MODEL_GATEWAY_HEADERS", json.dumps({"X-Tenant": "tenant-7", " ": "dropped"}))
+    bridge = custom_bridge(tmp_path, "openai-chat")
+    try:
+        proxy = await bridge.start_model_proxy(bridge.model_upstream())
+        assert proxy is not None
+        async with httpx.AsyncClient() as client:
+            reply = await client.post(f"{proxy.base_url}/v1/chat/completions", headers={
+                "authorization": f"Bearer {proxy.placeholder}"}, json={
+                "model": "gpt-4.1", "messages": [{"role": "user", "content": "NOTOOL hi"}]})
+        assert reply.status_code == 200, reply.text
+    finally:
+        await bridge.stop_model_proxy()
+        server.stop()
+    headers = {k.lower(): v for k, v in server.requests[-1].headers.items()}
+    assert headers["x-tenant"] == "tenant-7" and headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_bad_gateway_headers_stop_the_start_without_their_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNNER_MODEL_GATEWAY_HEADERS", '{"x-secret-header": 7}')
+    with pytest.raises(SettingsError) as stopped:
+        load_settings()
+    assert "RUNNER_MODEL_GATEWAY_HEADERS" in str(stopped.value) and "x-secret-header" not in str(stopped.value)
+    assert "string values" in str(stopped.value)
