@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ambient_runner.scripted_models.base import QUESTION, Plan, ScriptedModelServer, ScriptedResponse, sleep_between
@@ -60,8 +60,7 @@ class AnthropicScriptedServer(ScriptedModelServer):
             return ScriptedResponse(404, self._error(404, "not_found_error", f"no route {method} {path}"))
         user = last_user_message(body.get("messages") or [])
         plan = self.decide(message_text(user), tool_results(user))
-        tools = [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
-        blocks = self.content_blocks(plan, shell=next((n for n in ("Bash", "bash") if n in tools), "Bash"))
+        blocks = self.content_blocks(plan, [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)])
         model = str(body.get("model") or "claude-scripted")
         message_id = f"msg_scripted_{next(self._ids)}"
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
@@ -77,9 +76,11 @@ class AnthropicScriptedServer(ScriptedModelServer):
         return {"type": "error", "error": {"type": kind, "message": message}}
 
     # ----- script -> content blocks ----------------------------------------------------------------------
-    def content_blocks(self, plan: Plan, shell: str = "Bash") -> list[dict[str, Any]]:
-        """The response's content blocks; text/thinking carry their chunks, tool_use its JSON pieces; a command
-        runs in ``shell``, the request's shell tool (Claude Code's ``Bash``, opencode's ``bash``)."""
+    def content_blocks(self, plan: Plan, tools: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """The response's content blocks; text/thinking carry their chunks, tool_use its JSON pieces. The calls use
+        the names the request's ``tools`` declare: its shell (Claude Code's ``Bash``, opencode's ``bash``), an MCP
+        tool (Claude Code's ``mcp__<server>__<tool>``, opencode's ``<server>_<tool>``)."""
+        shell = next((name for name in ("Bash", "bash") if name in tools), "Bash")
         blocks: list[dict[str, Any]] = []
         if plan.think:
             blocks.append({"type": "thinking", "chunks": list(THINKING_TEXT),
@@ -108,8 +109,9 @@ class AnthropicScriptedServer(ScriptedModelServer):
             blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "AskUserQuestion",
                            "pieces": [json.dumps({"questions": [QUESTION]})]})
         elif plan.kind == "mcp":
+            named = [name for name in tools if name.endswith(f"_{plan.mcp_tool}") and plan.mcp_server in name]
             blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}",
-                           "name": f"mcp__{plan.mcp_server}__{plan.mcp_tool}", "pieces": ["{}"]})
+                           "name": next(iter(named), f"mcp__{plan.mcp_server}__{plan.mcp_tool}"), "pieces": ["{}"]})
         return blocks
 
     @staticmethod

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_agent_tests import MCP_SERVERS, mcp_tool_answered
 from media import data_part, png
 from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
 from runners import ScriptedRunner, cmdline, descendants, environments, scripted_runner, wait_for
@@ -313,12 +314,14 @@ async def test_a_message_for_a_busy_thread_is_queued_and_runs_next(tmp_path: Pat
 
 async def test_on_the_anthropic_messages_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ACP_AGENT_MODEL_API=anthropic: opencode's Anthropic provider (bundled in its binary) on the scripted Anthropic
-    server through the model proxy: a tool call that creates a file, then a text turn that continues."""
+    server through the model proxy: a tool call that creates a file, then a text turn that continues, and an MCP
+    tool's call answered."""
     async with scripted_runner("acp", tmp_path, monkeypatch, acp_agent_model_api="anthropic",
-                               runner_approval_policy="auto") as runner:
+                               runner_approval_policy="auto", mcp_servers_json=MCP_SERVERS) as runner:
         runner.server.shell_command = "echo made-on-anthropic > created.txt"
         events = await runner.harness.run("t-anthropic", "make the file")
         later = await runner.harness.run("t-anthropic", "NOTOOL and now?")
+        await mcp_tool_answered(runner, "t-anthropic-mcp")
     assert (runner.settings.workspace_path / "created.txt").read_text() == "made-on-anthropic\n"
     result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
     assert result["content"].strip() and events[-1]["type"] == "RUN_FINISHED", events[-1]
