@@ -85,6 +85,33 @@ class TracingSettings(BaseSettings):
     mlflow_tracking_password: SecretStr = SecretStr("")
 
 
+class S3Settings(BaseSettings):
+    """Where an ``s3://`` state store is served: the usual AWS variables (``AWS_ENDPOINT_URL_S3`` /
+    ``AWS_ENDPOINT_URL`` for an S3-compatible server, ``AWS_REGION`` / ``AWS_DEFAULT_REGION``). Credentials stay
+    with boto3's own chain (keys, web identity), never in the settings."""
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
+
+    aws_endpoint_url_s3: str = ""
+    aws_endpoint_url: str = ""
+    aws_region: str = ""
+    aws_default_region: str = ""
+    state_store_s3_addressing_style: Literal["auto", "path", "virtual"] | None = Field(
+        None, description="S3 addressing style; default path with a custom endpoint, else auto")
+
+    @property
+    def endpoint(self) -> str | None:
+        return self.aws_endpoint_url_s3.strip() or self.aws_endpoint_url.strip() or None
+
+    @property
+    def region(self) -> str:
+        return self.aws_region.strip() or self.aws_default_region.strip() or "us-east-1"
+
+    @property
+    def addressing_style(self) -> str:
+        return self.state_store_s3_addressing_style or ("path" if self.endpoint else "auto")
+
+
 class RunnerSettings(BaseSettings):
     """Every setting, from the environment (any case: ``RUNNER_TYPE`` for ``runner_type``); a value passed in wins.
     No ``.env`` file is read: the pod's environment is the configuration."""
@@ -134,8 +161,7 @@ class RunnerSettings(BaseSettings):
     mcp_disabled_servers: str = Field("", description="comma-separated MCP server names to leave out")
     runner_log_level: Literal["debug", "info", "warning", "error"] = "info"
     state_store_url: str = Field("", description="durable store of the state dir: file:///path or s3://bucket/prefix")
-    state_store_s3_addressing_style: Literal["auto", "path", "virtual"] | None = Field(
-        None, description="S3 addressing style; default path with a custom endpoint, else auto")
+    s3: S3Settings = Field(default_factory=S3Settings, description="where an s3:// state store is served")
     runner_sync_interval: float = Field(30.0, gt=0, description="s between state syncs while a run is active")
     runner_sync_timeout: float = Field(30.0, gt=0, description="s the final state sync on shutdown may take")
     runner_model_proxy: bool = Field(

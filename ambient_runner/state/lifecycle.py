@@ -29,8 +29,7 @@ class StateSyncExtension:
     def __init__(self, settings: RunnerSettings, *, store: StateStore | None = None,
                  retry_delays: tuple[float, ...] = RETRY_DELAYS) -> None:
         self.settings = settings
-        self.store = store or open_store(settings.state_store_url,
-                                         addressing_style=settings.state_store_s3_addressing_style)
+        self.store = store or open_store(settings.state_store_url, settings.s3)
         self.retry_delays = retry_delays
         self.sync: StateSync | None = None
 

@@ -19,6 +19,7 @@ from typing import IO, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
+from ambient_runner.settings import S3Settings
 
 
 class StoreError(RunnerError):
@@ -44,13 +45,13 @@ class StateStore(Protocol):
     def write_bytes(self, name: str, data: bytes) -> None: ...
 
 
-def open_store(url: str, *, addressing_style: str | None = None) -> StateStore:
-    """The store for a ``STATE_STORE_URL`` (validated by the settings)."""
+def open_store(url: str, s3: S3Settings | None = None) -> StateStore:
+    """The store for a ``STATE_STORE_URL`` (validated by the settings); ``s3``: where an ``s3://`` one is served."""
     parts = urlsplit(url)
     if parts.scheme == "file":
         return FileStore(Path(unquote(parts.path)))
     if parts.scheme == "s3":
-        return S3Store(parts.netloc, parts.path.strip("/"), addressing_style=addressing_style)
+        return S3Store(parts.netloc, parts.path.strip("/"), s3)
     raise StoreError(f"unsupported state store URL {url!r}: use file:///path or s3://bucket/prefix")
 
 
@@ -128,15 +129,16 @@ def _fsync_dir(path: Path) -> None:
 class S3Store:
     """Objects are keys under ``prefix/`` in ``bucket``, moved with boto3 (multipart for large archives).
 
-    Endpoint, credentials and region come from the usual AWS variables and credential chain (``AWS_ENDPOINT_URL_S3``
-    / ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, web identity, ``AWS_REGION``).
+    Endpoint, region and addressing style come from ``s3`` (the settings: the usual AWS variables, read from the
+    environment when not given); credentials from boto3's chain (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``,
+    web identity).
     """
 
-    def __init__(self, bucket: str, prefix: str, *, addressing_style: str | None = None) -> None:
+    def __init__(self, bucket: str, prefix: str, s3: S3Settings | None = None) -> None:
         self.bucket = bucket
         self.prefix = prefix
         self.url = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
-        self._addressing_style = addressing_style
+        self.s3 = s3 or S3Settings()
         self._client: Any = None
 
     def _key(self, name: str) -> str:
@@ -148,11 +150,9 @@ class S3Store:
             import boto3
             from botocore.config import Config
 
-            endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-            region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-            style = self._addressing_style or ("path" if endpoint else "auto")
+            endpoint, region = self.s3.endpoint, self.s3.region
             options: dict[str, Any] = {
-                "s3": {"addressing_style": style},
+                "s3": {"addressing_style": self.s3.addressing_style},
                 "retries": {"mode": "standard", "max_attempts": 3},
                 "connect_timeout": 5, "read_timeout": 60,
             }

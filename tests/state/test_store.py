@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ambient_runner.settings import RunnerSettings, S3Settings
 from ambient_runner.state.snapshot import pack, read_manifest
 from ambient_runner.state.store import FileStore, S3Store, StoreError, open_store
 from tests.state.s3server import S3Server
@@ -22,9 +23,28 @@ from tests.state.s3server import S3Server
 def test_open_store_parses_the_url_forms(tmp_path: Path) -> None:
     file_store = open_store(f"file://{tmp_path}/store")
     assert isinstance(file_store, FileStore) and file_store.root == tmp_path / "store"
-    s3 = open_store("s3://bucket/ns/session/", addressing_style="path")
+    s3 = open_store("s3://bucket/ns/session/", S3Settings(state_store_s3_addressing_style="path"))
     assert isinstance(s3, S3Store) and (s3.bucket, s3.prefix, s3.url) == ("bucket", "ns/session", "s3://bucket/ns/session")
     assert open_store("s3://bucket").url == "s3://bucket"
+
+
+def test_the_s3_client_is_where_the_settings_say(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Endpoint, region and addressing style from the settings (the usual AWS variables, read once with them)."""
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
+                 "STATE_STORE_S3_ADDRESSING_STYLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-3")
+    settings = RunnerSettings(state_store_url="s3://bucket/p")
+    monkeypatch.setenv("AWS_REGION", "ap-south-1")  # after the settings were read: not seen
+    meta = open_store(settings.state_store_url, settings.s3).client.meta  # type: ignore[attr-defined]
+    assert (meta.endpoint_url, meta.region_name) == ("http://127.0.0.1:9", "eu-west-3")
+    assert meta.config.s3["addressing_style"] == "path"  # a custom endpoint: path style unless told
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:10")  # the S3 one wins over the general one
+    monkeypatch.setenv("STATE_STORE_S3_ADDRESSING_STYLE", "virtual")
+    meta = S3Store("bucket", "p").client.meta
+    assert (meta.endpoint_url, meta.region_name, meta.config.s3["addressing_style"]) == (
+        "http://127.0.0.1:10", "ap-south-1", "virtual")
 
 
 def test_round_trip_and_missing_objects(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
