@@ -4,20 +4,24 @@ through ``check_stream`` and ag-ui-validate), inside the loopback-only network n
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import json
-import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_agent_tests import MCP_SERVERS, mcp_tool_answered
-from media import data_part, png
+from acp_agent_tests import (
+    KILL_PROMPTS,
+    MCP_SERVERS,
+    QUEUE_PROMPTS,
+    images_reach_the_model,
+    interrupted_mid_command,
+    killed_mid_turn_then_next,
+    mcp_tool_answered,
+    queued_while_streaming,
+)
 from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
-from runners import ScriptedRunner, cmdline, descendants, environments, scripted_runner, wait_for
+from runners import ScriptedRunner, environments, scripted_runner
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
 from ambient_runner.scripted_models.openai_chat import REASONING, OpenAIChatServer
@@ -189,68 +193,26 @@ async def test_runner_scripted_model_runs_it_on_the_offline_chat_server(tmp_path
     assert texts(events) == PLAIN
 
 
-def chat_images(body: dict[str, Any]) -> list[tuple[str, bytes]]:
-    """(mime type, bytes) of the data-URL images of a Chat Completions request's messages."""
-    found = []
-    for message in body.get("messages", []):
-        content = message.get("content")
-        for part in content if isinstance(content, list) else ():
-            url = str((part.get("image_url") or {}).get("url", "")) if part.get("type") == "image_url" else ""
-            if url.startswith("data:"):
-                head, _, data = url.partition(",")
-                found.append((head.removeprefix("data:").split(";")[0], base64.b64decode(data)))
-    return found
-
-
-async def test_an_image_reaches_the_model_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    image = png(rgb=(0, 90, 200))
+async def test_images_reach_the_model_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
-        events = await runner.harness.run("t-image", [{"type": "text", "text": "NOTOOL what is this?"},
-                                                      data_part("image", "image/png", image)])
-    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
-    assert ("image/png", image) in [m for body in chat_requests(runner) for m in chat_images(body)]
-
-
-def sleeping(bridge: AcpBridge) -> list[int]:
-    """The scripted command's ``sleep`` among the live agent's descendants."""
-    pid = bridge.live.pgid
-    return [] if pid is None else [p for p, (_, state) in descendants(pid).items()
-                                   if state != "Z" and cmdline(p).startswith("sleep 30")]
+        await images_reach_the_model(runner, "t-image", "image_url")
 
 
 @pytest.mark.slow
 async def test_interrupt_mid_command_stops_it_and_keeps_the_session(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
-        late = runner.settings.workspace_path / "late.txt"
-        runner.server.shell_command = f"sleep 30; echo late > {late}"
-        run = asyncio.create_task(runner.harness.run("t-tool-cancel", "run the long command"))
-        await wait_for(lambda: sleeping(bridge_of(runner)), timeout=60, what="the command to start")
-        assert (await runner.harness.interrupt("t-tool-cancel")).status_code == 200
-        events = await asyncio.wait_for(run, timeout=60)
-        await wait_for(lambda: not sleeping(bridge_of(runner)), timeout=20, what="the command to end")
-        after = await runner.harness.run("t-tool-cancel", "NOTOOL what happened?")
-    assert events[-1]["outcome"] == {"type": "cancelled"}
-    assert not late.exists()
-    assert texts(after) == PLAIN
+        mid = await interrupted_mid_command(runner, "t-tool-cancel")
+    assert next(e for e in mid.interrupted if e["type"] == "TOOL_CALL_START")["toolCallName"] == "bash"
+    assert texts(mid.after) == PLAIN
 
 
 @pytest.mark.slow
 async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_turn_continues(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
-        await runner.harness.run("t-kill", "NOTOOL remember this")
-        run = await runner.slow_answer("t-kill")
-        pid = bridge_of(runner).live.pgid
-        assert pid is not None
-        os.killpg(pid, signal.SIGKILL)
-        events = await asyncio.wait_for(run, timeout=60)
-        runner.server.slow_delay = 0.0
-        after = await runner.harness.run("t-kill", "NOTOOL still there?")
-        assert bridge_of(runner).live.pgid not in (None, pid)  # started again
-    assert events[-1]["type"] == "RUN_ERROR", events[-1]
-    assert texts(after) == PLAIN
-    assert user_texts(chat_requests(runner)[-1])[0] == "NOTOOL remember this"  # the session was loaded
+        await killed_mid_turn_then_next(runner, "t-kill")
+    assert user_texts(chat_requests(runner)[-1])[0] == KILL_PROMPTS[0]  # the session was loaded
 
 
 async def test_the_runners_mcp_servers_reach_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -297,19 +259,8 @@ async def test_thoughts_are_one_reasoning_block(tmp_path: Path, monkeypatch: pyt
 async def test_a_message_for_a_busy_thread_is_queued_and_runs_next(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
-        runner.server.slow_delay = 0.2
-        first = asyncio.create_task(runner.harness.run("t-busy", "SLOW stream please"))
-        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in runner.logged("t-busy")),
-                       timeout=60, what="the slow answer's text")
-        second = asyncio.create_task(runner.harness.run("t-busy", "NOTOOL and then?"))
-        streamed = await asyncio.wait_for(first, timeout=120)
-        runner.server.slow_delay = 0.0
-        queued = await asyncio.wait_for(second, timeout=120)
-    assert streamed[-1]["type"] == "RUN_FINISHED" and not streamed[-1].get("outcome")
-    mode = next(e for e in queued if e["type"] == "CUSTOM")
-    assert mode["value"]["mode"] == "queued"
-    assert queued[-1]["type"] == "RUN_FINISHED" and texts(queued) == PLAIN
-    assert user_texts(chat_requests(runner)[-1])[-2:] == ["SLOW stream please", "NOTOOL and then?"]
+        await queued_while_streaming(runner, "t-busy")
+    assert user_texts(chat_requests(runner)[-1])[-2:] == list(QUEUE_PROMPTS)
 
 
 async def test_on_the_anthropic_messages_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

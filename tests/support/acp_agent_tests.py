@@ -1,12 +1,16 @@
 """What the real-agent tests of each ACP preset share (tests/acp/test_<agent>.py): one runner for the module's
 threads, the scripted server put back after each test, and the checks every preset must pass the same way (an
-approval and a refusal from the question card, an interrupt and the next run, the model key out of the agent's
+approval and a refusal from the question card, an interrupt and the next run, an interrupt during a shell command,
+the agent killed mid-turn, a message queued while a run streams, images in, the model key out of the agent's
 tree). A test module imports the fixtures it uses (``module_patch``, ``scripted_as_it_was``) and makes its
 ``runner`` with ``module_runner``."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -15,9 +19,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from media import data_part, jpeg, png, received_media_forms, webp
 from page_session import PageSession
 from pausing import ASK, WRITE, interrupts_of
-from runners import ScriptedRunner, environments, scripted_runner
+from proctable import pid_alive
+from runners import ScriptedRunner, cmdline, descendants, environments, scripted_runner, wait_for
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
 
@@ -266,3 +272,140 @@ async def mcp_tool_answered(runner: ScriptedRunner, thread: str) -> tuple[dict[s
     assert "echo: " in json.dumps([r.body for r in runner.server.requests[before:]])
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
     return start, result
+
+
+def holding(runner: ScriptedRunner, words: str) -> list[Any]:
+    """The model requests whose body holds ``words``, in order."""
+    return [r for r in runner.server.requests if words in json.dumps(r.body)]
+
+
+KILL_PROMPTS = ("NOTOOL remember the word kumquat", "NOTOOL still there after the kill?")
+
+
+async def killed_mid_turn_then_next(runner: ScriptedRunner, thread: str) -> list[dict[str, Any]]:
+    """A turn (``KILL_PROMPTS[0]``), then the agent's process group killed (SIGKILL) while the next answer streams:
+    that run ends ``RUN_ERROR`` saying the next run starts it again, the agent is started again, and the thread's
+    next run (``KILL_PROMPTS[1]``) continues its session (loaded, not new: the model request holds the first
+    turn); the events of that last run."""
+    first, then = KILL_PROMPTS
+    await runner.harness.run(thread, first)
+    bridge = bridge_of(runner)
+    session, pid, restarts = bridge.sessions.get(thread), bridge.live.pgid, bridge.live.restarts
+    assert session is not None and pid is not None
+    run = await runner.slow_answer(thread)
+    tree = [pid, *descendants(pid)]  # the agent, its sessions' processes, its MCP servers
+    try:
+        os.killpg(pid, signal.SIGKILL)
+        killed = await asyncio.wait_for(run, timeout=60)
+    finally:
+        runner.server.slow_delay = 0.0
+    assert killed[-1]["type"] == "RUN_ERROR" and killed[-1]["code"] == "CLI_KILLED", killed[-1]
+    assert "killed by SIGKILL" in killed[-1]["message"], killed[-1]
+    assert "The next run starts it again and continues the thread." in killed[-1]["message"], killed[-1]
+    await wait_for(lambda: bridge.live.restarts > restarts and bridge.live.pgid not in (None, pid), timeout=60,
+                   what="the agent started again")
+    after = await runner.harness.run(thread, then)
+    assert texts(after) == PLAIN and after[-1]["type"] == "RUN_FINISHED", after[-1]
+    assert bridge.sessions.get(thread) == session  # loaded, not a new session
+    assert [r for r in holding(runner, then) if first in json.dumps(r.body)]  # the model saw the first turn again
+    assert not [p for p in tree if pid_alive(p)]  # nothing of the killed agent is left
+    return after
+
+
+QUEUE_PROMPTS = ("SLOW stream the first answer", "NOTOOL and then, after the queue?")
+
+
+async def queued_while_streaming(runner: ScriptedRunner, thread: str) -> list[dict[str, Any]]:
+    """A message (``QUEUE_PROMPTS[1]``) sent while a run streams its answer (``QUEUE_PROMPTS[0]``, ``SLOW``) on the
+    same thread: accepted as ``queued`` (ACP v1 has no input mid-turn), run after that run ended, in the same
+    session of the same agent process (its model request holds the whole first answer); the queued run's events."""
+    first, then = QUEUE_PROMPTS
+    bridge = bridge_of(runner)
+    await runner.harness.run(thread, "NOTOOL open the queue thread")
+    session, pid = bridge.sessions.get(thread), bridge.live.pgid
+    runner.server.slow_delay = 0.1  # 3 s of answer: the message is sent once its first text is out
+    try:
+        before = len(runner.logged(thread))
+        streaming = asyncio.create_task(runner.harness.run(thread, first))
+        await wait_for(lambda: any(e["type"] == "TEXT_MESSAGE_CONTENT" for e in runner.logged(thread)[before:]),
+                       timeout=60, what="the slow answer's text")
+        queued_run = asyncio.create_task(runner.harness.run(thread, then))
+        streamed = await asyncio.wait_for(streaming, timeout=120)
+        queued = await asyncio.wait_for(queued_run, timeout=120)
+    finally:
+        runner.server.slow_delay = 0.0
+    slow_answer = [f"slow chunk {i}. " for i in range(runner.server.slow_chunks)]
+    assert streamed[-1]["type"] == "RUN_FINISHED" and not streamed[-1].get("outcome"), streamed[-1]
+    assert "".join(texts(streamed)) == "".join(slow_answer)  # the streaming run went on to its end
+    (accepted,) = [e for e in queued if e["type"] == "CUSTOM"]
+    assert accepted["name"] == "ambient:message_accepted" and accepted["value"]["mode"] == "queued", accepted
+    assert queued[-1]["type"] == "RUN_FINISHED" and texts(queued) == PLAIN, queued[-1]
+    assert bridge.sessions.get(thread) == session and bridge.live.pgid == pid  # the same session, the same agent
+    # a model request of the queued message holds the whole first turn
+    last = slow_answer[-1].strip()
+    assert [r for r in holding(runner, then) if first in json.dumps(r.body) and last in json.dumps(r.body)]
+    return queued
+
+
+IMAGES = (("image/png", png(rgb=(0, 90, 200))), ("image/jpeg", jpeg()), ("image/webp", webp()))
+IMAGE_PROMPT = "NOTOOL what are these three images?"
+
+
+async def images_reach_the_model(runner: ScriptedRunner, thread: str, form: str) -> list[dict[str, Any]]:
+    """A message with a PNG, a JPEG and a WebP (AG-UI data parts: ACP ``image`` blocks): the model request of the
+    turn holds each one's bytes, in order, in the API's own image form (``form``: ``received_media_forms``); the
+    run's events."""
+    parts = [{"type": "text", "text": IMAGE_PROMPT}, *(data_part("image", m, data) for m, data in IMAGES)]
+    events = await runner.harness.run(thread, parts)
+    assert events[-1]["type"] == "RUN_FINISHED" and texts(events) == PLAIN, events[-1]
+    with_images = [received_media_forms(r.body) for r in holding(runner, IMAGE_PROMPT)]
+    assert [(form, m, data) for m, data in IMAGES] in with_images, [
+        [(f, m, len(data)) for f, m, data in found] for found in with_images]
+    return events
+
+
+# the scripted model's command for an interrupt mid-command (not starting with a long sleep: Claude Code refuses that)
+LONG_COMMAND = "echo started; sleep 27; echo late > late.txt"
+
+
+def long_command(runner: ScriptedRunner) -> list[int]:
+    """The live agent's descendants that run ``LONG_COMMAND`` (its shells and its sleep)."""
+    agent = bridge_of(runner).live.pgid
+    return [] if agent is None else [pid for pid, (_, state) in descendants(agent).items() if state != "Z" and (
+        "late.txt" in cmdline(pid) or cmdline(pid).startswith("sleep 27"))]
+
+
+AFTER_THE_LONG_COMMAND = "NOTOOL what happened to the long command?"
+
+
+@dataclass
+class MidCommand:
+    """The events of a run interrupted during its command, and of the thread's next run."""
+
+    interrupted: list[dict[str, Any]]
+    after: list[dict[str, Any]]
+
+
+async def interrupted_mid_command(runner: ScriptedRunner, thread: str) -> MidCommand:
+    """``LONG_COMMAND`` run by the agent's shell tool, the run interrupted while it sleeps: the run ends
+    ``cancelled``, every process of the command ends (its shell too, so ``echo late`` never runs), and the next run
+    of the thread (``AFTER_THE_LONG_COMMAND``) answers in the same agent process (what it answers depends on how the
+    agent tells its model of the interrupted call)."""
+    late = runner.settings.workspace_path / "late.txt"
+    late.unlink(missing_ok=True)
+    runner.server.shell_command = LONG_COMMAND
+    run = asyncio.create_task(runner.harness.run(thread, "run the long command"))
+    await wait_for(lambda: [p for p in long_command(runner) if cmdline(p).startswith("sleep 27")], timeout=60,
+                   what="the command's sleep")
+    processes, pid = long_command(runner), bridge_of(runner).live.pgid
+    assert [p for p in processes if not cmdline(p).startswith("sleep 27")], processes  # its shell too
+    await wait_for(lambda: runner.seen(thread, "TOOL_CALL_START"), timeout=30, what="the command's call shown")
+    assert (await runner.harness.interrupt(thread)).status_code == 200
+    events = await asyncio.wait_for(run, timeout=60)
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}, events[-1]
+    await wait_for(lambda: not [p for p in processes if pid_alive(p)], timeout=20, what="the command's processes ended")
+    assert not late.exists()  # nothing after the sleep ran
+    after = await runner.harness.run(thread, AFTER_THE_LONG_COMMAND)
+    assert after[-1]["type"] == "RUN_FINISHED" and not after[-1].get("outcome") and texts(after), after[-1]
+    assert bridge_of(runner).live.pgid == pid and holding(runner, AFTER_THE_LONG_COMMAND)  # the same agent goes on
+    return MidCommand(events, after)
