@@ -125,3 +125,30 @@ async def test_a_repositorys_claude_settings_are_never_read(runner: ScriptedRunn
 
 async def test_the_runners_mcp_server_answers_its_tool_call(runner: ScriptedRunner) -> None:
     await shared.mcp_tool_answered(runner, "t-mcp")
+
+
+async def test_a_message_while_a_run_streams_is_queued_and_runs_next(runner: ScriptedRunner) -> None:
+    await shared.queued_while_streaming(runner, "t-queue")
+    first, then = shared.QUEUE_PROMPTS
+    assert user_texts(turns(runner, then)[0])[-2:] == [first, then]  # the same session, one turn after the other
+
+
+async def test_images_reach_the_model_as_anthropic_image_blocks(runner: ScriptedRunner) -> None:
+    await shared.images_reach_the_model(runner, "t-images", "source")
+
+
+async def test_interrupt_during_a_shell_command_ends_it(runner: ScriptedRunner) -> None:
+    mid = await shared.interrupted_mid_command(runner, "t-sleep")
+    call = next(e for e in mid.interrupted if e["type"] == "TOOL_CALL_START")
+    assert call["toolCallName"] == "Bash"
+    # its model is told, with the next prompt, that the call was stopped while it ran
+    (request,) = turns(runner, shared.AFTER_THE_LONG_COMMAND)
+    (result,) = [p for m in request["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+                 for p in m["content"] if p.get("type") == "tool_result" and p["tool_use_id"] == call["toolCallId"]]
+    assert result["is_error"] and "stopped while running" in json.dumps(result)
+
+
+async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_run_continues(runner: ScriptedRunner) -> None:
+    """Last in the module: the module's agent is killed (the tests after it would start on a new one)."""
+    await shared.killed_mid_turn_then_next(runner, "t-kill")
+    assert user_texts(turns(runner, shared.KILL_PROMPTS[1])[0])[0] == shared.KILL_PROMPTS[0]  # loaded

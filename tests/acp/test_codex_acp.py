@@ -6,7 +6,6 @@ runners of its own."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -14,9 +13,8 @@ from typing import Any
 import acp_agent_tests as shared
 import pytest
 from acp_agent_tests import module_patch, scripted_as_it_was
-from runners import ScriptedRunner, cmdline, descendants, wait_for
+from runners import ScriptedRunner
 
-from ambient_runner.process import proc_stat
 from ambient_runner.scripted_models.base import ScriptedModelServer
 
 pytestmark = shared.PRESET_MARKS
@@ -42,11 +40,6 @@ def user_texts(body: dict[str, Any]) -> list[str]:
             parts = [{"text": content}] if isinstance(content, str) else content
             found += [p["text"] for p in parts if p.get("text") and not p["text"].startswith("<")]
     return found
-
-
-def running(pid: int) -> bool:
-    stat = proc_stat.read_stat(pid)
-    return stat is not None and not stat.zombie
 
 
 async def test_a_tool_call_creates_a_file_and_the_next_turn_continues(runner: ScriptedRunner) -> None:
@@ -101,21 +94,13 @@ async def test_interrupt_is_cancelled_and_the_next_run_works(runner: ScriptedRun
 async def test_interrupt_during_a_shell_command_ends_it(runner: ScriptedRunner) -> None:
     """Codex runs each command in a session of its own and leaves it running on session/cancel: the runner ends
     it, and nothing after it runs."""
-    late = runner.settings.workspace_path / "late.txt"
-    runner.server.shell_command = "sleep 27; echo late > late.txt"
-    run = asyncio.create_task(runner.harness.run("t-sleep", "run the long command"))
-
-    def sleeping() -> list[int]:
-        agent = shared.bridge_of(runner).live.pgid
-        return [pid for pid in descendants(agent) if cmdline(pid).startswith("sleep 27")] if agent else []
-
-    (pid,) = await wait_for(sleeping, timeout=60, what="the command's sleep")
-    await wait_for(lambda: runner.seen("t-sleep", "TOOL_CALL_START"), timeout=30, what="the command's call shown")
-    assert (await runner.harness.interrupt("t-sleep")).status_code == 200
-    events = await asyncio.wait_for(run, timeout=60)
-    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
-    await wait_for(lambda: not running(pid), timeout=20, what="the command ended")
-    assert not late.exists()
+    mid = await shared.interrupted_mid_command(runner, "t-sleep")
+    call = next(e for e in mid.interrupted if e["type"] == "TOOL_CALL_START")
+    assert call["toolCallName"] == "exec_command"
+    # its model is told, with the next prompt, that the command was aborted
+    (request,) = turns(runner.server, shared.AFTER_THE_LONG_COMMAND)
+    outputs = [i["output"] for i in request.body["input"] if i.get("type") == "function_call_output"]
+    assert [o for o in outputs if "aborted by user" in str(o)], outputs
 
 
 async def test_model_switches_by_the_model_call_and_by_a_runs_model(runner: ScriptedRunner) -> None:
@@ -151,3 +136,21 @@ async def test_a_restart_on_the_same_state_dir_continues_the_thread(tmp_path: Pa
 
 async def test_the_runners_mcp_server_answers_its_tool_call(runner: ScriptedRunner) -> None:
     await shared.mcp_tool_answered(runner, "t-mcp")
+
+
+async def test_a_message_while_a_run_streams_is_queued_and_runs_next(runner: ScriptedRunner) -> None:
+    """Queued, not steered: it offers mid-turn steering (``_session/steering``), which the runner does not use."""
+    await shared.queued_while_streaming(runner, "t-queue")
+    first, then = shared.QUEUE_PROMPTS
+    assert user_texts(turns(runner.server, then)[0].body)[-2:] == [first, then]  # the same session, in turn
+
+
+async def test_images_reach_the_model_as_responses_input_images(runner: ScriptedRunner) -> None:
+    await shared.images_reach_the_model(runner, "t-images", "input_image")
+
+
+async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_run_continues(runner: ScriptedRunner) -> None:
+    """Last in the module: the module's agent is killed (the tests after it would start on a new one). Its thread
+    continues through ``session/resume``, as after a restart."""
+    await shared.killed_mid_turn_then_next(runner, "t-kill")
+    assert user_texts(turns(runner.server, shared.KILL_PROMPTS[1])[0].body)[0] == shared.KILL_PROMPTS[0]  # resumed

@@ -11,18 +11,25 @@ from typing import Any
 
 import pytest
 from acp_agent_tests import (
+    AFTER_THE_LONG_COMMAND,
+    KILL_PROMPTS,
     PLAIN,
+    QUEUE_PROMPTS,
     RESTART_PROMPTS,
     SWITCH_PROMPTS,
     approved_from_the_card,
     asked_despite_repository_settings,
     cancelled_then_next,
     denied_from_the_card,
+    images_reach_the_model,
+    interrupted_mid_command,
     key_stays_in_the_runner,
+    killed_mid_turn_then_next,
     mcp_tool_answered,
     module_patch,
     module_runner,
     preset_settings,
+    queued_while_streaming,
     reported_agent,
     restarted,
     scripted_as_it_was,
@@ -146,3 +153,30 @@ async def test_on_chat_completions(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 async def test_the_runners_mcp_server_answers_its_tool_call(runner: ScriptedRunner) -> None:
     await mcp_tool_answered(runner, "t-mcp")
+
+
+async def test_a_message_while_a_run_streams_is_queued_and_runs_next(runner: ScriptedRunner) -> None:
+    await queued_while_streaming(runner, "t-queue")
+    first, then = QUEUE_PROMPTS
+    assert user_texts(turns(runner.server, then)[0].body)[-2:] == [first, then]  # the same session, in turn
+
+
+async def test_images_reach_the_model_as_gemini_inline_data(runner: ScriptedRunner) -> None:
+    await images_reach_the_model(runner, "t-images", "inlineData")
+
+
+async def test_interrupt_during_a_shell_command_ends_it(runner: ScriptedRunner) -> None:
+    mid = await interrupted_mid_command(runner, "t-sleep")
+    call = next(e for e in mid.interrupted if e["type"] == "TOOL_CALL_START")
+    assert call["toolCallName"] == "run_shell_command"
+    # the next prompt goes with the call's response (its words are Qwen Code's: "The tool had already completed;
+    # its output was discarded.")
+    (request,) = turns(runner.server, AFTER_THE_LONG_COMMAND)
+    (last,) = [c for c in request.body["contents"] if c["role"] == "user"][-1:]
+    assert [p["functionResponse"]["name"] for p in last["parts"] if "functionResponse" in p] == ["run_shell_command"]
+
+
+async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_run_continues(runner: ScriptedRunner) -> None:
+    """Last in the module: the module's agent is killed (the tests after it would start on a new one)."""
+    await killed_mid_turn_then_next(runner, "t-kill")
+    assert user_texts(turns(runner.server, KILL_PROMPTS[1])[0].body)[0] == KILL_PROMPTS[0]  # loaded
