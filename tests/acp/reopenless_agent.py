@@ -1,10 +1,13 @@
 """A tiny ACP agent (stdio, JSON-RPC lines) that offers neither ``session/load`` nor ``session/resume`` in its
-``initialize``: ``session/new`` gives a session, ``session/prompt`` answers one text chunk and ends its turn, any
-other request is answered -32601. It calls no model."""
+``initialize``: ``session/new`` gives a session, ``session/prompt`` answers one text chunk and ends its turn (a
+prompt with ``KILLME`` in it: the chunk, then it kills itself with SIGKILL mid-turn), any other request is answered
+-32601. It calls no model."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import uuid
 from typing import Any
@@ -27,6 +30,8 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "session/prompt":
         send({"method": "session/update", "params": {"sessionId": params["sessionId"], "update": {
             "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ANSWER}}}})
+        if "KILLME" in json.dumps(params.get("prompt")):
+            os.kill(os.getpid(), signal.SIGKILL)
         return {"stopReason": "end_turn"}
     return None
 

@@ -153,4 +153,5 @@ async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_run_continues(
     """Last in the module: the module's agent is killed (the tests after it would start on a new one). Its thread
     continues through ``session/resume``, as after a restart."""
     await shared.killed_mid_turn_then_next(runner, "t-kill")
+    assert shared.bridge_of(runner).live.reopens[0] == "session/resume"  # how the new agent took the session up
     assert user_texts(turns(runner.server, shared.KILL_PROMPTS[1])[0].body)[0] == shared.KILL_PROMPTS[0]  # resumed
