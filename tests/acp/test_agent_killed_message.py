@@ -18,10 +18,6 @@ SETTINGS = {"acp_agent": "custom", "acp_agent_command": f"{sys.executable} {AGEN
             "acp_agent_model_api": "openai-chat", "runner_approval_policy": "auto"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the RUN_ERROR of an ACP agent killed by a signal says 'The Gemini CLI was killed by SIGKILL (out of memory, or "
-    "stopped from outside).': AcpConnection's exit description (bridges/acp_client/connection.py) takes the Gemini "
-    "CLI's describe_exit, whose words name the Gemini CLI, for every ACP agent"))
 async def test_an_agent_killed_mid_turn_is_named_in_the_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, **SETTINGS) as runner:
         events = await runner.harness.run("t-killed", "KILLME now")

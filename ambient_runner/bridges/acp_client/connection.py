@@ -24,8 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ag_ui_gemini_cli import describe_exit
+from ag_ui_cli_common.errors import ErrorCode, RunnerError, exit_failure
 from ag_ui_gemini_cli.acp_schema import (
     JsonRpcError,
     JsonRpcMessage,
@@ -249,9 +248,9 @@ class AcpConnection:
             code: int | None = await asyncio.wait_for(self.process.wait(), timeout=EXIT_WAIT)
         except TimeoutError:
             code = await self.process.stop()
-        described = describe_exit(code)
         if code is not None and code >= 0:
             return AcpClosed(f"{self.agent.name} exited with code {code}.", ErrorCode.CLI_EXITED)
+        described = exit_failure(self.agent.name, code)  # a signal, or only its output seen to end
         return AcpClosed(described.message.replace(" before finishing the turn", ""), described.code)
 
     def _end(self, ending: AcpClosed) -> None:
