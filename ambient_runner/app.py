@@ -49,9 +49,18 @@ ROUTERS = [status_api.routes, capabilities_api.routes, runs_api.routes, model_ap
 DESCRIPTION = "Runs a coding-agent CLI and streams its work as AG-UI events."
 # The instruction files the runner carries to a CLI in the preamble (Claude's CLAUDE.md is in its system prompt
 # wherever it works): Gemini reads GEMINI.md itself only where it works; Codex reads no AGENTS.md at all in the
-# folders the trust rule marks untrusted.
+# folders the trust rule marks untrusted. An ACP agent's: its preset's (``AcpPreset.carried``).
 CARRIED_INSTRUCTIONS = {"gemini-cli": CarriedInstructions(("GEMINI.md",)),
                         "codex-sdk": CarriedInstructions(("AGENTS.md",), always=True)}
+
+
+def carried_instructions(settings: RunnerSettings) -> CarriedInstructions:
+    if settings.runner_type == "acp":  # imported for this runner alone (the app starts before its bridge's imports)
+        from ambient_runner.bridges.acp.presets import preset_of
+
+        preset = preset_of(settings.acp_agent)
+        return preset.carried if preset is not None else CarriedInstructions()
+    return CARRIED_INSTRUCTIONS.get(settings.runner_type, CarriedInstructions())
 
 
 class RunnerApp(FastAPI):
@@ -95,8 +104,7 @@ def create_app(settings: RunnerSettings | None = None, bridge: Bridge | None = N
     runs = RunManager(settings, bridge, Redactor([*settings.secret_values(), *environment_secrets()]), metrics)
     boot = Boot(settings, runs, bridge, list(extensions or []), freeze=freeze_after_boot)
     workspace = Workspace.of(settings.workspace_path, settings.state_dir)
-    workflows = Workflows(workspace, _active_workflow(settings),
-                          CARRIED_INSTRUCTIONS.get(settings.runner_type, CarriedInstructions()))
+    workflows = Workflows(workspace, _active_workflow(settings), carried_instructions(settings))
     runs.turn_preambles.append(workflows.instructions_for)
     runs.agent_place = workflows.place
 

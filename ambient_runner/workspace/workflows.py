@@ -62,10 +62,12 @@ class AgentPlace:
 class CarriedInstructions:
     """The instruction files (``GEMINI.md``, ``AGENTS.md``) the runner hands the CLI itself, in the preamble: from the
     workspace root, which the CLI does not reach from a workflow's folder, and from that folder; ``always``: also
-    without a workflow, for a CLI that reads none itself (Codex: the folders it works in are untrusted)."""
+    without a workflow, for a CLI that reads none itself (Codex: the folders it works in are untrusted);
+    ``from_folder``: False when the workflow folder's are in the preamble already (its ``CLAUDE.md``)."""
 
     files: tuple[str, ...] = ()
     always: bool = False
+    from_folder: bool = True
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,7 @@ class Workflows:
             blocks.append(f"<workflow-claude-md>\n{found.instructions}\n</workflow-claude-md>")
         if listing := found.listing():
             blocks.append(listing)
-        blocks += self._carried(root, folder)
+        blocks += self._carried(root, folder) if self.carried.from_folder else self._carried(root)
         return "\n\n".join(blocks)
 
     def metadata(self) -> dict[str, object]:

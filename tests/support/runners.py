@@ -14,7 +14,7 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,9 +36,12 @@ from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
 from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
-from ambient_runner.settings import RunnerSettings
+from ambient_runner.settings import ACP_IMAGE_AGENTS, RunnerSettings
 
 RUNNERS = ("gemini-cli", "codex-sdk", "claude")
+# RUNNER_TYPE=acp with each preset that has an image, named as its registry entry (acp-<ACP_AGENT>)
+ACP_RUNNERS = tuple(f"acp-{agent}" for agent in ACP_IMAGE_AGENTS)
+REGISTRY = Path(__file__).resolve().parents[2] / "deploy" / "agent-registry.json"
 BRIDGES: dict[str, type[Bridge]] = {"gemini-cli": GeminiCliBridge, "codex-sdk": CodexBridge, "claude": ClaudeBridge,
                                     "acp": AcpBridge}
 # RUNNER_TYPE=acp: the server of ACP_AGENT=opencode's model API (openai-chat); another preset's: acp_model_api
@@ -171,6 +174,18 @@ async def scripted_runner(runner_type: str, root: Path, monkeypatch: pytest.Monk
             yield ScriptedRunner(runner_type, harness, server, bridge)
     finally:
         server.stop()
+
+
+def named_runner(name: str, root: Path, monkeypatch: pytest.MonkeyPatch,
+                 **settings: Any) -> AbstractAsyncContextManager[ScriptedRunner]:
+    """``scripted_runner`` for a runner of ``RUNNERS`` or ``ACP_RUNNERS``: an ACP preset with its registry entry's
+    ``ACP_AGENT`` and models (``RUNNER_MODELS``, ``RUNNER_DEFAULT_MODEL``), as a pod of that entry runs it."""
+    if name not in ACP_RUNNERS:
+        return scripted_runner(name, root, monkeypatch, **settings)
+    env = next(e for e in json.loads(REGISTRY.read_text()) if e["id"] == name)["container"]["env"]
+    entry = {"acp_agent": env["ACP_AGENT"], "runner_models": env["RUNNER_MODELS"],
+             "runner_default_model": env["RUNNER_DEFAULT_MODEL"]}
+    return scripted_runner("acp", root, monkeypatch, **(entry | settings))
 
 
 # ----- processes ---------------------------------------------------------------------------------------------

@@ -159,3 +159,15 @@ def test_a_cli_that_reads_no_instruction_file_itself_gets_the_roots_without_a_wo
         f'<workspace-instructions file="{workspace.root / "AGENTS.md"}">\nRoot rules.\n</workspace-instructions>\n\n')
     assert codex_like.instructions_for("t1") == ""  # once per thread
 
+
+def test_a_cli_that_reads_no_claude_md_gets_the_roots_and_the_workflows_once(tmp_path: Path) -> None:
+    """claude-agent-acp's: the root's CLAUDE.md files carried, the workflow's CLAUDE.md in its own block alone."""
+    workspace, _ = workflow(tmp_path, FILES)
+    (workspace.root / "CLAUDE.md").write_text("Root rules.")
+    (workspace.root / ".claude").mkdir()
+    (workspace.root / ".claude" / "CLAUDE.md").write_text("Root dot rules.")
+    carried = CarriedInstructions(("CLAUDE.md", ".claude/CLAUDE.md"), always=True, from_folder=False)
+    preamble = Workflows(workspace, WorkflowSpec("https://example.invalid/flows.git"), carried).instructions_for("t1")
+    for part in ("Root rules.", "Root dot rules.", "Never force-push.", "Write tests first."):
+        assert preamble.count(part) == 1, part
+    assert preamble.count("<workspace-instructions") == 2

@@ -150,7 +150,8 @@ class AcpBridge(CliBridge[AcpAuth]):
         """Allowlisted, the agent's HOME and XDG folders in the state dir, and its preset's variables."""
         assert self.preset is not None
         folders = self._folders()
-        setup = AgentSetup(self._endpoint(), self.home, self._model(None), tuple(self.options.models(self.settings)))
+        setup = AgentSetup(self._endpoint(), self.home, self._model(None), tuple(self.options.models(self.settings)),
+                           tuple(self._argv() or ()))
         return agent_environment({"HOME": str(self.home), **{k: str(v) for k, v in folders.items()},
                                   **self.preset.environment(setup, self.api)})
 

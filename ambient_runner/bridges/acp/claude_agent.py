@@ -11,7 +11,8 @@ Agent SDK with its Claude Code binary), on the Anthropic Messages API.
 * **Only those settings.** ``session/new`` and ``session/load`` carry ``_meta.claudeCode.options.settingSources``
   ``["user"]``: a repository's ``.claude/settings*.json`` (their ``env`` could move the model traffic, their
   permission rules would allow what ``ask`` must put to a person, their hooks) is never read, as in the claude
-  runner.
+  runner. Nor, then, does it read a repository's ``CLAUDE.md``: the runner carries the workspace root's
+  (``CLAUDE.md``, ``.claude/CLAUDE.md``) in the preamble, the active workflow's being there already.
 * **Approvals.** The mode follows the thread's policy before each turn: ``ask`` -> ``default`` (Claude Code asks
   before a change or a command that is not read-only), anything else -> ``bypassPermissions`` (it never asks; as
   root it needs ``IS_SANDBOX=1``, which the pod's sandboxing stands for, as for the claude runner).
@@ -26,6 +27,7 @@ import os
 
 from ambient_runner.bridges.acp.model_apis import ANTHROPIC_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
+from ambient_runner.workspace.workflows import CarriedInstructions
 
 CLAUDE_QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION": "false",
                 "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1"}
@@ -53,5 +55,6 @@ def claude_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
 CLAUDE_AGENT_ACP = AcpPreset(
     "claude-agent-acp", "Claude", "claude-agent-acp", (), ANTHROPIC_API, "claude-sonnet-5-5", claude_environment,
     package="@agentclientprotocol/claude-agent-acp", mode=claude_mode, session_meta=SETTINGS_ONLY_USER,
+    carried=CarriedInstructions(("CLAUDE.md", ".claude/CLAUDE.md"), always=True, from_folder=False),
     state_excludes=("home/.claude/shell-snapshots", "home/.claude/session-env", "home/.claude/backups",
                     "home/.claude/debug", "home/.claude/statsig", "home/.claude/cache", "home/.claude/plugins"))

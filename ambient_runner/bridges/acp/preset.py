@@ -13,6 +13,7 @@ from typing import Any
 
 from ambient_runner.bridges.acp.model_apis import ModelApiKind, ModelEndpoint
 from ambient_runner.bridges.acp_client.turns import SessionMode, no_mode
+from ambient_runner.workspace.workflows import CarriedInstructions
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 # Every agent: no telemetry, no update check, no error reporting, nothing fetched at start.
@@ -28,6 +29,7 @@ class AgentSetup:
     home: Path  # the agent's HOME (under the runner's state dir)
     model: str  # the model the session starts on
     models: tuple[str, ...]  # the models the deployment offers
+    command: tuple[str, ...] = ()  # the agent's command line (its executable first)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ class AcpPreset:
     ends_commands: bool = True  # it ends its running commands on ``session/cancel`` (else the runner does)
     approval_note: str = ""  # what ``ask`` makes wait, when less than every command and edit (``/capabilities``)
     resume_first: bool = False  # a session it no longer holds is resumed (``session/resume``), not loaded
+    # the instruction files the runner carries in the preamble, those the agent does not read itself where it works
+    carried: CarriedInstructions = CarriedInstructions()
 
     def speaks(self, api: ModelApiKind) -> bool:
         return not self.model_apis or api.name in self.model_apis

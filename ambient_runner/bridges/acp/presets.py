@@ -21,6 +21,7 @@ from ambient_runner.bridges.acp.model_apis import OPENAI_CHAT_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
 from ambient_runner.bridges.acp.qwen_code import QWEN_CODE
 from ambient_runner.settings import ACP_IMAGE_AGENTS
+from ambient_runner.workspace.workflows import CarriedInstructions
 
 # ----- opencode ------------------------------------------------------------------------------------------------
 # the provider the runner declares in opencode's config (not "ambient": opencode's own model list has a provider of
@@ -39,7 +40,14 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
     """opencode's config as ``OPENCODE_CONFIG_CONTENT``: one provider (the model proxy, with the AI SDK provider of
     its model API), its models, nothing shared, no update. ``OPENCODE_PERMISSION`` makes its shell and its edits
     always ask: the policy is a run's (``approvalPolicy``) and the process is the pod's, so the client decides: under
-    ``ask`` a request is put to a person, under ``auto`` it is allowed at once."""
+    ``ask`` a request is put to a person, under ``auto`` it is allowed at once.
+
+    ``OPENCODE_DISABLE_PROJECT_CONFIG``: the folders it works in are not read for configuration (the trust rule,
+    docs/workflows.md): no ``opencode.json`` / ``opencode.jsonc`` up the tree (its MCP servers, permissions, agents'
+    permissions, plugins and ``instructions`` would be merged below this config, and an agent's or a ``*``
+    permission would approve a shell call), no ``.opencode/`` folder (plugins it would import, commands, agents, and
+    a package install there). It then reads no ``AGENTS.md`` / ``CLAUDE.md`` there either: the runner carries
+    ``AGENTS.md`` in the preamble (``carried``)."""
     npm, path = OPENCODE_PROVIDERS[api.name]
     base_url = setup.endpoint.base_url.rstrip("/") + path
     models = dict.fromkeys((setup.model, *setup.models))
@@ -51,7 +59,7 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
                                                "models": {m: OPENCODE_MODEL | {"name": m} for m in models}}}}
     env = {**QUIET, "OPENCODE_CONFIG_CONTENT": json.dumps(config), "OPENCODE_DISABLE_MODELS_FETCH": "1",
            "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-           "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
+           "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_PROJECT_CONFIG": "1"}
     env["OPENCODE_PERMISSION"] = json.dumps({"bash": "ask", "edit": "ask"})
     return env
 
@@ -59,7 +67,7 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
 OPENCODE = AcpPreset("opencode", "opencode", "opencode", ("acp", "--pure"), OPENAI_CHAT_API, "gpt-4.1",
                      opencode_environment, model_id=lambda model: f"{OPENCODE_PROVIDER}/{model}",
                      package="opencode-ai", state_excludes=("home/.local/share/opencode/log",),
-                     model_apis=tuple(OPENCODE_PROVIDERS))
+                     model_apis=tuple(OPENCODE_PROVIDERS), carried=CarriedInstructions(("AGENTS.md",), always=True))
 
 
 # ----- any other ACP agent ---------------------------------------------------------------------------------------

@@ -9,6 +9,15 @@ default, or on OpenAI Chat Completions (``ACP_AGENT_MODEL_API=openai-chat``).
   also its system settings (``QWEN_CODE_SYSTEM_SETTINGS_PATH``), which rank above a repository's
   ``.qwen/settings.json``: no usage statistics (each start looked up Alibaba's RUM host), telemetry or update checks,
   no managed auto-memory (a model request of its own after every turn), no follow-up suggestions (another).
+* **A repository's settings** (the trust rule, docs/workflows.md). Qwen Code merges a folder's
+  ``.qwen/settings.json`` below the system settings, so what the system settings do not set stands: they turn off
+  every hook (``disableAllHooks``: a folder's hooks would run commands at session start and around each tool) and
+  the tool discovery and call commands (``tools.discoveryCommand`` / ``callCommand``: a folder's would run at
+  session start), and make every shell command, edit, web fetch and MCP call ask unless the session is in ``yolo``
+  (``permissions.ask``, which ranks above a folder's ``permissions.allow`` / ``tools.allowed``). A folder's MCP
+  servers wait for an approval it never gets over ACP: its sessions start in ``default`` (``--approval-mode
+  default``), where it gates them (a session started in ``yolo`` would start them). Its folder-trust setting would
+  keep a folder's settings out altogether, but it also drops the runner's own MCP servers and refuses ``yolo``.
 * **MCP servers** (the runner's, from ``session/new``) are started before ``session/new`` answers
   (``QWEN_CODE_LEGACY_MCP_BLOCKING=1``; else they connect in the background and a session's first prompt goes out
   before their tools exist). It defers MCP tools: its startup reminder lists them by name, and the model reviews one
@@ -35,6 +44,10 @@ QWEN_QUIET = {"privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabl
               "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
               "memory": {"enableManagedAutoMemory": False, "enableAutoSkill": False},
               "ui": {"enableFollowupSuggestions": False}}
+# Above a repository's .qwen/settings.json: no hooks, no discovery commands, and whatever its permissions allow
+# still asks outside yolo ("edit" covers write_file and notebook_edit too)
+QWEN_LOCKED = {"disableAllHooks": True, "tools": {"discoveryCommand": "", "callCommand": ""},
+               "permissions": {"ask": ["run_shell_command", "edit", "web_fetch", "mcp__*"]}}
 
 
 def qwen_mode(policy: str, plan: bool) -> str:
@@ -48,7 +61,7 @@ def qwen_settings(setup: AgentSetup, api: ModelApiKind) -> dict[str, Any]:
     providers = [{"id": model, "name": model, "baseUrl": setup.endpoint.base_url,
                   "envKey": setup.endpoint.key_variable} for model in models]
     return {"security": {"auth": {"selectedType": auth_type}}, "model": {"name": setup.model},
-            "modelProviders": {auth_type: providers}, **QWEN_QUIET}
+            "modelProviders": {auth_type: providers}, **QWEN_QUIET, **QWEN_LOCKED}
 
 
 def write_json(path: Path, content: dict[str, Any]) -> None:
