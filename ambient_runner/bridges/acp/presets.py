@@ -17,7 +17,7 @@ import json
 
 from ambient_runner.bridges.acp.claude_agent import CLAUDE_AGENT_ACP
 from ambient_runner.bridges.acp.codex_acp import CODEX_ACP
-from ambient_runner.bridges.acp.model_apis import OPENAI_CHAT_API, ModelApiKind
+from ambient_runner.bridges.acp.model_apis import ANTHROPIC_API, OPENAI_CHAT_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
 from ambient_runner.bridges.acp.qwen_code import QWEN_CODE
 from ambient_runner.settings import ACP_IMAGE_AGENTS
@@ -33,7 +33,7 @@ OPENCODE_MODEL = {"attachment": True, "modalities": {"input": ["text", "image"],
 
 # the model API -> the AI SDK provider opencode speaks it with (each bundled in its binary: nothing is fetched), and
 # the path its base URL takes after the proxy's (the Anthropic provider's requests go to <baseURL>/messages)
-OPENCODE_PROVIDERS = {"openai-chat": ("@ai-sdk/openai-compatible", ""), "anthropic": ("@ai-sdk/anthropic", "/v1")}
+OPENCODE_PROVIDERS = {"anthropic": ("@ai-sdk/anthropic", "/v1"), "openai-chat": ("@ai-sdk/openai-compatible", "")}
 
 
 def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
@@ -64,7 +64,7 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
     return env
 
 
-OPENCODE = AcpPreset("opencode", "opencode", "opencode", ("acp", "--pure"), OPENAI_CHAT_API, "gpt-4.1",
+OPENCODE = AcpPreset("opencode", "opencode", "opencode", ("acp", "--pure"), ANTHROPIC_API, "claude-sonnet-5",
                      opencode_environment, model_id=lambda model: f"{OPENCODE_PROVIDER}/{model}",
                      package="opencode-ai", state_excludes=("home/.local/share/opencode/log",),
                      model_apis=tuple(OPENCODE_PROVIDERS), carried=CarriedInstructions(("AGENTS.md",), always=True))
