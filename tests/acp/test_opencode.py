@@ -1,16 +1,17 @@
 """RUNNER_TYPE=acp with ACP_AGENT=opencode, end to end: the real ``opencode acp`` (one live process for the pod) on
-the scripted Chat Completions server, through the model proxy, the real service over HTTP/SSE (every stream
+the scripted Anthropic Messages server (its default model API; Chat Completions in the last test), through the
+model proxy, the real service over HTTP/SSE (every stream
 through ``check_stream`` and ag-ui-validate), inside the loopback-only network namespace."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp_agent_tests import (
+    AFTER_THE_LONG_COMMAND,
     KILL_PROMPTS,
     MCP_SERVERS,
     QUEUE_PROMPTS,
@@ -24,7 +25,7 @@ from pausing import ASK, WRITE, answer, interrupts_of, is_cli_result
 from runners import ScriptedRunner, environments, scripted_runner
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
-from ambient_runner.scripted_models.openai_chat import REASONING, OpenAIChatServer
+from ambient_runner.scripted_models.anthropic import THINKING_TEXT, AnthropicScriptedServer
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.usefixtures("isolated_network")]
 
@@ -44,18 +45,25 @@ def bridge_of(runner: ScriptedRunner) -> AcpBridge:
     return runner.bridge
 
 
-def chat_requests(runner: ScriptedRunner) -> list[dict[str, Any]]:
-    return [r.body for r in runner.server.requests if r.path.endswith("/chat/completions") and r.body.get("tools")]
+def model_requests(runner: ScriptedRunner, path: str = "/v1/messages") -> list[dict[str, Any]]:
+    """The bodies of the agent's requests to its model API (those offering tools: not a session's title)."""
+    return [r.body for r in runner.server.requests if r.path.split("?")[0].endswith(path) and r.body.get("tools")]
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
+    """The user's words in a request (Messages or Chat Completions: text parts of the user's messages)."""
     found = []
     for message in body["messages"]:
         if message["role"] != "user":
             continue
         content = message["content"]
-        found.extend([content] if isinstance(content, str) else [p["text"] for p in content if p.get("text")])
+        found.extend([content] if isinstance(content, str) else
+                     [p["text"] for p in content if p.get("type") == "text" and p.get("text")])
     return found
+
+
+def header(request: Any, name: str) -> str | None:
+    return {k.lower(): v for k, v in request.headers.items()}.get(name)
 
 
 async def test_a_text_turn_then_a_second_that_continues(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,9 +77,9 @@ async def test_a_text_turn_then_a_second_that_continues(tmp_path: Path, monkeypa
                             "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     assert texts(first) == texts(second) == PLAIN
     assert not [e for e in first if "rawEvent" in e]  # every field opencode sends is known
-    assert first[-1]["usage"] == [{"provider": "openai", "model": "gpt-4.1", "inputTokens": 100, "outputTokens": 10,
-                                   "totalTokens": 110}]
-    assert user_texts(chat_requests(runner)[-1])[-2:] == ["NOTOOL hello", "NOTOOL and again"]
+    (usage,) = first[-1]["usage"]
+    assert (usage["provider"], usage["model"]) == ("anthropic", "claude-sonnet-5") and usage["outputTokens"] > 0
+    assert user_texts(model_requests(runner)[-1])[-2:] == ["NOTOOL hello", "NOTOOL and again"]
 
 
 async def test_a_tool_call_creates_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,7 +106,7 @@ async def test_interrupt_is_cancelled_and_the_next_run_works(tmp_path: Path,
         assert bridge_of(runner).live.pgid == pid  # the cancel kept the process
     assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
     assert texts(after) == PLAIN
-    assert user_texts(chat_requests(runner)[-1])[0] == "NOTOOL first"  # the same session goes on
+    assert user_texts(model_requests(runner)[-1])[0] == "NOTOOL first"  # the same session goes on
 
 
 async def test_the_model_key_stays_in_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,8 +122,7 @@ async def test_the_model_key_stays_in_the_runner(tmp_path: Path, monkeypatch: py
     assert runner.api_key not in seen and runner.api_key not in repr(environment)
     assert placeholder in environment["OPENCODE_CONFIG_CONTENT"]
     assert runner.server.requests
-    assert all({k.lower(): v for k, v in r.headers.items()}.get("authorization") == f"Bearer {runner.api_key}"
-               for r in runner.server.requests)
+    assert all(header(r, "x-api-key") == runner.api_key for r in runner.server.requests)
 
 
 async def test_an_approval_is_asked_and_the_approved_command_runs_once(tmp_path: Path,
@@ -165,37 +172,37 @@ async def test_a_restart_on_the_same_state_dir_continues_the_thread(tmp_path: Pa
         events = await again.harness.run("t-restart", "NOTOOL which word?")
         assert bridge_of(again).sessions.get("t-restart") == session  # loaded, not a new session
     assert texts(events) == PLAIN
-    assert user_texts(chat_requests(again)[-1])[-2:] == ["NOTOOL remember the word tangerine", "NOTOOL which word?"]
+    assert user_texts(model_requests(again)[-1])[-2:] == ["NOTOOL remember the word tangerine", "NOTOOL which word?"]
 
 
 async def test_the_model_switches_by_the_sessions_config_option(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
-                               runner_models="gpt-4.1,gpt-5-mini") as runner:
+                               runner_models="claude-sonnet-5,claude-haiku-4-5") as runner:
         await runner.harness.run("t-model", "NOTOOL hello")
-        first = chat_requests(runner)[-1]["model"]
-        switched = await runner.harness.run("t-model", "NOTOOL and now?", {"model": "gpt-5-mini"})
-        second = chat_requests(runner)[-1]["model"]
+        first = model_requests(runner)[-1]["model"]
+        switched = await runner.harness.run("t-model", "NOTOOL and now?", {"model": "claude-haiku-4-5"})
+        second = model_requests(runner)[-1]["model"]
         sessions = list(bridge_of(runner).live.sessions.values())
-    assert (first, second) == ("gpt-4.1", "gpt-5-mini")
+    assert (first, second) == ("claude-sonnet-5", "claude-haiku-4-5")
     assert texts(switched) == PLAIN
-    assert [s.model_option for s in sessions] == ["model"] and sessions[0].model == "ambient-proxy/gpt-5-mini"
+    assert [s.model_option for s in sessions] == ["model"] and sessions[0].model == "ambient-proxy/claude-haiku-4-5"
 
 
-async def test_runner_scripted_model_runs_it_on_the_offline_chat_server(tmp_path: Path,
+async def test_runner_scripted_model_runs_it_on_the_offline_anthropic_server(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
                                runner_scripted_model=True) as runner:
         events = await runner.harness.run("t-offline", "NOTOOL hello")
         offline = bridge_of(runner).scripted
-    assert isinstance(offline, OpenAIChatServer) and offline.requests
+    assert isinstance(offline, AnthropicScriptedServer) and offline.requests
     assert not runner.server.requests  # the configured endpoint was not used
     assert texts(events) == PLAIN
 
 
 async def test_images_reach_the_model_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
-        await images_reach_the_model(runner, "t-image", "image_url")
+        await images_reach_the_model(runner, "t-image", "source")
 
 
 @pytest.mark.slow
@@ -203,44 +210,47 @@ async def test_interrupt_mid_command_stops_it_and_keeps_the_session(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
         mid = await interrupted_mid_command(runner, "t-tool-cancel")
-    assert next(e for e in mid.interrupted if e["type"] == "TOOL_CALL_START")["toolCallName"] == "bash"
-    assert texts(mid.after) == PLAIN
+    call = next(e for e in mid.interrupted if e["type"] == "TOOL_CALL_START")
+    assert call["toolCallName"] == "bash"
+    # its model is told, with the next prompt, that the person stopped the command (its output so far)
+    (request,) = [b for b in model_requests(runner) if AFTER_THE_LONG_COMMAND in user_texts(b)]
+    (result,) = [p for m in request["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+                 for p in m["content"] if p.get("type") == "tool_result" and p["tool_use_id"] == call["toolCallId"]]
+    assert "User aborted the command" in result["content"] and "late" not in result["content"]
 
 
 @pytest.mark.slow
 async def test_the_agent_killed_mid_turn_is_an_error_and_the_next_turn_continues(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
+    # On Chat Completions: opencode keeps the killed turn's prompt, unanswered, and on the Anthropic API joins it with
+    # the next prompt into one user message (the roles must alternate), where the scripted server's keywords would
+    # answer the older one (SLOW) instead of the next prompt.
+    async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
+                               acp_agent_model_api="openai-chat") as runner:
         await killed_mid_turn_then_next(runner, "t-kill")
-    assert user_texts(chat_requests(runner)[-1])[0] == KILL_PROMPTS[0]  # the session was loaded
+    requests = model_requests(runner, "/chat/completions")
+    assert user_texts(requests[-1])[0] == KILL_PROMPTS[0]  # the session was loaded
 
 
 async def test_the_runners_mcp_servers_reach_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    echo = Path(__file__).parents[1] / "gemini" / "mcp_echo_server.py"
-    servers = json.dumps({"mcpServers": {"echo": {"command": sys.executable, "args": [str(echo)]}}})
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
-                               mcp_servers_json=servers) as runner:
-        events = await runner.harness.run("t-mcp", "MCPTOOL:echo.say please")
-    call = next(e for e in events if e["type"] == "TOOL_CALL_START")
-    result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
-    assert call["toolCallName"] == "mcp__echo__say"
-    # the echo server answered (the scripted Chat Completions server fills a string argument with "")
-    assert result["content"].startswith("echo: ") and result["toolCallId"] == call["toolCallId"]
-    assert events[-1]["type"] == "RUN_FINISHED"
+                               mcp_servers_json=MCP_SERVERS) as runner:
+        start, result = await mcp_tool_answered(runner, "t-mcp")
+    assert result["content"].startswith("echo: ") and result["toolCallId"] == start["toolCallId"]
 
 
 async def test_capabilities_name_the_agent_and_what_it_reports(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto",
-                               runner_models="gpt-4.1,gpt-5-mini") as runner:
+                               runner_models="claude-sonnet-5,claude-haiku-4-5") as runner:
         await runner.harness.run("t-caps", "NOTOOL hello")
         caps = (await runner.harness.client.get("/capabilities")).json()
     custom = caps["custom"]
-    assert custom["runnerType"] == "acp" and custom["models"] == ["gpt-4.1", "gpt-5-mini"]
+    assert custom["runnerType"] == "acp" and custom["models"] == ["claude-sonnet-5", "claude-haiku-4-5"]
     agent = custom["agent"]
     assert agent["preset"] == "opencode" and agent["name"] and agent["version"]
     # the deployment's models, none of opencode's own cloud
-    assert set(agent["models"]) == {"ambient-proxy/gpt-4.1", "ambient-proxy/gpt-5-mini"}
+    assert set(agent["models"]) == {"ambient-proxy/claude-sonnet-5", "ambient-proxy/claude-haiku-4-5"}
     assert caps["reasoning"]["supported"] is True and custom["mcp"] is True
 
 
@@ -253,30 +263,37 @@ async def test_thoughts_are_one_reasoning_block(tmp_path: Path, monkeypatch: pyt
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
         "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     thought = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
-    assert thought == "".join(REASONING)
+    assert thought == "".join(THINKING_TEXT)
 
 
 async def test_a_message_for_a_busy_thread_is_queued_and_runs_next(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     async with scripted_runner("acp", tmp_path, monkeypatch, runner_approval_policy="auto") as runner:
         await queued_while_streaming(runner, "t-busy")
-    assert user_texts(chat_requests(runner)[-1])[-2:] == list(QUEUE_PROMPTS)
+    assert user_texts(model_requests(runner)[-1])[-2:] == list(QUEUE_PROMPTS)
 
 
-async def test_on_the_anthropic_messages_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """ACP_AGENT_MODEL_API=anthropic: opencode's Anthropic provider (bundled in its binary) on the scripted Anthropic
-    server through the model proxy: a tool call that creates a file, then a text turn that continues, and an MCP
-    tool's call answered."""
-    async with scripted_runner("acp", tmp_path, monkeypatch, acp_agent_model_api="anthropic",
+async def test_on_the_openai_chat_completions_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ACP_AGENT_MODEL_API=openai-chat: opencode's OpenAI-compatible provider (bundled in its binary) on the scripted
+    Chat Completions server through the model proxy: a tool call that creates a file, then a text turn that
+    continues, an image in Chat Completions' own form, and an MCP tool's call answered."""
+    async with scripted_runner("acp", tmp_path, monkeypatch, acp_agent_model_api="openai-chat",
                                runner_approval_policy="auto", mcp_servers_json=MCP_SERVERS) as runner:
-        runner.server.shell_command = "echo made-on-anthropic > created.txt"
-        events = await runner.harness.run("t-anthropic", "make the file")
-        later = await runner.harness.run("t-anthropic", "NOTOOL and now?")
-        await mcp_tool_answered(runner, "t-anthropic-mcp")
-    assert (runner.settings.workspace_path / "created.txt").read_text() == "made-on-anthropic\n"
+        runner.server.shell_command = "echo made-on-chat > created.txt"
+        events = await runner.harness.run("t-chat", "make the file")
+        later = await runner.harness.run("t-chat", "NOTOOL and now?")
+        await images_reach_the_model(runner, "t-chat-image", "image_url")
+        await mcp_tool_answered(runner, "t-chat-mcp")
+    assert (runner.settings.workspace_path / "created.txt").read_text() == "made-on-chat\n"
+    start = next(e for e in events if e["type"] == "TOOL_CALL_START")
     result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
-    assert result["content"].strip() and events[-1]["type"] == "RUN_FINISHED", events[-1]
+    assert start["toolCallName"] == "bash" and result["content"].strip()
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
     assert texts(later) == PLAIN
-    messages = [r for r in runner.server.requests if r.path.split("?")[0].endswith("/v1/messages")]
-    assert messages and all(r.body["model"] == "claude-sonnet-5-5" for r in messages)
-    assert all({k.lower(): v for k, v in r.headers.items()}.get("x-api-key") == runner.api_key for r in messages)
+    (usage,) = later[-1]["usage"]
+    assert (usage["provider"], usage["model"]) == ("openai", "gpt-4.1")
+    chats = [r for r in runner.server.requests if r.path.split("?")[0].endswith("/chat/completions")]
+    (continued,) = [b for b in model_requests(runner, "/chat/completions") if "NOTOOL and now?" in user_texts(b)]
+    assert user_texts(continued)[-2:] == ["make the file", "NOTOOL and now?"]
+    assert chats and all(r.body["model"] == "gpt-4.1" for r in chats)
+    assert all(header(r, "authorization") == f"Bearer {runner.api_key}" for r in chats)
