@@ -94,7 +94,8 @@ class AcpBridge(CliBridge[AcpAuth]):
         self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id,
                                keeps_own_model=preset.own_model, mode=preset.mode,
-                               ends_commands=preset.ends_commands)
+                               ends_commands=preset.ends_commands,
+                               max_open=settings.runner_max_live_clis if preset.session_processes else None)
 
     # ----- auth and the model proxy ----------------------------------------------------------------------
     def resolve_auth(self) -> AcpAuth:

@@ -56,5 +56,6 @@ CLAUDE_AGENT_ACP = AcpPreset(
     "claude-agent-acp", "Claude", "claude-agent-acp", (), ANTHROPIC_API, "claude-sonnet-5-5", claude_environment,
     package="@agentclientprotocol/claude-agent-acp", mode=claude_mode, session_meta=SETTINGS_ONLY_USER,
     carried=CarriedInstructions(("CLAUDE.md", ".claude/CLAUDE.md"), always=True, from_folder=False),
+    session_processes=True,  # a Claude Code process per session
     state_excludes=("home/.claude/shell-snapshots", "home/.claude/session-env", "home/.claude/backups",
                     "home/.claude/debug", "home/.claude/statsig", "home/.claude/cache", "home/.claude/plugins"))

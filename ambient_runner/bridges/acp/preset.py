@@ -52,6 +52,9 @@ class AcpPreset:
     ends_commands: bool = True  # it ends its running commands on ``session/cancel`` (else the runner does)
     approval_note: str = ""  # what ``ask`` makes wait, when less than every command and edit (``/capabilities``)
     resume_first: bool = False  # a session it no longer holds is resumed (``session/resume``), not loaded
+    # each session is a process of its own (Claude Code over ACP): at most RUNNER_MAX_LIVE_CLIS open, the least
+    # recently used idle one closed (``session/close``) before another opens
+    session_processes: bool = False
     # the instruction files the runner carries in the preamble, those the agent does not read itself where it works
     carried: CarriedInstructions = CarriedInstructions()
 

@@ -83,6 +83,13 @@ class SetConfigOptionParams(AcpModel):
     value: str
 
 
+class CloseSessionParams(AcpModel):
+    """``session/close`` (``sessionCapabilities.close``): the agent frees the session (Claude Code's process of it);
+    a later ``session/load`` or ``session/resume`` opens it again."""
+
+    session_id: str
+
+
 class SetTitleParams(AcpModel):
     """``session/set_title`` (unstable in ACP v1, codex-acp has it): the session's title, given, not asked of a
     model."""
@@ -108,6 +115,12 @@ def reopens(capabilities: Mapping[str, Any], resume_first: bool = False) -> tupl
                                           (RESUME, isinstance(session, dict) and session.get("resume") is not None))
                if yes]
     return tuple(reversed(offered) if resume_first else offered)
+
+
+def closes(capabilities: Mapping[str, Any]) -> bool:
+    """Whether an agent whose ``initialize`` reported ``capabilities`` closes a session on ``session/close``."""
+    session = capabilities.get("sessionCapabilities")
+    return isinstance(session, dict) and session.get("close") is not None
 
 
 def cannot_reopen(agent: str) -> str:
@@ -136,6 +149,7 @@ class LiveAgent:
         self.initialize_seconds: float | None = None
         self.agent_info: Implementation | None = None
         self.reopens: tuple[str, ...] = ()  # LOAD, RESUME: those its ``initialize`` offers, the one to use first
+        self.closes = False  # its ``initialize`` offers ``session/close``
         self.resume_first = resume_first  # RESUME before LOAD when it offers both
         self._watcher: asyncio.Task[None] | None = None
         self.restarts = 0  # started again after dying by itself
@@ -209,6 +223,7 @@ class LiveAgent:
         self.initialize_seconds = time.monotonic() - started
         self.agent_info = reply.agent_info
         self.reopens = reopens(reply.agent_capabilities, self.resume_first)
+        self.closes = closes(reply.agent_capabilities)
         log.info("%s (pid %s) initialized in %.2f s", self.agent.label, process.pid, self.initialize_seconds)
         return connection
 
@@ -304,6 +319,19 @@ class LiveAgent:
         finally:
             self._sinks.pop(session_id, None)
         return self._opened(session_id, reply)
+
+    async def close_session(self, session_id: str) -> bool:
+        """``session/close`` for a session the process holds; False (the session kept) when the agent refuses."""
+        if session_id not in self.sessions:
+            return True
+        try:
+            await (await self.connection()).request("session/close", CloseSessionParams(session_id=session_id),
+                                                    EmptyResult, within=SESSION_TIMEOUT)
+        except (AcpError, TimeoutError) as exc:
+            log.warning("%s did not close session %s (%s): kept open", self.agent.label, session_id, exc)
+            return False
+        self.sessions.pop(session_id, None)
+        return True
 
     def _reopen_params(self, session_id: str, cwd: Path) -> LoadSessionParams:
         """session/load's and session/resume's (the same fields)."""

@@ -112,8 +112,13 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
                  rename: Callable[[BaseEvent], BaseEvent], *, files: SessionKeeper | None = None,
                  fallback: Fallback | None = None, mode: SessionMode = no_mode, who: str = "The agent",
                  adapter: AdapterFactory = reporting_usage, model_id: Callable[[str], str] = str,
-                 drops_cancelled: bool = False, keeps_own_model: bool = False, ends_commands: bool = True) -> None:
+                 drops_cancelled: bool = False, keeps_own_model: bool = False, ends_commands: bool = True,
+                 max_open: int | None = None) -> None:
         self.live = live
+        # the sessions kept open in the agent (None: all): beyond it, before another opens, the least recently used
+        # idle ones are closed, when the agent can close and reopen them (Claude Code over ACP runs a process each)
+        self.max_open = max_open
+        self._used: dict[str, None] = {}  # the threads, least recently used first
         # the agent ends its running commands on session/cancel; else (codex-acp) the commands a cancelled prompt
         # started are ended by the runner: SIGTERM to the process groups that appeared during the prompt
         self.ends_commands = ends_commands
@@ -187,10 +192,13 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         thread = turn.thread_id
         cwd = self.place(turn).cwd
         await self.live.connection()  # a CLI that died is started again first (and its sessions forgotten)
+        self._used.pop(thread, None)
+        self._used[thread] = None
         persisted = self.sessions.get(thread)
         session_id = self._threads.get(thread) or persisted
         if session_id is not None and session_id in self.live.sessions and self._cwds.get(session_id) in (cwd, None):
             return self.live.sessions[session_id]
+        await self._make_room(thread)
         if session_id is None or persisted != session_id:  # new, or one that never answered (nothing to keep)
             session = await self.live.new_session(cwd)
             self._threads[thread] = session.id
@@ -219,6 +227,22 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         self._threads[thread] = session.id
         self._cwds[session.id] = cwd
         return session
+
+    async def _make_room(self, thread: str) -> None:
+        """Before ``thread``'s session opens: while ``max_open`` sessions are open, the least recently used idle one
+        (no prompt running, no turn waiting for a person, persisted so it can be reopened) is closed."""
+        if self.max_open is None or not (self.live.closes and self.live.reopens):
+            return
+        for other in list(self._used):
+            if len(self.live.sessions) < self.max_open:
+                return
+            session_id = self._threads.get(other)
+            if (other == thread or session_id is None or session_id not in self.live.sessions
+                    or self.sessions.get(other) != session_id or other in self._feeds or self.hitl.paused(other)):
+                continue
+            if await self.live.close_session(session_id):
+                log.info("thread %s: its idle session %s closed (%d open at most); the next turn reopens it", other,
+                         session_id, self.max_open)
 
     # ----- the items of one prompt -----------------------------------------------------------------------------
     def translate(self, turn: Turn, live: AcpTurn, item: Any) -> Step:
