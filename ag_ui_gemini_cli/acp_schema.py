@@ -353,6 +353,29 @@ class EmptyResult(AcpModel):
     """``{}``: the result of ``session/set_mode`` and ``session/set_model``."""
 
 
+class SetConfigOptionParams(AcpModel):
+    """``session/set_config_option``: one of the session's config options (``configOptions``) to a value."""
+
+    session_id: str
+    config_id: str
+    value: str
+
+
+class CloseSessionParams(AcpModel):
+    """``session/close`` (``sessionCapabilities.close``): the agent frees the session (Claude Code's process of it);
+    a later ``session/load`` or ``session/resume`` opens it again."""
+
+    session_id: str
+
+
+class SetTitleParams(AcpModel):
+    """``session/set_title`` (unstable in ACP v1, codex-acp has it): the session's title, given, not asked of a
+    model."""
+
+    session_id: str
+    title: str
+
+
 class CancelParams(AcpModel):
     """``session/cancel`` (a notification): the prompt ends with ``stopReason: cancelled``."""
 

@@ -23,6 +23,7 @@ from ag_ui_gemini_cli.acp_schema import (
     AcpModel,
     CancelledOutcome,
     ClientCapabilities,
+    CloseSessionParams,
     CommandsUpdate,
     EmptyResult,
     FileSystemCapability,
@@ -39,8 +40,10 @@ from ag_ui_gemini_cli.acp_schema import (
     RequestPermissionParams,
     RequestPermissionResponse,
     SessionNotification,
+    SetConfigOptionParams,
     SetModelParams,
     SetModeParams,
+    SetTitleParams,
     UpdateNotification,
     first_error,
 )
@@ -73,29 +76,6 @@ class CliCommand:
     cwd: Path
     env: dict[str, str]
     limits: ProcessLimits = field(default_factory=ProcessLimits)
-
-
-class SetConfigOptionParams(AcpModel):
-    """``session/set_config_option``: one of the session's config options (``configOptions``) to a value."""
-
-    session_id: str
-    config_id: str
-    value: str
-
-
-class CloseSessionParams(AcpModel):
-    """``session/close`` (``sessionCapabilities.close``): the agent frees the session (Claude Code's process of it);
-    a later ``session/load`` or ``session/resume`` opens it again."""
-
-    session_id: str
-
-
-class SetTitleParams(AcpModel):
-    """``session/set_title`` (unstable in ACP v1, codex-acp has it): the session's title, given, not asked of a
-    model."""
-
-    session_id: str
-    title: str
 
 
 @dataclass
