@@ -47,11 +47,11 @@ log = logging.getLogger(__name__)
 ROUTERS = [status_api.routes, capabilities_api.routes, runs_api.routes, model_api.routes,
            feedback_api.routes, workspace_api.routes, tasks_api.routes]
 DESCRIPTION = "Runs a coding-agent CLI and streams its work as AG-UI events."
-# The instruction files the runner carries to a CLI in the preamble (Claude's CLAUDE.md is in its system prompt
-# wherever it works): Gemini reads GEMINI.md itself only where it works; Codex reads no AGENTS.md at all in the
-# folders the trust rule marks untrusted. An ACP agent's: its preset's (``AcpPreset.carried``).
-CARRIED_INSTRUCTIONS = {"gemini-cli": CarriedInstructions(("GEMINI.md",)),
-                        "codex-sdk": CarriedInstructions(("AGENTS.md",), always=True)}
+# The instruction files the runner carries to a CLI in the preamble, those it does not read itself: Codex reads no
+# AGENTS.md at all in the folders the trust rule marks untrusted. (Claude's CLAUDE.md is in its system prompt
+# wherever it works; the Gemini CLI loads the workspace root's GEMINI.md itself from a workflow's folder too, as one
+# of its include directories, and the folder's where it works.) An ACP agent's: its preset's (``AcpPreset.carried``).
+CARRIED_INSTRUCTIONS = {"codex-sdk": CarriedInstructions(("AGENTS.md",), always=True)}
 
 
 def carried_instructions(settings: RunnerSettings) -> CarriedInstructions:

@@ -18,6 +18,7 @@ from ambient_runner.scripted_models.base import QUESTION, Plan, ScriptedModelSer
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 THINKING_TEXT = ["Let me think about this.", " The user wants a short answer."]
+READ_TOOLS = {"Read": "file_path", "read": "filePath"}  # a file reader the request may declare -> its path argument
 
 
 def last_user_message(messages: list[Any]) -> dict[str, Any]:
@@ -78,9 +79,11 @@ class AnthropicScriptedServer(ScriptedModelServer):
     # ----- script -> content blocks ----------------------------------------------------------------------
     def content_blocks(self, plan: Plan, tools: Sequence[str] = ()) -> list[dict[str, Any]]:
         """The response's content blocks; text/thinking carry their chunks, tool_use its JSON pieces. The calls use
-        the names the request's ``tools`` declare: its shell (Claude Code's ``Bash``, opencode's ``bash``), an MCP
-        tool (Claude Code's ``mcp__<server>__<tool>``, opencode's ``<server>_<tool>``)."""
+        the names the request's ``tools`` declare: its shell (Claude Code's ``Bash``, opencode's ``bash``), its file
+        reader (``Read`` with ``file_path``, opencode's ``read`` with ``filePath``), an MCP tool (Claude Code's
+        ``mcp__<server>__<tool>``, opencode's ``<server>_<tool>``)."""
         shell = next((name for name in ("Bash", "bash") if name in tools), "Bash")
+        reader = next((name for name in READ_TOOLS if name in tools), "Read")
         blocks: list[dict[str, Any]] = []
         if plan.think:
             blocks.append({"type": "thinking", "chunks": list(THINKING_TEXT),
@@ -88,8 +91,8 @@ class AnthropicScriptedServer(ScriptedModelServer):
         if plan.chunks:  # BARECALL: no text block before the call
             blocks.append({"type": "text", "chunks": list(plan.chunks)})
         if plan.kind == "tool" and self.read_path:
-            blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": "Read",
-                           "pieces": [json.dumps({"file_path": self.read_path})]})
+            blocks.append({"type": "tool_use", "id": f"toolu_scripted_{next(self._ids)}", "name": reader,
+                           "pieces": [json.dumps({READ_TOOLS[reader]: self.read_path})]})
         elif plan.kind in ("tool", "patch", "background"):
             command: dict[str, str | bool] = {"command": self.shell_command,
                                               "description": "run the scripted command"}

@@ -1,8 +1,10 @@
-"""A workflow the person picks reaches the agent, in every runner, with the real CLI on its scripted model (loopback
-only): its commands and skills run as commands, its sub-agents come in with ``@``, its CLAUDE.md and skills are in
-the first request, the shell works in its folder (a script's relative path resolves; ``repos/`` is reachable), its
-``.claude/settings.json`` allows nothing the person did not approve, and a switch to another workflow keeps the
-conversation and moves the next turn into the new folder (refused with 409 while a turn waits for a person).
+"""A workflow the person picks reaches the agent, in every runner and every ACP preset, with the real agent on its
+scripted model (loopback only): its commands and skills run as commands, its sub-agents come in with ``@``, its
+CLAUDE.md and skills are in the first request, as is the workspace root's instruction file each agent follows, each
+once, the shell works in its folder (a script's relative path resolves; ``repos/`` is reachable), its
+``.claude/settings.json`` allows nothing the person did not approve, and a switch to another workflow keeps each
+thread's conversation and moves its next turn into the new folder (refused with 409 while a turn waits for a
+person).
 
 The workflows are written for this test in the shape of the platform's own (``ambient-code/workflows``)."""
 
@@ -15,7 +17,7 @@ from typing import Any
 import pytest
 from git_remote import bare_repo, remotes_in
 from pausing import ASK, WRITE, interrupts_of
-from runners import RUNNERS, scripted_runner
+from runners import ACP_RUNNERS, RUNNERS, named_runner
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.usefixtures("isolated_network")]
 
@@ -45,8 +47,30 @@ TEAM = {
 }
 
 
+# The workspace root's instruction files, and which of them each agent follows (the runner carries those it does not
+# read itself from a workflow's folder): each must reach the model once, the others not at all.
+INSTRUCTION_FILES = ("GEMINI.md", "AGENTS.md", "CLAUDE.md", "QWEN.md")
+FOLLOWS = {"gemini-cli": ("GEMINI.md",), "codex-sdk": ("AGENTS.md",), "claude": ("CLAUDE.md",),
+           "acp-opencode": ("AGENTS.md",), "acp-claude-agent-acp": ("CLAUDE.md",),
+           "acp-qwen-code": ("AGENTS.md", "QWEN.md"), "acp-codex-acp": ("AGENTS.md",)}
+# the agent's own file tool (Codex has none: its shell reads)
+READ_TOOL = {"claude": "Read", "acp-claude-agent-acp": "Read", "acp-opencode": "read", "gemini-cli": "read_file",
+             "acp-qwen-code": "read_file"}
+# what a prompt under ``ask`` makes the agent ask about, and the file it would make (codex-acp: an edit, its commands
+# run in its read-only sandbox under ``ask``)
+ASKED = {"acp-codex-acp": ("PATCH add the file", "hello.txt")}
+
+
 def requests_since(runner: Any, start: int) -> str:
     return "\n".join(json.dumps(body) for body in runner.server.bodies()[start:] if isinstance(body, dict))
+
+
+def last_turn_request(runner: Any, start: int) -> str:
+    """The last request since ``start`` that offers the agent's tools (not a title request of its own): the whole
+    conversation the model saw."""
+    bodies = [body for body in runner.server.bodies()[start:] if isinstance(body, dict) and body.get("tools")]
+    assert bodies, "no model request with tools"
+    return json.dumps(bodies[-1])
 
 
 async def wait_idle(runner: Any, thread_id: str) -> None:
@@ -65,7 +89,7 @@ async def turn(runner: Any, text: str, props: dict[str, Any] | None = None) -> t
     return events, requests_since(runner, start)
 
 
-@pytest.mark.parametrize("runner_type", RUNNERS)
+@pytest.mark.parametrize("runner_type", (*RUNNERS, *ACP_RUNNERS))
 async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypatch) -> None:
     remotes = remotes_in(tmp_path)
     specs_url = bare_repo(remotes, "workflows", SPECS)
@@ -73,9 +97,9 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
     workspace = tmp_path / "workspace"
     (workspace / "repos" / "lib").mkdir(parents=True)
     (workspace / "repos" / "lib" / "NOTES.md").write_text("repo-note-marker\n")
-    for name in ("GEMINI.md", "AGENTS.md"):
+    for name in INSTRUCTION_FILES:
         (workspace / name).write_text(f"Rootinstructions-marker from {name}.\n")
-    async with scripted_runner(runner_type, tmp_path, monkeypatch, session_id=SESSION) as runner:
+    async with named_runner(runner_type, tmp_path, monkeypatch, session_id=SESSION) as runner:
         client = runner.harness.client
         start = len(runner.server.bodies())
         runner.server.shell_command = "sh ./scripts/init.sh"  # what the startupPrompt's turn runs, from the folder
@@ -87,8 +111,10 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
         for part in ("Follow the spec method closely.", "Claudemd-marker", "skilldesc-marker", "archiedesc-marker",
                      f"Working directory: {folder}", str(workspace / "repos"), str(workspace / "artifacts" / "specs")):
             assert part in first, part
-        if runner_type != "claude":  # Claude's own system prompt carries the root's CLAUDE.md wherever it works
-            assert "Rootinstructions-marker" in first
+        seen = last_turn_request(runner, start)
+        assert seen.count("Claudemd-marker") == 1  # the workflow's CLAUDE.md, once
+        for name in INSTRUCTION_FILES:  # the root's instruction files the agent follows, once, wherever it works
+            assert seen.count(f"Rootinstructions-marker from {name}") == (name in FOLLOWS[runner_type]), name
         assert (folder / "init-ran.txt").read_text().strip() == str(folder)  # the script's relative path resolved
 
         # /command with $ARGUMENTS: the body with the text; what the person typed stays in the thread
@@ -112,24 +138,28 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
         assert events[-1]["type"] == "RUN_FINISHED", events[-1]
         assert (folder / "notes.txt").read_text() == "repo-note-marker\n"
 
-        if runner_type != "codex-sdk":  # the CLI's own file tool reads repos/ (Codex has none: its shell did)
+        if runner_type in READ_TOOL:  # the agent's own file tool reads repos/ (Codex has none: its shell did)
             runner.server.read_path = str(workspace / "repos" / "lib" / "NOTES.md")
             events, sent = await turn(runner, "Read the notes")
             runner.server.read_path = None
             assert events[-1]["type"] == "RUN_FINISHED", events[-1]
-            assert [e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"] == [
-                "Read" if runner_type == "claude" else "read_file"]
+            assert [e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"] == [READ_TOOL[runner_type]]
             assert "repo-note-marker" in sent  # the file's text went back to the model as the tool's result
 
         # the workflow's settings allow Bash: under approvalPolicy ask it still asks
         runner.server.shell_command = "echo hello > out.txt"
-        events, _ = await turn(runner, WRITE, ASK)
+        prompt, made = ASKED.get(runner_type, (WRITE, "out.txt"))
+        events, _ = await turn(runner, prompt, ASK)
         assert len(interrupts_of(events)) == 1
         refused = await client.post("/workflow", json={"gitUrl": team_url, "branch": "main", "path": "team"})
         assert refused.status_code == 409 and refused.json()["code"] == "RUN_ACTIVE", refused.text
         assert (folder / ".claude" / "commands" / "spec.plan.md").is_file()  # nothing changed
         events, _ = await turn(runner, "NOTOOL never mind")
-        assert events[-1]["type"] == "RUN_FINISHED" and not (folder / "out.txt").exists()
+        assert events[-1]["type"] == "RUN_FINISHED" and not (folder / made).exists()
+
+        runner.server.shell_command = "echo tangerine > tangerine.txt"
+        other = await runner.harness.run("thread-2", "Write the word tangerine")  # a second thread
+        assert other[-1]["type"] == "RUN_FINISHED" and (folder / "tangerine.txt").is_file(), other[-1]
 
         # a switch: the conversation goes on, in the new folder, with the new workflow's commands
         switched = await client.post("/workflow", json={"gitUrl": team_url, "branch": "main", "path": "team"})
@@ -144,3 +174,44 @@ async def test_a_workflow_reaches_the_agent(runner_type: str, tmp_path, monkeypa
         events, _ = await turn(runner, "Where are you now?")
         assert events[-1]["type"] == "RUN_FINISHED", events[-1]
         assert (team / "where.txt").read_text().strip() == str(team)
+        # the other thread too: its conversation kept, its commands in the new folder
+        start = len(runner.server.bodies())
+        runner.server.shell_command = "pwd > where-2.txt"
+        events = await runner.harness.run("thread-2", "Where is the second thread?")
+        assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+        assert (team / "where-2.txt").read_text().strip() == str(team)
+        assert "Write the word tangerine" in requests_since(runner, start)
+
+
+@pytest.mark.parametrize("turn_before", [True, False], ids=["a-turn-before", "at-once"])
+@pytest.mark.parametrize("runner_type", ACP_RUNNERS)
+async def test_a_thread_moved_by_a_switch_goes_on_there_after_a_restart(runner_type: str, turn_before: bool, tmp_path,
+                                                                        monkeypatch) -> None:
+    """A switch, then the pod's agent started again on the same state dir (a turn in the new folder before it, or
+    none): the thread's next turn still runs in the new folder and its model still has the conversation (each
+    session's folder is kept beside the session map)."""
+    remotes = remotes_in(tmp_path)
+    first_url = bare_repo(remotes, "workflows", {"first/.ambient/ambient.json": json.dumps({
+        "name": "First", "systemPrompt": "Work first.", "startupPrompt": ""})})
+    team_url = bare_repo(remotes, "team-flows", TEAM)
+    team = tmp_path / "workspace" / "workflows" / "team-flows"
+    async with named_runner(runner_type, tmp_path, monkeypatch) as runner:
+        client = runner.harness.client
+        assert (await client.post("/workflow", json={"gitUrl": first_url, "branch": "main",
+                                                     "path": "first"})).status_code == 200
+        runner.server.shell_command = "echo tangerine > tangerine.txt"
+        events = await runner.harness.run("t-move", "Write the word tangerine")
+        assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+        assert (await client.post("/workflow", json={"gitUrl": team_url, "branch": "main",
+                                                     "path": "team"})).status_code == 200
+        if turn_before:
+            events = await runner.harness.run("t-move", "NOTOOL in the new folder")
+            assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    async with named_runner(runner_type, tmp_path, monkeypatch) as again:  # the same state dir and workspace
+        assert (await again.harness.client.post("/workflow", json={"gitUrl": team_url, "branch": "main",
+                                                                   "path": "team"})).status_code == 200
+        again.server.shell_command = "pwd > where.txt"
+        events = await again.harness.run("t-move", "Where are you now?")
+        assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+        assert (team / "where.txt").read_text().strip() == str(team)
+        assert "Write the word tangerine" in requests_since(again, 0)

@@ -27,6 +27,7 @@ from ambient_runner.bridges.acp.presets import OPENCODE, PRESETS, framework_of, 
 from ambient_runner.bridges.acp_client.connection import AgentName
 from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
 from ambient_runner.bridges.acp_client.mcp import acp_servers
+from ambient_runner.bridges.acp_client.moves import SessionFolders
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
@@ -40,6 +41,7 @@ from ambient_runner.process.supervisor import ProcessLimits
 from ambient_runner.settings import RunnerSettings
 
 log = logging.getLogger(__name__)
+FOLDERS = "ambient-runner-session-folders.json"  # each session's folder, beside the session map
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,8 @@ class AcpBridge(CliBridge[AcpAuth]):
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id,
                                keeps_own_model=preset.own_model, mode=preset.mode,
                                ends_commands=preset.ends_commands,
-                               max_open=settings.runner_max_live_clis if preset.session_processes else None)
+                               max_open=settings.runner_max_live_clis if preset.session_processes else None,
+                               moves=preset.moves, folders=SessionFolders(self.sessions.path.with_name(FOLDERS)))
 
     # ----- auth and the model proxy ----------------------------------------------------------------------
     def resolve_auth(self) -> AcpAuth:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ambient_runner.bridges.acp.model_apis import ModelApiKind, ModelEndpoint
+from ambient_runner.bridges.acp_client.moves import FolderMove, ReopenThere
 from ambient_runner.bridges.acp_client.turns import SessionMode, no_mode
 from ambient_runner.workspace.workflows import CarriedInstructions
 
@@ -57,6 +58,7 @@ class AcpPreset:
     session_processes: bool = False
     # the instruction files the runner carries in the preamble, those the agent does not read itself where it works
     carried: CarriedInstructions = CarriedInstructions()
+    moves: FolderMove = field(default_factory=ReopenThere)  # how a thread's session goes on in a new folder
 
     def speaks(self, api: ModelApiKind) -> bool:
         return not self.model_apis or api.name in self.model_apis

@@ -20,6 +20,7 @@ from ambient_runner.bridges.acp.codex_acp import CODEX_ACP
 from ambient_runner.bridges.acp.model_apis import ANTHROPIC_API, OPENAI_CHAT_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
 from ambient_runner.bridges.acp.qwen_code import QWEN_CODE
+from ambient_runner.bridges.acp_client.moves import NewSessionThere
 from ambient_runner.settings import ACP_IMAGE_AGENTS
 from ambient_runner.workspace.workflows import CarriedInstructions
 
@@ -64,10 +65,13 @@ def opencode_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]
     return env
 
 
+# a workflow switch: the thread goes on in a new session in the new folder, told the conversation so far (opencode runs
+# a session only in the folder it was created in: ``moves.NewSessionThere``)
 OPENCODE = AcpPreset("opencode", "opencode", "opencode", ("acp", "--pure"), ANTHROPIC_API, "claude-sonnet-5",
                      opencode_environment, model_id=lambda model: f"{OPENCODE_PROVIDER}/{model}",
                      package="opencode-ai", state_excludes=("home/.local/share/opencode/log",),
-                     model_apis=tuple(OPENCODE_PROVIDERS), carried=CarriedInstructions(("AGENTS.md",), always=True))
+                     model_apis=tuple(OPENCODE_PROVIDERS), carried=CarriedInstructions(("AGENTS.md",), always=True),
+                     moves=NewSessionThere())
 
 
 # ----- any other ACP agent ---------------------------------------------------------------------------------------

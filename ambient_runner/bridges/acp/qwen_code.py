@@ -22,6 +22,8 @@ default, or on OpenAI Chat Completions (``ACP_AGENT_MODEL_API=openai-chat``).
   (``QWEN_CODE_LEGACY_MCP_BLOCKING=1``; else they connect in the background and a session's first prompt goes out
   before their tools exist). It defers MCP tools: its startup reminder lists them by name, and the model reviews one
   with ``tool_search`` and calls it through ``tool_call`` (shown as the MCP tool's own call).
+* **A workflow switch.** It refuses to load a session it holds in another folder, and has no ``session/close``: a
+  thread's session moves to the new folder by its own ``qwen/control/session/cd`` (the conversation kept).
 * **Approvals.** It starts in ``default`` (``--approval-mode default``: asks before a file edit or a shell
   command; without the flag it starts in ``auto``, where a model call of its own classifies each tool call); before
   each turn the thread's policy sets ``default`` (ask) or ``yolo`` (never ask). A refusal ends its turn
@@ -37,6 +39,7 @@ from typing import Any
 
 from ambient_runner.bridges.acp.model_apis import GEMINI_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
+from ambient_runner.bridges.acp_client.moves import ChangeDirectory
 
 # the model API -> the name Qwen Code gives it (``--auth-type``, ``security.auth.selectedType``, ``modelProviders``)
 QWEN_AUTH_TYPES = {"gemini": "gemini", "openai-chat": "openai"}
@@ -85,5 +88,6 @@ def qwen_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
 QWEN_CODE = AcpPreset(
     "qwen-code", "Qwen Code", "qwen", ("--acp", "--approval-mode", "default"), GEMINI_API, "gemini-2.5-flash",
     qwen_environment, package="@qwen-code/qwen-code", mode=qwen_mode, model_apis=("gemini", "openai-chat"),
+    moves=ChangeDirectory("qwen/control/session/cd"),
     state_excludes=("home/.qwen/tmp", "home/.qwen/extension-store/lock", "home/.qwen/extension-store/staging",
                     "home/.qwen/extension-store/transactions"))

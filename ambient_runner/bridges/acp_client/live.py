@@ -281,16 +281,23 @@ class LiveAgent:
         self.offered = offered(reply)
         return session
 
-    async def load_session(self, session_id: str, cwd: Path) -> AcpSession:
+    async def load_session(self, session_id: str, cwd: Path, replay: Sink | None = None) -> AcpSession:
         """``session/load`` (or ``session/resume``: ``reopens``): a load replays the history as updates, some after
-        its reply; they are not this run's, so they are dropped until the replay's closing commands list
-        (bounded)."""
+        its reply; they are not this run's, so they are dropped (or given to ``replay``) until the replay's closing
+        commands list (bounded)."""
         connection = await self.connection()
         if self.reopens[:1] == (RESUME,):
             return self._opened(session_id, await connection.request(RESUME, self._reopen_params(session_id, cwd),
                                                                      LoadSessionResult, within=SESSION_TIMEOUT))
         replayed = asyncio.Event()
-        self._sinks[session_id] = lambda item: replayed.set() if _is_commands(item) else None
+
+        def replaying(item: tuple[Any, ...]) -> None:
+            if _is_commands(item):
+                replayed.set()
+            elif replay is not None:
+                replay(item)
+
+        self._sinks[session_id] = replaying
         try:
             reply = await connection.request(LOAD, self._reopen_params(session_id, cwd), LoadSessionResult,
                                              within=SESSION_TIMEOUT)

@@ -6,6 +6,9 @@
   prefers it; an agent with neither ends the run with ``RESUME_FAILED``, saying so, never a new session instead).
   How an agent's session files are kept safe around a load, and where a turn goes when its session cannot be loaded
   now (``fallback``), is its preset's (``SessionKeeper``: Gemini's files, or nothing to keep).
+* A workflow switch: a thread whose session works in another folder goes on in the new one as its agent can
+  (``moves``: closed and loaded there, moved by the agent, or a new session told the conversation so far); each
+  session's folder is persisted (``folders``), so that this holds after a restart too.
 * Interrupt = ``session/cancel`` (an open permission request answered ``cancelled`` first): the process and the
   session stay. A turn the core closes early is cancelled the same way; if the agent does not end it in time, it
   is restarted.
@@ -30,6 +33,7 @@ from ambient_runner.bridges.acp_client.approvals import REFUSED_RESULT, approval
 from ambient_runner.bridges.acp_client.connection import AcpClosed, AcpError
 from ambient_runner.bridges.acp_client.feed import PromptFeed
 from ambient_runner.bridges.acp_client.live import AcpSession, LiveAgent, cannot_reopen
+from ambient_runner.bridges.acp_client.moves import FolderMove, ReopenThere, SessionFolders
 from ambient_runner.bridges.contract import BridgeError, Turn
 from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
@@ -113,7 +117,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
                  fallback: Fallback | None = None, mode: SessionMode = no_mode, who: str = "The agent",
                  adapter: AdapterFactory = reporting_usage, model_id: Callable[[str], str] = str,
                  drops_cancelled: bool = False, keeps_own_model: bool = False, ends_commands: bool = True,
-                 max_open: int | None = None) -> None:
+                 max_open: int | None = None, moves: FolderMove | None = None,
+                 folders: SessionFolders | None = None) -> None:
         self.live = live
         # the sessions kept open in the agent (None: all): beyond it, before another opens, the least recently used
         # idle ones are closed, when the agent can close and reopen them (Claude Code over ACP runs a process each)
@@ -142,6 +147,9 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         # thread -> the text of a prompt that was cancelled: the CLI drops it from the history, so it goes with the
         # next prompt (as the stream-json CLI does after an interrupt: the old and the new prompt in one message)
         self._cancelled: dict[str, list[ContentBlock]] = {}
+        self.moves = moves or ReopenThere()  # how a thread's session goes on in a workflow's new folder
+        self._history: dict[str, list[ContentBlock]] = {}  # thread -> its conversation so far, for a new session
+        self.folders = folders  # each session's folder, persisted (None: this process's alone)
 
     # ----- a turn (the loop around it: bridges.turn_loop) ------------------------------------------------------
     async def start_turn(self, turn: Turn) -> AcpTurn | AsyncGenerator[BaseEvent, None] | None:
@@ -183,7 +191,8 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         feed.texts = [b for b in blocks if b.type == "text"]
         if not self.ends_commands:
             feed.groups_before = self.live.tool_groups()
-        feed.start(connection, [*self._cancelled.pop(turn.thread_id, []), *blocks])
+        feed.start(connection, [*self._history.pop(turn.thread_id, []), *self._cancelled.pop(turn.thread_id, []),
+                                *blocks])
         self._feeds[turn.thread_id] = feed
         return LiveTurn(feed, self.adapter(turn, model))
 
@@ -198,11 +207,19 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
         session_id = self._threads.get(thread) or persisted
         if session_id is not None and session_id in self.live.sessions and self._cwds.get(session_id) in (cwd, None):
             return self.live.sessions[session_id]
+        old = self._folder(session_id) if session_id is not None and persisted == session_id else None
+        if session_id is not None and old is not None and old != cwd:  # a workflow switch: on in the new folder
+            moved = await self.moves.move(self.live, session_id, old, cwd)
+            if moved is not None:
+                self._threads[thread] = moved.session.id
+                self._works_in(moved.session.id, cwd, persist=moved.settled)
+                self._history[thread] = moved.history
+                return moved.session
         await self._make_room(thread)
         if session_id is None or persisted != session_id:  # new, or one that never answered (nothing to keep)
             session = await self.live.new_session(cwd)
             self._threads[thread] = session.id
-            self._cwds[session.id] = cwd
+            self._works_in(session.id, cwd)
             return session
         if not self.live.reopens:  # an agent that can neither load nor resume: never a new session in its place
             raise BridgeError(cannot_reopen(self.live.agent.name), code=ErrorCode.RESUME_FAILED)
@@ -225,8 +242,17 @@ class AcpTurns(TurnHooks[PromptFeed, GeminiAcpAdapter]):
             raise
         backup.discard()
         self._threads[thread] = session.id
-        self._cwds[session.id] = cwd
+        self._works_in(session.id, cwd)
         return session
+
+    def _folder(self, session_id: str) -> Path | None:
+        """The folder a session works in: as this process opened it, else as persisted (before a restart)."""
+        return self._cwds.get(session_id) or (self.folders.get(session_id) if self.folders is not None else None)
+
+    def _works_in(self, session_id: str, cwd: Path, persist: bool = True) -> None:
+        self._cwds[session_id] = cwd
+        if self.folders is not None and persist:
+            self.folders.set(session_id, cwd)
 
     async def _make_room(self, thread: str) -> None:
         """Before ``thread``'s session opens: while ``max_open`` sessions are open, the least recently used idle one
