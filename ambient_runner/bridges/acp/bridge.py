@@ -213,7 +213,8 @@ class AcpBridge(CliBridge[AcpAuth]):
 
     def state_excludes(self) -> list[str]:
         """The agent's caches, temporary files and logs are not state."""
-        return ["home/.cache", "home/tmp", *(self.preset.state_excludes if self.preset else ()), "*.sock"]
+        return ["home/.cache", "home/tmp", *(self.preset.state_excludes if self.preset else ()), "*.sock",
+                f".{FOLDERS}.*.tmp"]  # the sessions' folders' temporary file
 
     def _model(self, requested: str | None) -> str:
         return requested or self.default_model or self.first_model
