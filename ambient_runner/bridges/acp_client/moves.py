@@ -14,10 +14,7 @@ there, which each agent does its own way (``FolderMove``, its preset's):
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +24,7 @@ from ag_ui_gemini_cli.acp_schema import AcpModel, ContentBlock, MessageChunk
 from ambient_runner.bridges.acp_client.connection import AcpError
 from ambient_runner.bridges.acp_client.live import SESSION_TIMEOUT, AcpSession, LiveAgent
 from ambient_runner.bridges.contract import BridgeError
+from ambient_runner.bridges.session_map import SessionMap
 
 log = logging.getLogger(__name__)
 MAX_TRANSCRIPT = 64 * 1024  # characters of the conversation so far a new session is told (its latest)
@@ -105,41 +103,28 @@ class NewSessionThere:
 
 
 class SessionFolders:
-    """Session id -> the folder it works in, in a file beside the session map (written on every change, read on
-    first use: after the state dir was restored), so that a thread moved by a switch before a restart is still
-    moved after it."""
+    """Session id -> the folder it works in, a ``SessionMap`` of its own beside the thread map (read on first use:
+    after the state dir was restored), so that a thread moved by a switch before a restart is still moved after it.
+    A file that cannot be read or written loses only that move."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._folders: dict[str, str] | None = None
+        self._map: SessionMap | None = None
 
     def get(self, session_id: str) -> Path | None:
-        with self._lock:
-            folder = self._loaded().get(session_id)
+        folder = self._folders().get(session_id)
         return Path(folder) if folder else None
 
     def set(self, session_id: str, folder: Path) -> None:
-        with self._lock:
-            folders = self._loaded()
-            if folders.get(session_id) == str(folder):
-                return
-            folders[session_id] = str(folder)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            try:
-                tmp.write_text(json.dumps({"version": 1, "sessions": folders}, indent=1, sort_keys=True))
-                os.replace(tmp, self.path)
-            except OSError as exc:  # the move after a restart is lost, nothing else
-                log.warning("the sessions' folders could not be written to %s: %s", self.path, exc)
+        try:
+            self._folders().set(session_id, str(folder))
+        except OSError as exc:  # the move after a restart is lost, nothing else
+            log.warning("the sessions' folders could not be written to %s: %s", self.path, exc)
 
-    def _loaded(self) -> dict[str, str]:
-        if self._folders is None:
-            try:
-                data = json.loads(self.path.read_text())
-                self._folders = {str(k): str(v) for k, v in data.get("sessions", {}).items()}
-            except (OSError, ValueError, AttributeError):
-                self._folders = {}
-        return self._folders
+    def _folders(self) -> SessionMap:
+        if self._map is None:
+            self._map = SessionMap(self.path.parent, self.path.name, section="sessions", lenient=True)
+        return self._map
 
 
 def transcript(turns: list[tuple[str, str]], old: Path, new: Path) -> str:
