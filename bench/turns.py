@@ -188,12 +188,17 @@ def side_by_side(kind: str, runs: int, later: int = 1, model_api: bool = True) -
     """Runner, bare headless CLI and bare persistent CLI turns interleaved, so all see the same machine: on a shared
     VM the noise drifts over a minute by more than the gap being measured. Each repetition: the headless CLI's two
     turns (a new process each, the heavy part), then a new thread with one first turn and ``later`` later turns on
-    the runner and on the persistent CLI, turn by turn, the side going first swapping every turn (each turn after
-    the other side's: caches as cold for both as a turn after a person's pause finds them); then one such thread on
-    each side with its turns back to back (``*_warm``, ``overhead_warm_ms``: each turn after its own).
+    the runner and on the persistent CLI, turn by turn, the side going first swapping every turn (runner, bare,
+    bare, runner, ...: half of each side's turns follow the other side's, caches as cold as a turn after a
+    person's pause finds them, half its own); then one such thread on each side with its turns back to back
+    (``*_warm``, ``overhead_warm_ms``: each turn after its own).
     ``model_api``: the runner's model is the bench's scripted server (the one the bare CLIs use), reached as a model
     API, not a scripted server in the runner's own process (whose work there is the test model's, not the
     runner's)."""
+    # The scripted model keeps only its newest requests: kept all, every request of every turn (a Claude agent's
+    # are ~50 KB of JSON, two a turn) stays in this process, whose full collections then grew to 10-23 ms within 100
+    # turns, paused the scripted server and the bench's clients, and landed in whichever side's turn was running.
+    os.environ["SCRIPTED_MODEL_KEEP_REQUESTS"] = "20"
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as root, \
             tempfile.TemporaryDirectory(prefix="bench-bare-") as bare_root:
         cli = BareCli(kind, Path(bare_root))
