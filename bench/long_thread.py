@@ -92,7 +92,7 @@ def snapshot_build_ms(events: list[dict[str, Any]]) -> list[float]:
     ``snapshot()`` and its wire encoding (ms)."""
     from ag_ui.core import EventType, RunAgentInput, UserMessage  # noqa: PLC0415
 
-    from ambient_runner.runs.conversation import Conversation  # noqa: PLC0415
+    from ambient_runner.stream.conversation import Conversation  # noqa: PLC0415
     from ambient_runner.stream.encoding import Redactor  # noqa: PLC0415
 
     conversation, redactor = Conversation(), Redactor()

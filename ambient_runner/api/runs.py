@@ -109,7 +109,7 @@ def body_limit(settings: RunnerSettings) -> int:
 async def start_run(body: RunInput, request: Request, runs: Runs, settings: Settings, metrics: Metrics,
                     workspace: WorkspaceRoot, workflows: WorkflowSet) -> EventSourceResponse:
     """Start a run of ``threadId`` (or answer its paused one, or steer or queue it while its run streams) and stream
-    its events. The run is read once, against its thread (``RunManager.read``), and submitted; what refuses it is a
+    its events. The run is read once, against its thread, and submitted (``RunManager.submit``); what refuses it is a
     ``RunnerError`` with its status."""
     reader = Reader(expand=workflows.expand, ready=lambda: ready_bridge(request, BOOT_WAIT_FOR_RUN),
                     attachment_rules=lambda bridge: attachment_rules(settings, bridge, workspace),
@@ -119,10 +119,9 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
 
 
 async def submit(runs: RunManager, body: RunInput, reader: Reader) -> Submitted:
-    """The run checked (ids, protocol), read against its thread, and submitted."""
+    """The run checked (ids, protocol), then read against its thread and submitted (``RunManager.submit``)."""
     run_input = check_run_input(body)
-    request = await runs.read(run_input, reader)
-    return await runs.submit(request)
+    return await runs.submit(run_input, reader)
 
 
 def stream(submitted: Submitted, metrics: RunnerMetrics, redactor: Redactor) -> EventSourceResponse:

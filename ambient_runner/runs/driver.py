@@ -59,17 +59,12 @@ class RunDriver:
             stopping = self._stopping(run)
             outs = [*guard.close_messages()] if close_messages else []
             outs += [out for event in events for out in guard.accept(event, stopping=stopping)]
-        for out in outs:
-            self.emit(state, run, out, guard)
-
-    def emit(self, state: ThreadState, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
-        """One of ``run``'s events, past its guard, to the observers and into its thread (where a terminal event ends
-        the run for the thread: the one place)."""
-        if isinstance(event, RunErrorEvent):
-            event = self._name_unreachable_upstream(run, event)
-        for observer in self.observers:
-            observer.run_event(run, event)
-        state.record(run, event, guard)
+        for out in outs:  # to the observers and into the thread (where a terminal event ends the run: the one place)
+            if isinstance(out, RunErrorEvent):
+                out = self._name_unreachable_upstream(run, out)
+            for observer in self.observers:
+                observer.run_event(run, out)
+            state.record(run, out, guard)
 
     async def drive(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
         settings = self.settings

@@ -1,9 +1,9 @@
 """Runs: one at a time per thread, driven in the background so a run keeps going when its client leaves.
 
-``RunManager`` admits a run (``read``: against its thread; ``submit``: now, into the live turn, or queued behind
-it), starts it (``start`` writes ``RUN_STARTED`` to the thread's event log, with the answers it brings given to the
-paused turn) and hands it to the ``RunDriver`` (``runs.driver``), which pulls the bridge's events through the
-``StreamGuard`` into the thread. Interrupt escalates: the bridge's polite interrupt, then after
+``RunManager`` admits a run (``submit``: read against its thread, then started now, given to the live turn, or
+queued behind it), starts it (``start`` writes ``RUN_STARTED`` to the thread's event log, with the answers it brings
+given to the paused turn) and hands it to the ``RunDriver`` (``runs.driver``), which pulls the bridge's events
+through the ``StreamGuard`` into the thread. Interrupt escalates: the bridge's polite interrupt, then after
 ``RUNNER_INTERRUPT_GRACE`` the bridge's stream is cancelled (its ``finally`` ends the process group).
 
 A run's end is decided in one place, ``ThreadState.record``: once its terminal event is in the thread's log the
@@ -143,18 +143,20 @@ class RunManager:
         return state
 
     # ----- admitting ------------------------------------------------------------------------------------
-    async def read(self, run_input: RunAgentInput, reader: Reader) -> RunRequest:
+    async def _read(self, run_input: RunAgentInput, reader: Reader) -> RunRequest:
         """``run_input`` read against its thread's state now (``runs.admission``); raises the ``RunnerError`` that
         refuses it."""
         state = self.threads.get(run_input.thread_id)
         thread = ThreadAtAdmission(self.hitl, state.conversation.message_ids if state is not None else set)
         return await read_request(run_input, thread, reader)
 
-    async def submit(self, request: RunRequest) -> Submitted:
-        """The thread's run now, or (while its run streams) into that run's live turn or behind it, as the request's
-        ``whenBusy`` says; an answer to a pause is never steered nor queued. Raises ``ThreadBusyError`` for a
-        ``whenBusy: reject`` or a retried POST, and what ``start`` and ``enqueue`` raise; the attachments of a request
-        that was not taken are removed."""
+    async def submit(self, run_input: RunAgentInput, reader: Reader) -> Submitted:
+        """``run_input`` read against its thread (``runs.admission``), then the thread's run now, or (while its run
+        streams) into that run's live turn or behind it, as its ``whenBusy`` says; an answer to a pause is never
+        steered nor queued. Raises the ``RunnerError`` that refuses it, ``ThreadBusyError`` for a ``whenBusy: reject``
+        or a retried POST, and what ``start`` and ``enqueue`` raise; the attachments of a request that was not taken
+        are removed."""
+        request = await self._read(run_input, reader)
         try:
             return await self._submit(request)
         except BaseException:
@@ -232,9 +234,8 @@ class RunManager:
         run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, resumption, guard=guard)
         if resumption.card_result is not None:  # the card the last run showed, closed with the answers
             self.driver.accept(state, run, guard, [resumption.card_result])
-        for observer in self.observers:
-            for event in observer.run_started(run):
-                state.emit(event)
+        started = [event for observer in self.observers for event in observer.run_started(run)]  # after RUN_STARTED
+        self.driver.accept(state, run, guard, started)
         state.active = run
         state.notify()
         self.metrics.run_started()
@@ -280,8 +281,8 @@ class RunManager:
         state.conversation.add_input(run_input)
         if state.active is run and not run.guard.terminated:
             ids = [m.id for m in run_input.messages if m.role == "user"]
-            self.driver.emit(state, run, CustomEvent(name=STEERED_INTO, value={
-                "messageId": ids[-1] if ids else "", "runId": run_input.run_id}), run.guard)
+            self.driver.accept(state, run, run.guard, [CustomEvent(name=STEERED_INTO, value={
+                "messageId": ids[-1] if ids else "", "runId": run_input.run_id})])
         return run
 
     async def _run_queue(self, state: ThreadState) -> None:

@@ -16,9 +16,9 @@ from ag_ui.core import BaseEvent, EventType, RunAgentInput
 from ambient_runner.bridges.contract import Turn
 from ambient_runner.interrupts.human_in_the_loop import Resumption
 from ambient_runner.metrics import RunnerMetrics
-from ambient_runner.runs.conversation import Conversation
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.request import QueuedMessage
+from ambient_runner.stream.conversation import Conversation
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import StreamGuard, ThreadIds
 from ambient_runner.stream.outcome import RunOutcome
@@ -102,11 +102,11 @@ class ThreadState:
         """One of ``run``'s events (through its ``guard``) into the thread. A terminal event comes after the whole
         conversation (what outlives the run); the guard's last one ends the run for the thread (the one place)."""
         terminal = event.type in TERMINAL_TYPES
-        line = event_json(event, self.redactor)
         if not terminal:
             self.conversation.add_event(event)
         waiting = guard.outcome == "interrupt"
-        lines = [self.conversation.snapshot_json(self.redactor, waiting=waiting), line] if terminal else [line]
+        snapshots = [self.conversation.snapshot_json(self.redactor, waiting=waiting)] if terminal else []
+        lines = [*snapshots, event_json(event, self.redactor)]
         ends = guard.terminated and terminal  # guard.finish's closing events come before it
         for line in lines[:-1]:
             self.log.append(line)
@@ -117,11 +117,6 @@ class ThreadState:
             if self.active is run:
                 self.active, self.settling = None, run
                 self.notify()
-
-    def emit(self, event: BaseEvent, terminal: bool = False) -> int:
-        """One event into the thread's log (redacted); its sequence number."""
-        self.metrics.events.inc()
-        return self.log.append(event_json(event, self.redactor), terminal=terminal)
 
     def release(self, run: ActiveRun, outcome: RunOutcome | None = None) -> None:
         """The thread takes its next run (once ``run`` has settled)."""

@@ -23,7 +23,7 @@ from harness import RunnerHarness, parse_sse
 from media import data_part, png
 from process_bridge import FakeCliBridge, script
 
-from ambient_runner.runs.conversation import CUT_TO, SNAPSHOT_LIMIT, Conversation
+from ambient_runner.stream.conversation import CUT_TO, SNAPSHOT_LIMIT, Conversation
 from ambient_runner.stream.encoding import Redactor, event_json
 
 
