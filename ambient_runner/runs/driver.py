@@ -1,7 +1,8 @@
 """Driving one run: the bridge's events through the run's stream guard into its thread, within the idle and
 wall-clock timeouts (they fire even when the CLI prints nothing); failures become ``RUN_ERROR`` with the CLI's
 stderr tail; an interrupted run ends ``RUN_FINISHED`` outcome ``cancelled``; a run that pauses shows its question
-card. Then the run settles: the thread is free, the after-run hooks run (the state sync).
+card; a message for a busy thread goes into its live turn where the CLI takes one (``steer``). Then the run
+settles: the thread is free, the after-run hooks run (the state sync).
 """
 
 from __future__ import annotations
@@ -10,8 +11,16 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import replace
 
-from ag_ui.core import BaseEvent, RunErrorEvent, RunFinishedEvent, RunFinishedInterruptOutcome
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+)
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.contract import Bridge, BridgeError
@@ -19,9 +28,10 @@ from ambient_runner.interrupts.card import Card
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.attachments import discard_written
+from ambient_runner.runs.busy import STEERED_INTO
 from ambient_runner.runs.thread import ActiveRun, AfterRunHook, BeforeRunHook, RunObserver, ThreadState
 from ambient_runner.settings import RunnerSettings
-from ambient_runner.stream.guard import Ending, StreamGuard
+from ambient_runner.stream.outcome import Ending
 
 log = logging.getLogger(__name__)
 
@@ -48,25 +58,37 @@ class RunDriver:
         self.after_run_hooks = after_run_hooks
         self.observers = observers
 
-    def accept(self, state: ThreadState, run: ActiveRun, guard: StreamGuard, events: Iterable[BaseEvent] = (), *,
-                ending: Ending | None = None, close_messages: bool = False) -> None:
-        """``events`` of ``run`` through its stream guard into the thread's log (what the guard adds among them);
-        ``ending``: the run ends so (the guard closes what is open first); ``close_messages``: the run's open
-        messages are closed before ``events``."""
-        if ending is not None:
-            outs = guard.finish(ending)
-        else:
-            stopping = self._stopping(run)
-            outs = [*guard.close_messages()] if close_messages else []
-            outs += [out for event in events for out in guard.accept(event, stopping=stopping)]
-        for out in outs:  # to the observers and into the thread (where a terminal event ends the run: the one place)
-            if isinstance(out, RunErrorEvent):
-                out = self._name_unreachable_upstream(run, out)
-            for observer in self.observers:
-                observer.run_event(run, out)
-            state.record(run, out, guard)
+    def accept(self, state: ThreadState, run: ActiveRun, events: Iterable[BaseEvent] = (), *,
+               ending: Ending | None = None, close_messages: bool = False) -> None:
+        """``events`` of ``run`` into its thread (``ThreadState.accept``), with how the runner is stopping it;
+        ``ending``: the run ends so; ``close_messages``: its open messages close first."""
+        state.accept(run, [self._named(run, event) for event in events], stopping=self._stopping(run),
+                     ending=ending, close_messages=close_messages)
 
-    async def drive(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
+    async def steer(self, state: ThreadState, run_input: RunAgentInput, text: str) -> ActiveRun | None:
+        """Give ``text`` to the thread's live turn; the run it went into, or None when no turn took it (the run
+        ended meanwhile or is being stopped, or the CLI could not take it): the caller queues it then. Call under
+        ``state.steering``."""
+        run, bridge = state.active, self.bridge()
+        if run is None or state.queue or bridge is None or self._stopping(run) is not None:
+            return None
+        try:
+            taken = await bridge.steer(run.thread_id, text)
+        except Exception:  # a bridge that fails to steer: the message is queued instead
+            log.exception("steering a message into run %s failed", run.run_id)
+            taken = False
+        if not taken:
+            return None
+        # The CLI has it: never queued as well (it would reach the CLI twice), even when the run ended meanwhile
+        # (then the thread's next snapshot holds it).
+        state.conversation.add_input(run_input)
+        if state.active is run and not run.guard.terminated:
+            ids = [m.id for m in run_input.messages if m.role == "user"]
+            self.accept(state, run, [CustomEvent(name=STEERED_INTO, value={
+                "messageId": ids[-1] if ids else "", "runId": run_input.run_id})])
+        return run
+
+    async def drive(self, state: ThreadState, run: ActiveRun) -> None:
         settings = self.settings
         deadline = run.started_at + settings.runner_run_timeout
         ending = Ending()
@@ -78,9 +100,9 @@ class RunDriver:
                 ending = Ending(error_message=lost, error_code=ErrorCode.INTERRUPT_LOST)
             else:
                 for hook in self.before_run_hooks:
-                    self.accept(state, run, guard, await hook(run))
+                    self.accept(state, run, await hook(run))
                 stream = bridge.run_turn(run.turn)
-            while not guard.terminated:
+            while not run.guard.terminated:
                 now = time.monotonic()
                 wall_left = deadline - now
                 wait = min(settings.runner_idle_timeout, wall_left)
@@ -94,8 +116,8 @@ class RunDriver:
                     break
                 if self._stopping(run) is None and _pauses(event):
                     self.hitl.on_pause(run.thread_id, run.run_id, state.ids.tool_calls.get,
-                                       show=lambda card: self._show_card(state, run, guard, card))
-                self.accept(state, run, guard, [event])
+                                       show=lambda card: self._show_card(state, run, card))
+                self.accept(state, run, [event])
         except asyncio.CancelledError:
             # Interrupt escalation or shutdown cancelled the bridge; the run still gets its terminal event.
             if not (run.cancel_requested or run.shutdown_requested):
@@ -110,29 +132,29 @@ class RunDriver:
         finally:
             try:
                 await _close_quietly(stream)
-                if not guard.terminated:
-                    self.accept(state, run, guard, ending=self._stopping(run) or ending)
+                if not run.guard.terminated:
+                    self.accept(state, run, ending=self._stopping(run) or self._named_ending(run, ending))
             except Exception:  # writing the end failed (a full disk): the thread must still take its next run
                 log.exception("ending run %s failed", run.run_id)
             finally:
-                await self._settle(state, run, guard)
+                await self._settle(state, run)
 
-    def _show_card(self, state: ThreadState, run: ActiveRun, guard: StreamGuard, card: Card) -> str:
+    def _show_card(self, state: ThreadState, run: ActiveRun, card: Card) -> str:
         """The run ends waiting for a person: its last tool call is the question card, after everything else it
         streamed has closed; the card's call id on the wire."""
-        self.accept(state, run, guard, card.events(), close_messages=True)
-        return guard.wire_id(card.call_id)
+        self.accept(state, run, card.events(), close_messages=True)
+        return run.guard.wire_id(card.call_id)
 
-    async def _settle(self, state: ThreadState, run: ActiveRun, guard: StreamGuard) -> None:
+    async def _settle(self, state: ThreadState, run: ActiveRun) -> None:
         """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
         try:
             state.release(run)  # never left busy, even when the terminal event could not be written
             discard_written(run.turn.attachments)
-            self.metrics.run_finished(guard.outcome, time.monotonic() - run.started_at, guard.usage)
+            self.metrics.run_finished(run.guard.outcome, time.monotonic() - run.started_at, run.guard.usage)
             run.done.set()  # interrupt() waits for this; the hooks (state sync) need not hold it up
             for hook in self.after_run_hooks:
                 try:
-                    await hook(run, guard.outcome)
+                    await hook(run, run.guard.outcome)
                 except Exception:
                     log.exception("after-run hook failed for run %s", run.run_id)
         finally:
@@ -141,18 +163,30 @@ class RunDriver:
             for observer in self.observers:
                 observer.run_settled(run)
 
-    def _name_unreachable_upstream(self, run: ActiveRun, event: RunErrorEvent) -> RunErrorEvent:
-        """The CLI only knows the runner's model proxy on 127.0.0.1: say which model API could not be reached."""
-        if event.code in RUNNER_OWN_CODES:
-            return event
+    def _named(self, run: ActiveRun, event: BaseEvent) -> BaseEvent:
+        """A bridge's ``RUN_ERROR`` with the model API the proxy could not reach named (``_unreachable``)."""
+        if isinstance(event, RunErrorEvent) and (message := self._unreachable(run, event.code, event.message)):
+            return event.model_copy(update={"message": message, "code": ErrorCode.UPSTREAM_UNREACHABLE})
+        return event
+
+    def _named_ending(self, run: ActiveRun, ending: Ending) -> Ending:
+        """The runner's end of a run, an error's model API named as in ``_named``."""
+        if ending.error_message and (message := self._unreachable(run, ending.error_code, ending.error_message)):
+            return replace(ending, error_message=message, error_code=ErrorCode.UPSTREAM_UNREACHABLE)
+        return ending
+
+    def _unreachable(self, run: ActiveRun, code: str | None, message: str) -> str | None:
+        """The CLI only knows the runner's model proxy on 127.0.0.1: an error's ``message`` led by which model API
+        could not be reached since the run started; None for the runner's own errors and when the API answered."""
+        if code in RUNNER_OWN_CODES:
+            return None
         bridge = self.bridge()
         proxy = bridge.model_proxy if bridge is not None else None
         host = proxy.unreachable_since(run.started_at) if proxy is not None else None
         if host is None:
-            return event
-        message = (f"The model API at {host} could not be reached (the runner's model proxy got no answer from it); "
-                   f"check the network and the configured endpoint.\n\n{event.message}")
-        return event.model_copy(update={"message": message, "code": ErrorCode.UPSTREAM_UNREACHABLE})
+            return None
+        return (f"The model API at {host} could not be reached (the runner's model proxy got no answer from it); "
+                f"check the network and the configured endpoint.\n\n{message}")
 
     @staticmethod
     def _stopping(run: ActiveRun) -> Ending | None:

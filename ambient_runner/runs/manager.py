@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from ag_ui.core import (
     BaseEvent,
-    CustomEvent,
     RunAgentInput,
 )
 
@@ -33,7 +32,7 @@ from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.admission import Reader, ThreadAtAdmission, read_request
 from ambient_runner.runs.between_runs import BetweenRunEvents
-from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, STEERED_INTO, WhenBusy, accepted, steered
+from ambient_runner.runs.busy import SHUTDOWN_QUEUED_MESSAGE, WhenBusy, accepted, steered
 from ambient_runner.runs.driver import RunDriver
 from ambient_runner.runs.event_log import ThreadEventLog
 from ambient_runner.runs.request import Queued, QueuedMessage, RunRequest, Started, Steered, Submitted
@@ -138,7 +137,8 @@ class RunManager:
         state = self.threads.get(thread_id)
         if state is None:
             state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory,
-                                               self.settings.runner_event_spool_bytes), self.redactor, self.metrics)
+                                               self.settings.runner_event_spool_bytes), self.redactor, self.metrics,
+                                self.observers)
             self.threads[thread_id] = state
         return state
 
@@ -172,7 +172,7 @@ class RunManager:
                                   "for it to finish, or send with whenBusy steer or queue", threadId=request.thread_id)
         async with state.steering:  # one message at a time per thread, so two sent together keep their order
             if request.when_busy is WhenBusy.STEER and not request.attachments:  # a CLI's mid-turn input: text only
-                into = await self.steer(request.run_input, request.prompt)
+                into = await self.driver.steer(state, request.run_input, request.prompt)
                 if into is not None:
                     return Steered(steered(request.run_input, into.run_id))
             if not state.busy:  # the live run ended meanwhile: this message is the thread's next run
@@ -231,15 +231,15 @@ class RunManager:
         # a client joining a run that resumes a pause learns the paused call first (a snapshot after the head)
         first_seq = state.begin(run_input, head, skip=answers.tool_message_ids,
                                 snapshot=resumption.resumed or _paused(state.settling))
-        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, resumption, guard=guard)
+        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, guard, resumption)
         if resumption.card_result is not None:  # the card the last run showed, closed with the answers
-            self.driver.accept(state, run, guard, [resumption.card_result])
+            self.driver.accept(state, run, [resumption.card_result])
         started = [event for observer in self.observers for event in observer.run_started(run)]  # after RUN_STARTED
-        self.driver.accept(state, run, guard, started)
+        self.driver.accept(state, run, started)
         state.active = run
         state.notify()
         self.metrics.run_started()
-        run.task = asyncio.create_task(self.driver.drive(state, run, guard), name=f"run-{run.run_id}")
+        run.task = asyncio.create_task(self.driver.drive(state, run), name=f"run-{run.run_id}")
         await asyncio.sleep(0)  # the run's first step (the prompt to the CLI) before its caller builds the response
         return run
 
@@ -259,31 +259,6 @@ class RunManager:
         if state.pump is None or state.pump.done():
             state.pump = asyncio.create_task(self._run_queue(state), name=f"queue-{state.log.thread_id}")
         return len(state.queue)
-
-    async def steer(self, run_input: RunAgentInput, text: str) -> ActiveRun | None:
-        """Give ``text`` to the thread's live turn; the run it went into, or None when no turn took it (the run
-        ended meanwhile, or the CLI could not take it): the caller queues it then. Call under ``state.steering``."""
-        state = self.threads.get(run_input.thread_id)
-        run = state.active if state is not None else None
-        if state is None or run is None or state.queue or run.guard is None or self.bridge is None:
-            return None
-        if run.cancel_requested or run.shutdown_requested:
-            return None
-        try:
-            taken = await self.bridge.steer(run.thread_id, text)
-        except Exception:  # a bridge that fails to steer: the message is queued instead
-            log.exception("steering a message into run %s failed", run.run_id)
-            taken = False
-        if not taken:
-            return None
-        # The CLI has it: never queued as well (it would reach the CLI twice), even when the run ended meanwhile
-        # (then the thread's next snapshot holds it).
-        state.conversation.add_input(run_input)
-        if state.active is run and not run.guard.terminated:
-            ids = [m.id for m in run_input.messages if m.role == "user"]
-            self.driver.accept(state, run, run.guard, [CustomEvent(name=STEERED_INTO, value={
-                "messageId": ids[-1] if ids else "", "runId": run_input.run_id})])
-        return run
 
     async def _run_queue(self, state: ThreadState) -> None:
         """Start the thread's queued messages in order, each once the run before it has ended."""

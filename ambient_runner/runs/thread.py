@@ -1,13 +1,14 @@
 """A thread as the run manager keeps it: its event log, ids, conversation, live and settling run, queued messages;
-and ``ActiveRun``, one run of it. A thread writes its own events (redacted, counted) and takes its next run once
-the live one has ended (``release``)."""
+and ``ActiveRun``, one run of it. A thread takes each run's events through that run's stream guard into its
+conversation and log (``accept``: redacted, counted, seen by the observers) and its next run once the live one has
+ended (``release``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,7 +22,7 @@ from ambient_runner.runs.request import QueuedMessage
 from ambient_runner.stream.conversation import Conversation
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import StreamGuard, ThreadIds
-from ambient_runner.stream.outcome import RunOutcome
+from ambient_runner.stream.outcome import Ending, RunOutcome
 
 TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 
@@ -43,6 +44,7 @@ class ActiveRun:
     run_id: str
     first_seq: int
     turn: Turn
+    guard: StreamGuard  # its events pass it on their way into the thread (``ThreadState.accept``)
     resumption: Resumption = field(default_factory=Resumption)  # what its start did with the thread's pause
     task: asyncio.Task[None] | None = None
     cancel_requested: bool = False
@@ -51,7 +53,6 @@ class ActiveRun:
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # done, and the after-run hooks have run
     started_at: float = field(default_factory=time.monotonic)
     outcome: RunOutcome | None = None  # the guard's, once the terminal event is written
-    guard: StreamGuard | None = None
 
 
 @dataclass
@@ -59,6 +60,7 @@ class ThreadState:
     log: ThreadEventLog
     redactor: Redactor  # every event is written redacted
     metrics: RunnerMetrics  # and counted
+    observers: Sequence[RunObserver] = ()  # the run manager's (tracing): they see each run's events
     ids: ThreadIds = field(default_factory=ThreadIds)
     active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
     settling: ActiveRun | None = None  # the last run that ended; the next run starts once it has settled
@@ -98,25 +100,37 @@ class ThreadState:
         self.metrics.events.inc(len(lines))
         return first_seq
 
-    def record(self, run: ActiveRun, event: BaseEvent, guard: StreamGuard) -> None:
-        """One of ``run``'s events (through its ``guard``) into the thread. A terminal event comes after the whole
-        conversation (what outlives the run); the guard's last one ends the run for the thread (the one place)."""
-        terminal = event.type in TERMINAL_TYPES
-        if not terminal:
-            self.conversation.add_event(event)
-        waiting = guard.outcome == "interrupt"
-        snapshots = [self.conversation.snapshot_json(self.redactor, waiting=waiting)] if terminal else []
-        lines = [*snapshots, event_json(event, self.redactor)]
-        ends = guard.terminated and terminal  # guard.finish's closing events come before it
-        for line in lines[:-1]:
-            self.log.append(line)
-        self.log.append(lines[-1], terminal=ends)
-        self.metrics.events.inc(len(lines))
-        if ends:
-            run.outcome = run.outcome or guard.outcome
-            if self.active is run:
-                self.active, self.settling = None, run
-                self.notify()
+    def accept(self, run: ActiveRun, events: Iterable[BaseEvent] = (), *, stopping: Ending | None = None,
+               ending: Ending | None = None, close_messages: bool = False) -> None:
+        """``events`` of ``run`` through its stream guard (with what the guard adds among them) to the observers and
+        into the thread: the one place a run's events enter it. ``stopping``: the runner is stopping the run (a
+        terminal event of the bridge's ends it so); ``ending``: the run ends so (the guard closes what is open
+        first); ``close_messages``: the run's open messages close before ``events``.
+
+        Each event joins the conversation, then the log; a terminal event comes after the conversation's snapshot
+        (what outlives the run), and the guard's last one ends the run for the thread (the one place)."""
+        guard = run.guard
+        if ending is not None:
+            passed = guard.finish(ending)
+        else:
+            passed = guard.close_messages() if close_messages else []
+            passed += [out for event in events for out in guard.accept(event, stopping=stopping)]
+        for event in passed:
+            for observer in self.observers:
+                observer.run_event(run, event)
+            terminal = event.type in TERMINAL_TYPES
+            if not terminal:
+                self.conversation.add_event(event)
+            waiting = guard.outcome == "interrupt"
+            snapshots = [self.conversation.snapshot_json(self.redactor, waiting=waiting)] if terminal else []
+            lines = [*snapshots, event_json(event, self.redactor)]
+            ends = guard.terminated and terminal  # guard.finish's closing events come before it
+            for line in lines[:-1]:
+                self.log.append(line)
+            self.log.append(lines[-1], terminal=ends)
+            self.metrics.events.inc(len(lines))
+            if ends:
+                self.release(run, guard.outcome)
 
     def release(self, run: ActiveRun, outcome: RunOutcome | None = None) -> None:
         """The thread takes its next run (once ``run`` has settled)."""
