@@ -12,7 +12,8 @@ escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A brid
 * ``interrupt(thread_id)``: ask the CLI politely to stop the current turn (SIGINT, SDK interrupt, ...).
   The core then ends the run with ``RUN_FINISHED`` outcome ``cancelled`` whatever the bridge yields, and
   closes the generator itself if the bridge does not stop within ``RUNNER_INTERRUPT_GRACE`` seconds.
-* ``readiness()``, ``capabilities()``, ``startup()``, ``shutdown()``, ``secret_values()``, ``parse_options()``.
+* ``readiness()``, ``capabilities()``, ``startup()``, ``shutdown()``, ``secret_values()``, ``parse_options()``,
+  ``state_files()``.
 
 What a bridge is lent rather than implements comes composed: the core's ``BridgeHost`` (``bridges.tasks``: the
 background tasks and their reports, the between-run channel, timers), a person's turn (``hitl``,
@@ -113,6 +114,24 @@ class Attachment:
         return base64.b64encode(self.data).decode("ascii")
 
 
+@dataclass(frozen=True)
+class StateFiles:
+    """The CLI's state dir as the runner keeps it. ``credentials``: its files that hold a credential (never synced;
+    on the platform, never there at all); ``logins``: those of them the configured login writes there (a mounted
+    login file); ``excludes``: what else state sync leaves out (caches, sockets, logs, temporary files), as globs
+    relative to the state dir."""
+
+    credentials: tuple[str, ...] = ()
+    logins: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """What state sync leaves out: the excludes and every credential file (those come from secrets, never from
+        the store)."""
+        return (*self.credentials, *self.excludes)
+
+
 @dataclass
 class Turn:
     """One turn the core asks a bridge to run."""
@@ -141,8 +160,6 @@ class Bridge(ABC):
     runner_type: ClassVar[str]
     # this runner's id in the platform's agent registry (its UI matches the two); the ACP runner's follows its preset
     framework: str
-    # Files in the state dir that hold credentials: never synced (and on the platform, never there at all).
-    credential_files: ClassVar[tuple[str, ...]] = ()
     # The MIME types of the image / document parts its CLI takes (anything else in a message is a 422).
     attachment_types: ClassVar[frozenset[str]] = frozenset()
     steering: ClassVar[bool] = False  # ``steer`` puts a user message into a live turn
@@ -211,14 +228,10 @@ class Bridge(ABC):
         """
         return model_only(forwarded_props)
 
-    def login_files(self) -> tuple[str, ...]:
-        """The ``credential_files`` the configured login writes into the state dir (a mounted login file)."""
-        return ()
-
-    def state_excludes(self) -> list[str]:
-        """Globs, relative to the state dir, that state sync leaves out: caches, sockets, logs, temporary files
-        and every file that holds a credential (those come from secrets, never from the store)."""
-        return []
+    def state_files(self) -> StateFiles:
+        """Which files of the state dir hold credentials, which of them the configured login writes, and what
+        state sync leaves out."""
+        return StateFiles()
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         """``GET /mcp-status``: configured MCP servers and whether the CLI connected to them."""

@@ -24,12 +24,13 @@ def keep_credentials_out(settings: RunnerSettings, bridge: Bridge) -> str | None
     """Remove credential files from the state dir; a problem when the bridge's login would write one there."""
     if not synced_by_platform(settings):
         return None
-    for name in bridge.credential_files:
+    files = bridge.state_files()
+    for name in files.credentials:
         path = settings.state_dir / name
         if path.is_file() or path.is_symlink():
             path.unlink()
             log.warning("removed %s from the state dir: the platform's state sync would upload it", name)
-    login = bridge.login_files()
+    login = files.logins
     if login:
         return (f"the configured login writes {', '.join(login)} into the state dir {settings.state_dir}, which the "
                 "platform's state sync uploads as is; use an API key (or Vertex AI) on the platform")

@@ -38,8 +38,8 @@ class StateSyncExtension:
         bridge = runtime.bridge
         assert bridge is not None  # Boot runs the extensions once it has the bridge
         runs = runtime.runs
-        sync = StateSync(self.store, settings.state_dir, bridge.state_excludes, record=runtime.metrics.state_sync,
-                         retry_delays=self.retry_delays)
+        sync = StateSync(self.store, settings.state_dir, lambda: bridge.state_files().left_out,
+                         record=runtime.metrics.state_sync, retry_delays=self.retry_delays)
         self.sync = sync
         runtime.readiness_checks.append(lambda: sync.problem)
         log.info("state sync: %s <-> %s (every %g s while a run is active, after each run, at shutdown)",

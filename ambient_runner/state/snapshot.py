@@ -5,7 +5,7 @@
   A matching directory is left out with everything under it.
 * Always left out: sockets, FIFOs and devices; symlinks that point outside the state dir; files over
   ``MAX_FILE_BYTES``; the sync's own temporary files; well-known credential files (credentials come from
-  secrets, never from the store); plus whatever the bridge's ``state_excludes()`` names.
+  secrets, never from the store); plus whatever the bridge's ``state_files()`` leaves out.
 * SQLite databases (recognised by their header) are copied with SQLite's backup API, which gives a consistent
   copy even while the CLI has the database open; their ``-wal``/``-shm``/``-journal`` files are not packed.
 * The archive's first member is a manifest (generation, writer) that ``unpack`` reads and does not extract.

@@ -179,7 +179,7 @@ async def test_auth_json_is_copied_private_and_api_key_stays_out_of_files(
     await bridge.startup()
     copied = bridge.codex_home / "auth.json"
     assert copied.read_text() == mounted.read_text() and (copied.stat().st_mode & 0o777) == 0o600
-    assert "auth.json" in bridge.credential_files
+    assert "auth.json" in bridge.state_files().credentials
     config = (bridge.codex_home / "config.toml").read_text()
     assert 'approval_policy = "never"' in config and "model_provider" not in config
     await bridge.shutdown()

@@ -63,7 +63,7 @@ def test_personal_login_is_copied_into_the_state_dir(tmp_path: Path, monkeypatch
     assert copied.read_text() == mounted.read_text()
     assert stat.S_IMODE(copied.stat().st_mode) == 0o600
     assert "oauth_creds.json" in CREDENTIAL_FILE_NAMES
-    assert bridge.credential_files == CREDENTIAL_FILE_NAMES
+    assert bridge.state_files().credentials == CREDENTIAL_FILE_NAMES
     assert "1//refresh-secret" in bridge.secret_values()
     written = json.loads((settings.state_dir / "settings.json").read_text())
     assert written["security"]["auth"]["selectedType"] == "oauth-personal"

@@ -13,6 +13,8 @@ from platform_backend import Received, StandInBackend
 from process_bridge import FakeCliBridge, script
 from runners import wait_for
 
+from ambient_runner.bridges.contract import StateFiles
+
 SESSION = "session-1f2e"
 PROJECT = "team-a"
 TOKEN = "agui-session-token"  # what the stand-in backend sends; these runners do not check one
@@ -92,10 +94,8 @@ async def test_a_resumed_session_does_not_send_its_first_turn_again(tmp_path):
 class MountedLoginBridge(FakeCliBridge):
     """A bridge whose login writes a credential file into the state dir (like a mounted ChatGPT auth.json)."""
 
-    credential_files = ("auth.json", "oauth_creds.json")
-
-    def login_files(self) -> tuple[str, ...]:
-        return ("auth.json",)
+    def state_files(self) -> StateFiles:
+        return StateFiles(credentials=("auth.json", "oauth_creds.json"), logins=("auth.json",))
 
 
 async def test_on_the_platform_no_credential_file_stays_in_the_state_dir(tmp_path):

@@ -144,5 +144,6 @@ def test_which_logins_write_a_credential_file_into_the_state_dir(runner_type, lo
     settings = load_settings(runner_type=runner_type, workspace_path=tmp_path / "ws",
                              runner_state_root=tmp_path / "state")
     bridge = create_bridge(settings)
-    assert bridge.login_files() == files
-    assert set(files) <= set(bridge.credential_files) <= set(bridge.state_excludes())
+    state_files = bridge.state_files()
+    assert state_files.logins == files
+    assert set(files) <= set(state_files.credentials) <= set(state_files.left_out)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from ag_ui.core import BaseEvent
 from process_bridge import FakeCliBridge, script
 
-from ambient_runner.bridges.contract import Turn
+from ambient_runner.bridges.contract import StateFiles, Turn
 from ambient_runner.bridges.session_map import SessionMap
 from ambient_runner.settings import RunnerSettings
 
@@ -36,8 +36,8 @@ class StatefulFakeBridge(FakeCliBridge):
         (self.state_dir / "cache" / "blob").write_text("rebuildable")
         self.sessions = SessionMap(self.state_dir)  # after hydration, like the real bridges
 
-    def state_excludes(self) -> list[str]:
-        return ["cache"]
+    def state_files(self) -> StateFiles:
+        return StateFiles(excludes=("cache",))
 
     def history(self, session_id: str) -> list[str]:
         path = self.state_dir / "sessions" / f"{session_id}.jsonl"

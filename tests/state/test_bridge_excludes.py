@@ -23,7 +23,7 @@ CASES = {
 @pytest.mark.parametrize("runner_type", sorted(CASES))
 def test_sessions_are_kept_and_credentials_left_out(runner_type, tmp_path):
     settings = RunnerSettings(runner_type=runner_type, runner_state_root=tmp_path, workspace_path=tmp_path / "w")
-    rules = ExcludeRules(create_bridge(settings).state_excludes())
+    rules = ExcludeRules(create_bridge(settings).state_files().left_out)
     kept, left_out = CASES[runner_type]
     assert [path for path in kept if rules.excluded(path)] == []
     assert [path for path in left_out if not rules.excluded(path)] == []

@@ -30,7 +30,7 @@ from ambient_runner.bridges.acp_client.mcp import acp_servers
 from ambient_runner.bridges.acp_client.moves import SessionFolders
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
-from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, StateFiles, Turn
 from ambient_runner.bridges.options import APPROVAL_NOTE, RunnerOptions
 from ambient_runner.bridges.turn_loop import TurnHooks
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
@@ -211,10 +211,10 @@ class AcpBridge(CliBridge[AcpAuth]):
                         return event.model_copy(update={"tool_call_name": f"mcp__{server}__{tool}"})
         return event
 
-    def state_excludes(self) -> list[str]:
-        """The agent's caches, temporary files and logs are not state."""
-        return ["home/.cache", "home/tmp", *(self.preset.state_excludes if self.preset else ()), "*.sock",
-                f".{FOLDERS}.*.tmp"]  # the sessions' folders' temporary file
+    def state_files(self) -> StateFiles:
+        """The agent's caches, temporary files and logs are not state (its model key stays in the proxy)."""
+        return StateFiles(excludes=("home/.cache", "home/tmp", *(self.preset.state_excludes if self.preset else ()),
+                                    "*.sock", f".{FOLDERS}.*.tmp"))  # the sessions' folders' temporary file
 
     def _model(self, requested: str | None) -> str:
         return requested or self.default_model or self.first_model

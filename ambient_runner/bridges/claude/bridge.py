@@ -35,7 +35,7 @@ from ambient_runner.bridges.claude.frontend_tools import FrontendCalls, is_front
 from ambient_runner.bridges.claude.frontend_tools import request_for as frontend_request
 from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
 from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
-from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
+from ambient_runner.bridges.contract import BridgeError, Readiness, StateFiles, Turn
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.tasks import BackgroundTask, TaskNotStoppableError
@@ -70,7 +70,6 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
     runner_type = "claude"
     framework = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
-    credential_files: ClassVar[tuple[str, ...]] = (".credentials.json",)
     steering: ClassVar[bool] = True  # a user message written while a turn runs
     options = OPTIONS
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
@@ -90,10 +89,11 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         self.sdk = LazyModules("claude", "ambient_runner.bridges.claude.session", "ag_ui_claude", "ag_ui_claude.tasks")
 
     # ----- lifecycle -------------------------------------------------------------------------------------
-    def state_excludes(self) -> list[str]:
+    def state_files(self) -> StateFiles:
         """CLAUDE_CONFIG_DIR keeps projects/<cwd>/<session>.jsonl (the sessions); leave out the login, debug logs,
         shell snapshots and caches."""
-        return [*self.credential_files, "debug", "shell-snapshots", "statsig", "cache", "*.sock", "*.lock"]
+        return StateFiles(credentials=(".credentials.json",),
+                          excludes=("debug", "shell-snapshots", "statsig", "cache", "*.sock", "*.lock"))
 
     async def prepare(self) -> None:
         os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")  # read by the SDK in this process

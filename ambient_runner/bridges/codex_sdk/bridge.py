@@ -43,11 +43,7 @@ from ambient_runner.bridges.codex_sdk.auth import (
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile, bundled_codex
 from ambient_runner.bridges.codex_sdk.turn_control import end_commands_since, interrupt_turn
-from ambient_runner.bridges.contract import (
-    BridgeError,
-    Readiness,
-    Turn,
-)
+from ambient_runner.bridges.contract import BridgeError, Readiness, StateFiles, Turn
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
@@ -101,7 +97,6 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     runner_type: ClassVar[str] = "codex-sdk"
     framework = "codex-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-    credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILES  # relative to state_dir; never synced
     steering: ClassVar[bool] = True  # turn/steer
     options = OPTIONS
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
@@ -134,13 +129,12 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     def model_upstream(self) -> Upstream | None:
         return model_upstream(self.auth)
 
-    def login_files(self) -> tuple[str, ...]:
-        return self.credential_files if self.auth.kind == "auth_json" else ()
-
-    def state_excludes(self) -> list[str]:
+    def state_files(self) -> StateFiles:
         """CODEX_HOME keeps config.toml, sessions/ (rollouts) and its sqlite state; leave out logs, caches and
         the mounted ChatGPT login."""
-        return [*self.credential_files, ".env", "log", "tmp", ".tmp", "cache", "*.sock"]
+        return StateFiles(credentials=CREDENTIAL_FILES,
+                          logins=CREDENTIAL_FILES if self.auth.kind == "auth_json" else (),
+                          excludes=(".env", "log", "tmp", ".tmp", "cache", "*.sock"))
 
     async def prepare(self) -> None:
         (self.codex_home / ".env").unlink(missing_ok=True)  # Codex loads it over its environment: never ours

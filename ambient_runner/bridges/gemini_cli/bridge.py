@@ -19,7 +19,7 @@ from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.acp_client.live import CliCommand, LiveAgent
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
-from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
+from ambient_runner.bridges.contract import BridgeError, Readiness, StateFiles, Turn
 from ambient_runner.bridges.gemini_cli.acp import GEMINI, WHO, session_mode
 from ambient_runner.bridges.gemini_cli.acp.session_files import GeminiSessionKeeper, SessionFiles
 from ambient_runner.bridges.gemini_cli.auth import (
@@ -85,7 +85,6 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
     runner_type: ClassVar[str] = "gemini-cli"
     framework = "gemini-cli"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf"})
-    credential_files: ClassVar[tuple[str, ...]] = CREDENTIAL_FILE_NAMES
     scripted_model = ScriptedGeminiServer
 
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
@@ -188,13 +187,12 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         return agent_environment(cli_env(self.home, through_proxy(self.auth, self.model_proxy), self.system_settings),
                                passthrough=self.mcp.references())
 
-    def login_files(self) -> tuple[str, ...]:
-        return (OAUTH_CREDS_NAME,) if self.auth.oauth_file is not None else ()
-
-    def state_excludes(self) -> list[str]:
+    def state_files(self) -> StateFiles:
         """The state dir keeps settings.json, projects.json and tmp/<project>/chats (the sessions); leave out the
         login files, per-project logs, and settings files caught mid-write."""
-        return [*self.credential_files, "tmp/*/logs", ".settings.json.*.tmp", "*.sock"]
+        return StateFiles(credentials=CREDENTIAL_FILE_NAMES,
+                          logins=(OAUTH_CREDS_NAME,) if self.auth.oauth_file is not None else (),
+                          excludes=("tmp/*/logs", ".settings.json.*.tmp", "*.sock"))
 
     def _model(self, requested: str | None) -> str:
         return requested or self.default_model or DEFAULT_MODEL
