@@ -14,7 +14,8 @@ from ag_ui.core import BaseEvent, Event, RawEvent
 from pydantic import TypeAdapter, ValidationError
 
 from ambient_runner.app import create_app
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.base import BridgeBase
+from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
 from ambient_runner.logging_setup import configure_logging
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import SupervisedProcess
@@ -25,7 +26,7 @@ FLOOD_CLI = Path(__file__).resolve().parent / "flood_cli.py"
 EVENT = TypeAdapter(Event)
 
 
-class FloodBridge(Bridge):
+class FloodBridge(BridgeBase):
     runner_type = "flood"
 
     def readiness(self) -> Readiness:

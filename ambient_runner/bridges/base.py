@@ -1,4 +1,5 @@
-"""What the three CLI runners share, written once: ``CliBridge``, the base of the Claude, Codex and Gemini bridges.
+"""What the bridges share, written once: ``BridgeBase``, the bridge contract's defaults, and ``CliBridge``, the base
+of the Claude, Codex, Gemini and ACP bridges.
 
 It owns, so a runner's ``bridge.py`` holds only what differs about its CLI:
 
@@ -24,18 +25,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ag_ui.core import BaseEvent
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges import turn_loop
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, StateFiles, Turn
 from ambient_runner.bridges.lazy import LazyModules
-from ambient_runner.bridges.options import RunnerOptions, RunOptions
+from ambient_runner.bridges.options import RunnerOptions, RunOptions, model_only
 from ambient_runner.bridges.session_map import SessionMap
+from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.model_proxy import ModelProxy, Upstream
@@ -69,7 +71,77 @@ OFFLINE_HINT = ("To try the runner offline instead, set RUNNER_SCRIPTED_MODEL=tr
                 "127.0.0.1; `make run` does this by itself when no credentials are set).")
 
 
-class CliBridge(Bridge, Generic[AuthT]):
+class BridgeBase(ABC):
+    """The defaults of the bridge contract (``contract.Bridge``): a person's turn and the core's host kept, the
+    optional parts doing nothing, the rest abstract. ``CliBridge`` and the tests' fake bridges start from it."""
+
+    runner_type: ClassVar[str]
+    framework: str
+    attachment_types: frozenset[str] = frozenset()
+    steering: bool = False
+    model_proxy: ModelProxy | None = None
+
+    _host: BridgeHost | None = None
+    _hitl: HumanInTheLoop | None = None
+
+    @property
+    def hitl(self) -> HumanInTheLoop:
+        """Given at construction; a bridge built without one has its own, in memory."""
+        if self._hitl is None:
+            self._hitl = HumanInTheLoop()
+        return self._hitl
+
+    @property
+    def host(self) -> BridgeHost:
+        """The core's task registry and between-run channel (a detached one until ``attach``)."""
+        if self._host is None:
+            self._host = BridgeHost()
+        return self._host
+
+    def attach(self, host: BridgeHost) -> None:
+        self._host = host
+
+    async def startup(self) -> None:
+        pass
+
+    async def modules_loaded(self) -> None:  # at once for a bridge that imports everything at start-up
+        pass
+
+    async def shutdown(self) -> None:
+        pass
+
+    @abstractmethod
+    def readiness(self) -> Readiness: ...
+
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @abstractmethod
+    def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]: ...
+
+    @abstractmethod
+    async def interrupt(self, thread_id: str) -> None: ...
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        return []
+
+    def secret_values(self) -> Iterable[str]:
+        return ()
+
+    def state_files(self) -> StateFiles:
+        return StateFiles()
+
+    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+        return model_only(forwarded_props)  # the model alone
+
+    async def steer(self, thread_id: str, text: str) -> bool:
+        return False
+
+    async def stop_task(self, task: BackgroundTask) -> None:
+        raise TaskNotStoppableError(f"this runner cannot stop background task {task.task_id}")
+
+
+class CliBridge(BridgeBase, Generic[AuthT]):
     options: RunnerOptions  # declared by each runner (Gemini's depends on its transport)
     scripted_model: type[ScriptedModelServer]  # a runner's model API's stand-in (the ACP runner's: its agent's)
 

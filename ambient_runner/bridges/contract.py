@@ -18,26 +18,26 @@ escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A brid
 What a bridge is lent rather than implements comes composed: the core's ``BridgeHost`` (``bridges.tasks``: the
 background tasks and their reports, the between-run channel, timers), a person's turn (``hitl``,
 ``interrupts.human_in_the_loop``), the model proxy (``model_proxy``, started by ``CliBridge``) and the run options'
-parsing (``bridges.options``).
+parsing (``bridges.options``). This module holds the contract only (``Bridge``, a ``Protocol``, and the values it
+passes); the defaults a bridge may take are ``bridges.base.BridgeBase``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic import Field
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError, error_code
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.options import CamelModel, OptionSpec, RunOptions, model_only
-from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError
+from ambient_runner.bridges.options import CamelModel, OptionSpec, RunOptions
+from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.model_proxy import ModelProxy
 from ambient_runner.process.errors import ProcessStartError
@@ -154,85 +154,65 @@ class Turn:
     place: AgentPlace | None = None
 
 
-class Bridge(ABC):
-    """One runner type. Constructed once per process with the runner settings."""
+class Bridge(Protocol):
+    """One runner type, as the core calls it: built once per process (``bridges.registry.create_bridge``) with the
+    settings and a person's turn (``hitl``); ``bridges.base.BridgeBase`` gives the defaults."""
 
     runner_type: ClassVar[str]
     # this runner's id in the platform's agent registry (its UI matches the two); the ACP runner's follows its preset
     framework: str
     # The MIME types of the image / document parts its CLI takes (anything else in a message is a 422).
-    attachment_types: ClassVar[frozenset[str]] = frozenset()
-    steering: ClassVar[bool] = False  # ``steer`` puts a user message into a live turn
-    model_proxy: ModelProxy | None = None  # the CLI's model API, when its credential is one the proxy can hold
-
-    _host: BridgeHost | None = None
-    _hitl: HumanInTheLoop | None = None
+    attachment_types: frozenset[str]
+    steering: bool  # ``steer`` puts a user message into a live turn
+    model_proxy: ModelProxy | None  # the CLI's model API, when its credential is one the proxy can hold
 
     @property
     def hitl(self) -> HumanInTheLoop:
-        """A person's turn: the interrupts the bridge opens and waits on, the turns parked meanwhile (given at
-        construction, shared with the run manager; a bridge built without one has its own, in memory)."""
-        if self._hitl is None:
-            self._hitl = HumanInTheLoop()
-        return self._hitl
-
-    @property
-    def host(self) -> BridgeHost:
-        """The core's task registry and between-run channel (a detached one until ``attach``)."""
-        if self._host is None:
-            self._host = BridgeHost()
-        return self._host
+        """A person's turn: the interrupts the bridge opens and waits on, the turns parked meanwhile (shared with the
+        run manager)."""
 
     def attach(self, host: BridgeHost) -> None:
-        self._host = host
+        """The core lends the bridge its task registry and between-run channel."""
 
-    async def stop_task(self, task: BackgroundTask) -> None:
-        """Stop one of the agent's background tasks; its end is then reported like any other."""
-        raise TaskNotStoppableError(f"this runner cannot stop background task {task.task_id}")
-
-    async def startup(self) -> None:  # noqa: B027 - optional hook
+    # ----- lifecycle -------------------------------------------------------------------------------------
+    async def startup(self) -> None:
         """Called once before the first request is served."""
 
-    async def shutdown(self) -> None:  # noqa: B027 - optional hook
+    async def modules_loaded(self) -> None:
+        """Returns once the modules this bridge's turns import after start-up (``bridges.lazy``) are imported, or
+        failed to import (the first turn says why)."""
+
+    async def shutdown(self) -> None:
         """Called once when the process stops, after active runs have ended."""
 
-    async def modules_loaded(self) -> None:  # noqa: B027 - optional hook
-        """Returns once the modules this bridge's turns import after start-up (``bridges.lazy``) are imported, or
-        failed to import (the first turn says why). At once for a bridge that imports everything at start-up."""
-
-    @abstractmethod
+    # ----- what it says of itself ------------------------------------------------------------------------
     def readiness(self) -> Readiness: ...
 
-    @abstractmethod
     def capabilities(self) -> Capabilities: ...
 
-    @abstractmethod
-    def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]: ...
-
-    @abstractmethod
-    async def interrupt(self, thread_id: str) -> None: ...
-
-    async def steer(self, thread_id: str, text: str) -> bool:
-        """Give ``text`` (a user message) to the thread's live CLI turn; False when no turn takes it now (the turn
-        ended in between: the core queues the message instead). Only for a runner whose ``steering`` is True."""
-        return False
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        """``GET /mcp-status``: configured MCP servers and whether the CLI connected to them."""
 
     def secret_values(self) -> Iterable[str]:
         """Configured credential values; the core removes them from every event."""
-        return ()
-
-    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
-        """Validate the runner options in ``forwardedProps``; raise ``OptionError`` (422) for a bad one.
-
-        Props that are not runner options are left alone. The default accepts ``model`` only.
-        """
-        return model_only(forwarded_props)
 
     def state_files(self) -> StateFiles:
         """Which files of the state dir hold credentials, which of them the configured login writes, and what
         state sync leaves out."""
-        return StateFiles()
 
-    async def mcp_status(self) -> list[dict[str, Any]]:
-        """``GET /mcp-status``: configured MCP servers and whether the CLI connected to them."""
-        return []
+    # ----- turns -----------------------------------------------------------------------------------------
+    def parse_options(self, forwarded_props: Mapping[str, Any] | None) -> RunOptions:
+        """Validate the runner options in ``forwardedProps``; raise ``OptionError`` (422) for a bad one (props that
+        are not runner options are left alone)."""
+
+    def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]: ...
+
+    async def interrupt(self, thread_id: str) -> None: ...
+
+    async def steer(self, thread_id: str, text: str) -> bool:
+        """Give ``text`` (a user message) to the thread's live CLI turn; False when no turn takes it now (the turn
+        ended in between: the core queues the message instead)."""
+
+    async def stop_task(self, task: BackgroundTask) -> None:
+        """Stop one of the agent's background tasks (its end is then reported like any other); raise
+        ``TaskNotStoppableError`` when it cannot."""

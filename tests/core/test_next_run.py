@@ -20,10 +20,11 @@ from ag_ui.core import (
 )
 from harness import RunnerHarness, parse_sse
 
-from ambient_runner.bridges.contract import Bridge, Capabilities, Readiness, Turn
+from ambient_runner.bridges.base import BridgeBase
+from ambient_runner.bridges.contract import Capabilities, Readiness, Turn
 
 
-class SlowToCloseBridge(Bridge):
+class SlowToCloseBridge(BridgeBase):
     """Answers every turn at once, terminal event included; its stream's clean-up then waits ``close_delay`` s
     (or for ``release``), as a CLI's exit and bookkeeping do."""
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from ag_ui.core import BaseEvent, Event, RawEvent
 from pydantic import TypeAdapter, ValidationError
 
-from ambient_runner.bridges.contract import Bridge, BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.base import BridgeBase
+from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
 
@@ -21,7 +22,7 @@ FAKE_CLI = Path(__file__).resolve().parents[1] / "fakes" / "fake_cli.py"
 EVENT = TypeAdapter(Event)
 
 
-class FakeCliBridge(Bridge):
+class FakeCliBridge(BridgeBase):
     runner_type = "fake-cli"
     attachment_types = frozenset({"image/png", "image/jpeg", "application/pdf"})
 

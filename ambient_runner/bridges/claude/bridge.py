@@ -14,7 +14,7 @@ import logging
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from ag_ui.core import BaseEvent, Tool, ToolCallResultEvent, ToolCallStartEvent
 
@@ -70,7 +70,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
     runner_type = "claude"
     framework = "claude-agent-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"})
-    steering: ClassVar[bool] = True  # a user message written while a turn runs
+    steering = True  # a user message written while a turn runs
     options = OPTIONS
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = AnthropicScriptedServer

@@ -97,7 +97,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     runner_type: ClassVar[str] = "codex-sdk"
     framework = "codex-sdk"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-    steering: ClassVar[bool] = True  # turn/steer
+    steering = True  # turn/steer
     options = OPTIONS
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = OpenAIResponsesServer
