@@ -267,6 +267,5 @@ def model_api_env(kind: str, url: str) -> dict[str, str]:
         preset = preset_of(agent)
         assert preset is not None, f"no ACP preset {agent!r}"
         api = preset.model_api
-        return {"ACP_AGENT": agent, api.key_variables[0]: "sk-bench-not-a-secret",
-                api.base_url_variable: f"{url}{api.path_suffix}"}
+        return {"ACP_AGENT": agent, **api.deployment(url, "sk-bench-not-a-secret")}
     return {"ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": url}

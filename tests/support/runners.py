@@ -71,8 +71,7 @@ def provider_environment(runner_type: str, server: ScriptedModelServer,
     (``api``: the ACP agent's model API, default opencode's)."""
     key = API_KEYS[runner_type]
     if api is not None and api.name != "openai-chat":
-        return {api.key_variables[0]: key, api.base_url_variable: f"{server.base_url}{api.path_suffix}",
-                "CLAUDE_CODE_MAX_RETRIES": "0", "GEMINI_CLI_MAX_ATTEMPTS": "1"}
+        return {**api.deployment(server.base_url, key), "CLAUDE_CODE_MAX_RETRIES": "0", "GEMINI_CLI_MAX_ATTEMPTS": "1"}
     if runner_type == "gemini-cli":
         return {"GEMINI_API_KEY": key, "GOOGLE_GEMINI_BASE_URL": server.base_url, "GEMINI_CLI_MAX_ATTEMPTS": "1"}
     if runner_type in ("codex-sdk", "acp"):

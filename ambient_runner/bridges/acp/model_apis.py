@@ -49,6 +49,11 @@ class ModelApiKind:
         """The key variables that are enough on their own (the registry's required secrets, "any of")."""
         return tuple(name for name in self.key_variables if name not in self.gateway_only)
 
+    def deployment(self, server_url: str, key: str) -> dict[str, str]:
+        """What a deployment sets to give an agent of this API the endpoint served at ``server_url`` (its root:
+        this API's path is added) and ``key``."""
+        return {self.key_variables[0]: key, self.base_url_variable: f"{server_url}{self.path_suffix}"}
+
 
 # ANTHROPIC_AUTH_TOKEN is a gateway's token: with ANTHROPIC_BASE_URL only, as for the claude runner
 ANTHROPIC_API = ModelApiKind("anthropic", ANTHROPIC, "ANTHROPIC_BASE_URL", AnthropicScriptedServer, "", "anthropic",
