@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import Path as PathParameter
-from fastapi import Request
 
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_cli_common.json_types import JsonObject, JsonValue
-from ambient_runner.api.errors import ApiError, ready_bridge
+from ambient_runner.api.errors import ApiError
 from ambient_runner.api.routing import Runs, Settings, router
 from ambient_runner.bridges.tasks import TERMINAL, BackgroundTask
 from ambient_runner.runs.manager import RunManager
@@ -29,7 +28,6 @@ from ambient_runner.stream.encoding import Redactor
 routes = router()
 TaskId = Annotated[str, PathParameter(min_length=1, max_length=256, description="the task's id")]
 MAX_OUTPUT_BYTES = 10 * 1024 * 1024
-BOOT_WAIT = 8.0
 
 
 def _task(runs: RunManager, task_id: str) -> BackgroundTask:
@@ -84,10 +82,9 @@ async def task_output(task_id: TaskId, runs: Runs, settings: Settings) -> Mappin
 
 
 @routes.post("/tasks/{task_id}/stop", summary="Stop a background task")
-async def stop_task(task_id: TaskId, request: Request, runs: Runs) -> Mapping[str, object]:
+async def stop_task(task_id: TaskId, runs: Runs) -> Mapping[str, object]:
     task = _task(runs, task_id)
     if task.status in TERMINAL:
         raise ApiError(409, ErrorCode.TASK_FINISHED, f"background task {task_id!r} has already {task.status}")
-    bridge = await ready_bridge(request, BOOT_WAIT)
-    await bridge.stop_task(task)  # a TaskNotStoppableError is its 409 TASK_NOT_STOPPABLE
+    await runs.tasks.stop(task)  # a TaskNotStoppableError is its 409 TASK_NOT_STOPPABLE
     return {"message": "Task stop signal sent", "task_id": task_id}

@@ -37,7 +37,7 @@ from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions, RunOptions, model_only
 from ambient_runner.bridges.session_map import SessionMap
-from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost, TaskNotStoppableError
+from ambient_runner.bridges.tasks import BridgeHost
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.model_proxy import ModelProxy, Upstream
@@ -136,9 +136,6 @@ class BridgeBase(ABC):
 
     async def steer(self, thread_id: str, text: str) -> bool:
         return False
-
-    async def stop_task(self, task: BackgroundTask) -> None:
-        raise TaskNotStoppableError(f"this runner cannot stop background task {task.task_id}")
 
 
 class CliBridge(BridgeBase, Generic[AuthT]):

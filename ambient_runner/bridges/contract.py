@@ -37,7 +37,7 @@ from pydantic import Field
 from ag_ui_cli_common.errors import ErrorCode, RunnerError, error_code
 from ambient_runner.bridges.caller import Caller
 from ambient_runner.bridges.options import CamelModel, OptionSpec, RunOptions
-from ambient_runner.bridges.tasks import BackgroundTask, BridgeHost
+from ambient_runner.bridges.tasks import BridgeHost
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.model_proxy import ModelProxy
 from ambient_runner.process.errors import ProcessStartError
@@ -213,6 +213,3 @@ class Bridge(Protocol):
         """Give ``text`` (a user message) to the thread's live CLI turn; False when no turn takes it now (the turn
         ended in between: the core queues the message instead)."""
 
-    async def stop_task(self, task: BackgroundTask) -> None:
-        """Stop one of the agent's background tasks (its end is then reported like any other); raise
-        ``TaskNotStoppableError`` when it cannot."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -23,6 +23,15 @@ from ag_ui_cli_common.errors import ErrorCode, RunnerError
 TERMINAL = ("completed", "failed", "stopped")
 STATUS_WORDS = {"killed": "stopped", "cancelled": "stopped"}  # the CLI's raw words, in the platform's
 MAX_TASKS = 1000
+
+
+class TaskNotStoppableError(RunnerError, RuntimeError):
+    """A task its CLI cannot stop (the message says why)."""
+
+    code = ErrorCode.TASK_NOT_STOPPABLE
+
+
+TaskStopper = Callable[["BackgroundTask"], Awaitable[None]]  # raises TaskNotStoppableError when it cannot
 
 
 @dataclass
@@ -37,6 +46,7 @@ class BackgroundTask:
     last_tool_name: str | None = None
     output_file: str | None = None
     started_at: float = field(default_factory=time.time)
+    stop: TaskStopper | None = field(default=None, repr=False)  # how its CLI stops it; None: it cannot
 
     def wire(self) -> dict[str, Any]:
         return {"task_id": self.task_id, "thread_id": self.thread_id, "description": self.description,
@@ -59,15 +69,23 @@ class TaskRegistry:
     def get(self, task_id: str) -> BackgroundTask | None:
         return self._tasks.get(task_id)
 
-    def started(self, thread_id: str, task_id: str, description: str, task_type: str | None) -> CustomEvent | None:
+    def started(self, thread_id: str, task_id: str, description: str, task_type: str | None,
+                stop: TaskStopper | None = None) -> CustomEvent | None:
         if task_id in self._tasks:
             return None
         if len(self._tasks) >= MAX_TASKS:  # forget the oldest finished one
             done = next((t for t in self._tasks.values() if t.status in TERMINAL), None)
             if done is not None:
                 del self._tasks[done.task_id]
-        self._tasks[task_id] = BackgroundTask(task_id, thread_id, description, task_type)
+        self._tasks[task_id] = BackgroundTask(task_id, thread_id, description, task_type, stop=stop)
         return _event("task:started", {"task_id": task_id, "description": description, "task_type": task_type})
+
+    async def stop(self, task: BackgroundTask) -> None:
+        """Ask the task's CLI to stop it (its end is then reported like any other); ``TaskNotStoppableError`` when
+        its runner cannot."""
+        if task.stop is None:
+            raise TaskNotStoppableError(f"this runner cannot stop background task {task.task_id}")
+        await task.stop(task)
 
     def progress(self, task_id: str, usage: dict[str, Any] | None, last_tool_name: str | None) -> CustomEvent | None:
         task = self._tasks.get(task_id)
@@ -122,12 +140,6 @@ class TaskReport(Protocol):
 TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
 
 
-class TaskNotStoppableError(RunnerError, RuntimeError):
-    """A task its CLI cannot stop (the message says why)."""
-
-    code = ErrorCode.TASK_NOT_STOPPABLE
-
-
 @dataclass
 class BridgeHost:
     """What the core lends a bridge: the task registry, a way to send an event outside any run, and timers that
@@ -145,11 +157,12 @@ class BridgeHost:
         handle = asyncio.get_running_loop().call_later(delay, fire)
         self._timers.add(handle)
 
-    def task_event(self, thread_id: str, report: TaskReport) -> BaseEvent | None:
-        """A CLI's task report into the registry; the event to send when it changed something."""
+    def task_event(self, thread_id: str, report: TaskReport, stop: TaskStopper | None = None) -> BaseEvent | None:
+        """A CLI's task report into the registry (``stop``: how the CLI stops a task it started); the event to send
+        when it changed something."""
         tasks = self.tasks
         if report.kind == "started":
-            return tasks.started(thread_id, report.task_id, report.description, report.task_type)
+            return tasks.started(thread_id, report.task_id, report.description, report.task_type, stop)
         if report.kind == "progress":
             return tasks.progress(report.task_id, report.usage, report.last_tool_name)
         if not report.summary and not report.output_file:

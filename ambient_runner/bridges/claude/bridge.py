@@ -167,7 +167,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         out: list[BaseEvent] = []
         report = task_report(item)
         if report is not None and not adapter.subagents.owns(report.task_id):  # a background task
-            task_event = self.host.task_event(turn.thread_id, report)
+            task_event = self.host.task_event(turn.thread_id, report, stop=self._stop_task)
             if task_event is not None:
                 out.append(task_event)
         for event in events:
@@ -236,7 +236,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         if session is not None:
             await session.interrupt()
 
-    async def stop_task(self, task: BackgroundTask) -> None:
+    async def _stop_task(self, task: BackgroundTask) -> None:
         session = self._clients.get(task.thread_id)
         if session is None or not await session.stop_task(task.task_id):
             raise TaskNotStoppableError(f"the Claude Code process of task {task.task_id} is gone")
@@ -246,7 +246,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         from ag_ui_claude.tasks import task_report
 
         report = task_report(item)
-        event = self.host.task_event(thread_id, report) if report is not None else None
+        event = self.host.task_event(thread_id, report, stop=self._stop_task) if report is not None else None
         if event is not None:
             self.host.publish(event)
 
