@@ -172,6 +172,12 @@ class RunnerSettings(BaseSettings):
                              "recently used idle one is closed, and its thread resumes its saved session next time")
     runner_settle_timeout: float = Field(
         60.0, gt=0, description="s a thread's next run waits for the previous run's clean-up before a 503")
+    claude_cli_path: str = Field("", description="RUNNER_TYPE=claude: the Claude Code binary (default: the SDK's "
+                                                 "bundled one, else `claude` on PATH)")
+    claude_setting_sources: str = Field("", description="RUNNER_TYPE=claude: `user` loads the state dir's user "
+                                                        "settings (a repository's settings never load)")
+    claude_code_max_retries: int = Field(2, ge=0, description="Claude Code's retries of a failed model request (the "
+                                                              "claude runner and claude-agent-acp)")
     # The platform's own variables (its operator sets them): read as text, so a value the runner cannot use is
     # never what stops it (ambient_runner.platform).
     backend_api_url: str = Field("", description="the platform backend's API, which starts the first turn")

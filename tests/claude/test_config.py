@@ -11,7 +11,7 @@ from runner_kits import make_turn
 
 from ambient_runner.bridges.claude.auth import resolve_auth
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
-from ambient_runner.bridges.claude.config import claude_environment
+from ambient_runner.bridges.claude.config import claude_environment, find_cli, setting_sources
 from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
 from tests.claude.helpers import make_settings
@@ -70,6 +70,18 @@ def test_cli_environment_blanks_runner_variables(tmp_path: Path, monkeypatch: py
     assert env["ANTHROPIC_API_KEY"] == "k" and env["IS_SANDBOX"] == "1"
     assert env["CLAUDE_CONFIG_DIR"] == str(settings.state_dir) and env["HOME"] == str(settings.state_dir / "home")
     assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1" and env["CLAUDE_CODE_MAX_RETRIES"] == "2"
+
+
+def test_claude_variables_are_read_once_into_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    monkeypatch.setenv("CLAUDE_SETTING_SOURCES", "project, user")
+    monkeypatch.setenv("CLAUDE_CLI_PATH", str(tmp_path / "no-such-claude"))
+    settings = make_settings(tmp_path)
+    assert claude_environment(settings, {}, {})["CLAUDE_CODE_MAX_RETRIES"] == "0"
+    assert setting_sources(settings) == ["user"]  # a repository's project settings never load
+    assert find_cli(settings) is None  # a configured path that is no file: /ready says the CLI is missing
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "7")  # read at start only: the settings keep their value
+    assert claude_environment(settings, {}, {})["CLAUDE_CODE_MAX_RETRIES"] == "0"
 
 
 def sse_events(text: str) -> list[tuple[str, dict]]:

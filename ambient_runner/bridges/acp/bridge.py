@@ -155,7 +155,7 @@ class AcpBridge(CliBridge[AcpAuth]):
         assert self.preset is not None
         folders = self._folders()
         setup = AgentSetup(self._endpoint(), self.home, self._model(None), tuple(self.options.models(self.settings)),
-                           tuple(self._argv() or ()))
+                           tuple(self._argv() or ()), max_retries=self.settings.claude_code_max_retries)
         return agent_environment({"HOME": str(self.home), **{k: str(v) for k, v in folders.items()},
                                   **self.preset.environment(setup, self.api)})
 

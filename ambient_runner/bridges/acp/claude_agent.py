@@ -23,7 +23,6 @@ Agent SDK with its Claude Code binary), on the Anthropic Messages API.
 from __future__ import annotations
 
 import json
-import os
 
 from ambient_runner.bridges.acp.model_apis import ANTHROPIC_API, ModelApiKind
 from ambient_runner.bridges.acp.preset import QUIET, AcpPreset, AgentSetup
@@ -31,7 +30,6 @@ from ambient_runner.workspace.workflows import CarriedInstructions
 
 CLAUDE_QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION": "false",
                 "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1"}
-MAX_RETRIES = "2"  # CLAUDE_CODE_MAX_RETRIES unless the deployment sets it (the claude runner's)
 SETTINGS_ONLY_USER = {"claudeCode": {"options": {"settingSources": ["user"]}}}
 
 
@@ -49,7 +47,7 @@ def claude_environment(setup: AgentSetup, api: ModelApiKind) -> dict[str, str]:
     (config / "settings.json").write_text(json.dumps(settings, indent=2))
     return {**QUIET, **CLAUDE_QUIET, "CLAUDE_CONFIG_DIR": str(config), api.base_url_variable: setup.endpoint.base_url,
             setup.endpoint.key_variable: setup.endpoint.key, "ANTHROPIC_MODEL": setup.model,
-            "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", MAX_RETRIES)}
+            "CLAUDE_CODE_MAX_RETRIES": str(setup.max_retries)}
 
 
 CLAUDE_AGENT_ACP = AcpPreset(

@@ -31,6 +31,7 @@ class AgentSetup:
     model: str  # the model the session starts on
     models: tuple[str, ...]  # the models the deployment offers
     command: tuple[str, ...] = ()  # the agent's command line (its executable first)
+    max_retries: int = 2  # its retries of a failed model request, where it has a setting for them
 
 
 @dataclass(frozen=True)

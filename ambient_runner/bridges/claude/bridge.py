@@ -121,7 +121,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
         return model_upstream(self.auth)
 
     def readiness(self) -> Readiness:
-        if find_cli() is None:
+        if find_cli(self.settings) is None:
             return Readiness(False, ["CLAUDE_CLI_PATH"],
                              "The Claude Code CLI was not found (claude-agent-sdk bundles it; or set CLAUDE_CLI_PATH).")
         auth = self.auth
@@ -297,7 +297,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
     def _options_factory(self, thread_id: str):  # noqa: ANN202 - see worker.OptionsFactory
         def make(resume: str | None, model: str | None, stderr, effort: str | None = None  # noqa: ANN001
                  ) -> ClaudeAgentOptions:
-            cli = find_cli()
+            cli = find_cli(self.settings)
             if cli is None:
                 raise BridgeError("The Claude Code CLI was not found.", code=ErrorCode.CLI_NOT_FOUND)
             if self._cli_path is None:

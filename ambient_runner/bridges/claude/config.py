@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # the SDK is imported by the first turn, not for readiness (a
     from claude_agent_sdk.types import EffortLevel, SettingSource, SystemPromptPreset
 
 EFFORTS: tuple[EffortLevel, ...] = ("low", "medium", "high", "xhigh", "max")  # the SDK's EffortLevel (--effort)
-DEFAULT_MAX_RETRIES = "2"
 # Variables the SDK sets itself: blanking them would override the SDK's value.
 SDK_OWNED = ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SDK_READS_SESSION_STATE", "CLAUDE_AGENT_SDK_")
 QUIET_FLAGS = {
@@ -61,9 +60,9 @@ def bundled_cli() -> Path | None:
     return path if path.is_file() else None
 
 
-def find_cli() -> Path | None:
+def find_cli(settings: RunnerSettings) -> Path | None:
     """``CLAUDE_CLI_PATH``, else the SDK's bundled binary, else ``claude`` on PATH."""
-    configured = os.environ.get("CLAUDE_CLI_PATH")
+    configured = settings.claude_cli_path.strip()
     if configured:
         return Path(configured) if Path(configured).is_file() else None
     found = bundled_cli() or shutil.which("claude")
@@ -99,7 +98,7 @@ def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
         **QUIET_FLAGS,
         "CLAUDE_CONFIG_DIR": str(state_dir),
         "HOME": str(state_dir / "home"),
-        "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", DEFAULT_MAX_RETRIES),
+        "CLAUDE_CODE_MAX_RETRIES": str(settings.claude_code_max_retries),
         **auth_env,
     }
     env = agent_environment(extra, passthrough)
@@ -111,9 +110,9 @@ def claude_environment(settings: RunnerSettings, auth_env: Mapping[str, str],
 
 
 
-def setting_sources() -> list[SettingSource]:
+def setting_sources(settings: RunnerSettings) -> list[SettingSource]:
     """Only ``user`` (the state dir's settings): a repository's settings would decide the model endpoint and key."""
-    raw = os.environ.get("CLAUDE_SETTING_SOURCES", "")
+    raw = settings.claude_setting_sources
     return ["user"] if "user" in {s.strip() for s in raw.split(",")} else []
 
 
@@ -156,7 +155,7 @@ def build_options(settings: RunnerSettings, *, cli_path: Path, env: dict[str, st
         permission_mode="default",  # every permission request goes to can_use_tool (the runner's gate)
         can_use_tool=can_use_tool,
         include_partial_messages=True,
-        setting_sources=setting_sources(),
+        setting_sources=setting_sources(settings),
         system_prompt=_system_prompt(project_instructions(Path(settings.workspace_path))),
         stderr=stderr,
         max_buffer_size=settings.runner_max_line_bytes,
