@@ -176,6 +176,12 @@ class RunnerSettings(BaseSettings):
                                                  "bundled one, else `claude` on PATH)")
     claude_setting_sources: str = Field("", description="RUNNER_TYPE=claude: `user` loads the state dir's user "
                                                         "settings (a repository's settings never load)")
+    gemini_cli_path: str = Field("", description="RUNNER_TYPE=gemini-cli: the gemini executable (default: the repo's "
+                                                 "node_modules/.bin/gemini, else gemini on PATH)")
+    gemini_transport: str = Field("", description="RUNNER_TYPE=gemini-cli: acp (default: one live `gemini --acp`) or "
+                                                  "stream-json (a `gemini -p` process a turn)")
+    gemini_cli_max_attempts: str = Field("", description="the Gemini CLI's attempts per model request (1-10; "
+                                                         "default 3)")
     claude_code_max_retries: int = Field(2, ge=0, description="Claude Code's retries of a failed model request (the "
                                                               "claude runner and claude-agent-acp)")
     # The platform's own variables (its operator sets them): read as text, so a value the runner cannot use is

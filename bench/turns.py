@@ -122,12 +122,7 @@ class BareCli:
         from ambient_runner.bridges.registry import create_bridge  # noqa: PLC0415
 
         # Only the CLI's home, settings and scripted server are needed here (no live ACP process for Gemini).
-        previous = os.environ.get("GEMINI_TRANSPORT")
-        os.environ["GEMINI_TRANSPORT"] = "stream-json"
-        try:
-            self.bridge: Any = create_bridge(self.settings)
-        finally:
-            os.environ.pop("GEMINI_TRANSPORT") if previous is None else os.environ.update(GEMINI_TRANSPORT=previous)
+        self.bridge: Any = create_bridge(self.settings.model_copy(update={"gemini_transport": "stream-json"}))
         if self.runner_type == "acp":  # no live agent of the bridge's own: the persistent side starts one (bare.py)
             async def no_agent() -> None:
                 return None

@@ -13,7 +13,10 @@ from tests.gemini.helpers import make_settings
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> RunnerSettings:
+def settings(tmp_path: Path, request: pytest.FixtureRequest) -> RunnerSettings:
+    for name in ("transport", "one_attempt"):  # the variables they set are read into the settings: first
+        if name in request.fixturenames:
+            request.getfixturevalue(name)
     return make_settings(tmp_path)
 
 
@@ -31,9 +34,12 @@ def one_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-async def bridge(settings: RunnerSettings, isolated_network: None, one_attempt: None
-                 ) -> AsyncIterator[GeminiCliBridge]:
+async def bridge(settings: RunnerSettings, isolated_network: None, one_attempt: None,
+                 request: pytest.FixtureRequest) -> AsyncIterator[GeminiCliBridge]:
     bridge = GeminiCliBridge(settings)
+    assert bridge.max_attempts == 1
+    if "transport" in request.fixturenames:  # each transport case runs on its own transport
+        assert bridge.transport == request.getfixturevalue("transport")
     await bridge.startup()
     try:
         yield bridge

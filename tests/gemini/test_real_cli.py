@@ -197,8 +197,8 @@ async def test_a_300_kb_prompt_with_a_leading_dash(settings: RunnerSettings) -> 
     assert user_texts(last)[-1] == prompt
 
 
-async def test_missing_cli_is_a_clear_error(settings: RunnerSettings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GEMINI_CLI_PATH", "/nonexistent/bin/gemini")
+async def test_missing_cli_is_a_clear_error(settings: RunnerSettings) -> None:
+    settings = settings.model_copy(update={"gemini_cli_path": "/nonexistent/bin/gemini"})  # GEMINI_CLI_PATH
     bridge = GeminiCliBridge(settings)
     async with harness_for(bridge, settings) as runner:
         ready = await runner.client.get("/ready")

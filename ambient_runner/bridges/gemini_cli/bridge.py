@@ -90,12 +90,12 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         super().__init__(settings, hitl)
         self.home = GeminiHome.for_state_dir(settings.state_dir)
-        self.max_attempts = max_attempts()
+        self.max_attempts = max_attempts(settings.gemini_cli_max_attempts)
         self._runner: TurnRunner | None = None
         self._prepared = False
         self._mcp_status = GeminiMcpStatus()
         self.system_settings: Path | None = None
-        self.transport = transport()
+        self.transport = transport(settings.gemini_transport)
         self.options = OPTIONS if self.transport == "acp" else STREAM_JSON_OPTIONS
         self.live = LiveAgent(self._acp_command, GEMINI)
         self._acp: AcpTurns | None = None
@@ -139,9 +139,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
                                  mode=session_mode, who=WHO, drops_cancelled=True)
 
     def _acp_command(self) -> CliCommand:
-        cli = find_cli()
-        if cli is None:
-            raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
+        cli = self._cli()
         attachments = self.settings.runner_attachments_dir
         attachments.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.settings.workspace_path.mkdir(parents=True, exist_ok=True)
@@ -150,19 +148,23 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
                           self.settings.workspace_path,
                           self._cli_environment(), ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes))
 
-    @staticmethod
-    def _missing_cli() -> str:
-        return (f"The Gemini CLI was not found ('{cli_path_or_name()}'). Install @google/gemini-cli "
-                f"(npm install) or set {CLI_PATH_VAR} to the gemini executable.")
+    def _cli(self) -> str:
+        """The gemini executable (``GEMINI_CLI_PATH``, else the repo's, else on PATH); ``CLI_NOT_FOUND`` without."""
+        cli = find_cli(self.settings.gemini_cli_path)
+        if cli is None:
+            raise BridgeError(f"The Gemini CLI was not found ('{cli_path_or_name(self.settings.gemini_cli_path)}'). "
+                              f"Install @google/gemini-cli (npm install) or set {CLI_PATH_VAR} to the gemini "
+                              "executable.", code=ErrorCode.CLI_NOT_FOUND)
+        return cli
 
     # ----- contract --------------------------------------------------------------------------------------
     def readiness(self) -> Readiness:
         missing: list[str] = []
         details: list[str] = []
-        if find_cli() is None:
+        if find_cli(self.settings.gemini_cli_path) is None:
             missing.append(CLI_PATH_VAR)
-            details.append(f"The Gemini CLI was not found ('{cli_path_or_name()}'): install @google/gemini-cli "
-                           f"or set {CLI_PATH_VAR}.")
+            details.append(f"The Gemini CLI was not found ('{cli_path_or_name(self.settings.gemini_cli_path)}'): "
+                           f"install @google/gemini-cli or set {CLI_PATH_VAR}.")
         if self.transport not in TRANSPORTS:
             missing.append(TRANSPORT_VAR)
             details.append(f"{TRANSPORT_VAR}={self.transport!r} is not a transport: use {' or '.join(TRANSPORTS)}.")
@@ -174,8 +176,8 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         self._prepare()
-        return await self._mcp_status.status(self.mcp, find_cli(), self.settings.workspace_path,
-                                             self._cli_environment())
+        return await self._mcp_status.status(self.mcp, find_cli(self.settings.gemini_cli_path),
+                                             self.settings.workspace_path, self._cli_environment())
 
     def _own_mcp_servers(self) -> set[str]:
         """The MCP servers the CLI may start: the runner's, and those of its own settings.json in the state dir;
@@ -207,8 +209,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         if not turn.prompt.strip() and not self.hitl.turns.parked(turn.thread_id):  # a resume needs no message
             raise BridgeError("The run has no user message to send to the Gemini CLI.", code=ErrorCode.EMPTY_PROMPT)
         self._prepare()
-        if find_cli() is None:
-            raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
+        self._cli()
         self.require_workspace()
 
     def turn_hooks(self) -> TurnHooks[Any, Any]:
@@ -232,9 +233,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
 
     def _turn_spec(self, turn: Turn) -> TurnSpec:
         """How a turn's ``gemini -p --output-format stream-json`` process starts (``--resume`` for a later one)."""
-        cli = find_cli()
-        if cli is None:
-            raise BridgeError(self._missing_cli(), code=ErrorCode.CLI_NOT_FOUND)
+        cli = self._cli()
         place = self.place(turn)
         resume = self.sessions.get(turn.thread_id)
         files = [a.path for a in turn.attachments]

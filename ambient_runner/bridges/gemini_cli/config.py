@@ -21,7 +21,6 @@ from ambient_runner.process.environment import BASE_VARIABLES
 DEFAULT_MODEL = "gemini-2.5-flash"
 DEFAULT_MODELS = ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite")
 DEFAULT_MAX_ATTEMPTS = 3
-MAX_ATTEMPTS_VAR = "GEMINI_CLI_MAX_ATTEMPTS"
 CLI_PATH_VAR = "GEMINI_CLI_PATH"
 REPO_ROOT = Path(__file__).resolve().parents[3]
 GEMINI_DIR_NAME = ".gemini"
@@ -54,8 +53,9 @@ class GeminiHome:
             directory.mkdir(parents=True, exist_ok=True)
 
 
-def max_attempts(environ: Mapping[str, str] | None = None) -> int:
-    raw = (os.environ if environ is None else environ).get(MAX_ATTEMPTS_VAR, "").strip()
+def max_attempts(raw: str) -> int:
+    """``GEMINI_CLI_MAX_ATTEMPTS`` (1-10; the default when unset or not a number)."""
+    raw = raw.strip()
     if not raw:
         return DEFAULT_MAX_ATTEMPTS
     try:
@@ -117,10 +117,9 @@ def configured_servers(home: GeminiHome) -> set[str]:
     return {name for name in servers if isinstance(name, str)} if isinstance(servers, dict) else set()
 
 
-def find_cli(environ: Mapping[str, str] | None = None) -> str | None:
-    """``$GEMINI_CLI_PATH``, else the repo's ``node_modules/.bin/gemini``, else ``gemini`` on PATH."""
-    env = os.environ if environ is None else environ
-    configured = env.get(CLI_PATH_VAR, "").strip()
+def find_cli(configured: str = "") -> str | None:
+    """``configured`` (``GEMINI_CLI_PATH``), else the repo's ``node_modules/.bin/gemini``, else ``gemini`` on PATH."""
+    configured = configured.strip()
     if configured:
         return configured if os.access(configured, os.X_OK) else None
     bundled = REPO_ROOT / "node_modules" / ".bin" / "gemini"
@@ -129,19 +128,17 @@ def find_cli(environ: Mapping[str, str] | None = None) -> str | None:
     return shutil.which("gemini")
 
 
-def cli_path_or_name(environ: Mapping[str, str] | None = None) -> str:
-    env = os.environ if environ is None else environ
-    return find_cli(env) or env.get(CLI_PATH_VAR, "").strip() or "gemini"
+def cli_path_or_name(configured: str) -> str:
+    return find_cli(configured) or configured.strip() or "gemini"
 
 
 TRANSPORT_VAR = "GEMINI_TRANSPORT"
 TRANSPORTS = ("acp", "stream-json")
 
 
-def transport(environ: Mapping[str, str] | None = None) -> str:
+def transport(raw: str) -> str:
     """``GEMINI_TRANSPORT``: ``acp`` (default: one live ``gemini --acp``) or ``stream-json`` (a process a turn)."""
-    raw = (os.environ if environ is None else environ).get(TRANSPORT_VAR, "").strip().lower()
-    return raw or TRANSPORTS[0]
+    return raw.strip().lower() or TRANSPORTS[0]
 
 
 # No MCP server has this name: the allow-list of a runner without MCP servers (an empty one would allow all).
