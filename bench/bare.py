@@ -164,14 +164,12 @@ class BareCodex:
 class BareClaude:
     """``ClaudeSDKClient``: a Claude Code process per thread, a ``query`` per turn."""
 
-    def __init__(self, cli: str, env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, cli: str, env: dict[str, str], cwd: Path, setting_sources: list[Any]) -> None:
         from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient  # noqa: PLC0415
-
-        from ambient_runner.bridges.claude.config import setting_sources  # noqa: PLC0415
 
         self.options = ClaudeAgentOptions(
             cli_path=cli, cwd=cwd, env=env, permission_mode="bypassPermissions", include_partial_messages=True,
-            setting_sources=setting_sources(), system_prompt={"type": "preset", "preset": "claude_code"})
+            setting_sources=setting_sources, system_prompt={"type": "preset", "preset": "claude_code"})
         self._client_class = ClaudeSDKClient
         self.clients: dict[str, Any] = {}  # thread -> its Claude Code process's client
 
@@ -227,10 +225,14 @@ def persistent(cli: Any) -> Any:
             command = bridge._command()
             return BareAcp(command.argv, command.env, command.cwd, bridge.live.session_meta)
         if cli.runner_type == "claude":
-            from ambient_runner.bridges.claude.config import claude_environment, find_cli  # noqa: PLC0415
+            from ambient_runner.bridges.claude.config import (  # noqa: PLC0415
+                claude_environment,
+                find_cli,
+                setting_sources,
+            )
 
             env = {k: v for k, v in claude_environment(cli.settings, bridge.auth.env).items() if v}
-            return BareClaude(str(find_cli()), env, cwd)
+            return BareClaude(str(find_cli(cli.settings)), env, cwd, setting_sources(cli.settings))
         overrides, env = bridge._configure()
         if bridge.path_dir:
             env["PATH"] = f"{bridge.path_dir}:{env.get('PATH', '')}"

@@ -157,14 +157,14 @@ class BareCli:
             from ambient_runner.bridges.gemini_cli.bridge import DEFAULT_MODEL  # noqa: PLC0415
             from ambient_runner.bridges.gemini_cli.config import find_cli, turn_argv  # noqa: PLC0415
 
-            argv = turn_argv(str(find_cli()), DEFAULT_MODEL, session)
+            argv = turn_argv(str(find_cli(self.settings.gemini_cli_path)), DEFAULT_MODEL, session)
             env = self.bridge._cli_environment()  # what the bridge gives its CLI (the model proxy's URL and key)
             return bare_turn(argv, env, cwd, prompt, lambda r: b'"role":"assistant"' in r, "session_id")
         if self.runner_type == "claude":
             from ambient_runner.bridges.claude.auth import through_proxy as claude_through_proxy  # noqa: PLC0415
             from ambient_runner.bridges.claude.config import claude_environment, find_cli  # noqa: PLC0415
 
-            argv = [str(find_cli()), "-p", prompt, "--output-format", "stream-json", "--verbose",
+            argv = [str(find_cli(self.settings)), "-p", prompt, "--output-format", "stream-json", "--verbose",
                     "--include-partial-messages", "--permission-mode", "bypassPermissions"]
             argv += ["--resume", session] if session else []
             auth = claude_through_proxy(self.bridge.auth, self.bridge.model_proxy)  # as the bridge's CLI gets it
