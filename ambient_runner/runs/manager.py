@@ -6,7 +6,7 @@ given to the paused turn) and hands it to the ``RunDriver`` (``runs.driver``), w
 through the ``StreamGuard`` into the thread. Interrupt escalates: the bridge's polite interrupt, then after
 ``RUNNER_INTERRUPT_GRACE`` the bridge's stream is cancelled (its ``finally`` ends the process group).
 
-A run's end is decided in one place, ``ThreadState.record``: once its terminal event is in the thread's log the
+A run's end is decided in one place, ``ThreadState.accept``: once its terminal event is in the thread's log the
 thread is no longer busy. What the run still does after that (closing the bridge's stream: the CLI's exit, reaping,
 the session map; then the after-run hooks: the state sync) is its *settling*; the thread's next run waits for it
 (bounded by ``RUNNER_SETTLE_TIMEOUT``, else ``PreviousRunStuckError``) instead of being refused.

@@ -42,7 +42,6 @@ from ambient_runner.bridges.gemini_cli.config import (
     GeminiHome,
     acp_argv,
     cli_env,
-    cli_path_or_name,
     configured_servers,
     ensure_system_settings,
     find_cli,
@@ -148,11 +147,16 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
                           self.settings.workspace_path,
                           self._cli_environment(), ProcessLimits(max_line_bytes=self.settings.runner_max_line_bytes))
 
+    @property
+    def _cli_name(self) -> str:
+        """What a missing CLI is called in its error: the configured path, else ``gemini``."""
+        return self.settings.gemini_cli_path.strip() or "gemini"
+
     def _cli(self) -> str:
         """The gemini executable (``GEMINI_CLI_PATH``, else the repo's, else on PATH); ``CLI_NOT_FOUND`` without."""
         cli = find_cli(self.settings.gemini_cli_path)
         if cli is None:
-            raise BridgeError(f"The Gemini CLI was not found ('{cli_path_or_name(self.settings.gemini_cli_path)}'). "
+            raise BridgeError(f"The Gemini CLI was not found ('{self._cli_name}'). "
                               f"Install @google/gemini-cli (npm install) or set {CLI_PATH_VAR} to the gemini "
                               "executable.", code=ErrorCode.CLI_NOT_FOUND)
         return cli
@@ -163,7 +167,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
         details: list[str] = []
         if find_cli(self.settings.gemini_cli_path) is None:
             missing.append(CLI_PATH_VAR)
-            details.append(f"The Gemini CLI was not found ('{cli_path_or_name(self.settings.gemini_cli_path)}'): "
+            details.append(f"The Gemini CLI was not found ('{self._cli_name}'): "
                            f"install @google/gemini-cli or set {CLI_PATH_VAR}.")
         if self.transport not in TRANSPORTS:
             missing.append(TRANSPORT_VAR)

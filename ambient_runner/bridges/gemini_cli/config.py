@@ -128,10 +128,6 @@ def find_cli(configured: str = "") -> str | None:
     return shutil.which("gemini")
 
 
-def cli_path_or_name(configured: str) -> str:
-    return find_cli(configured) or configured.strip() or "gemini"
-
-
 TRANSPORT_VAR = "GEMINI_TRANSPORT"
 TRANSPORTS = ("acp", "stream-json")
 
