@@ -26,7 +26,7 @@ from ag_ui.core import (
 )
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
-from ambient_runner.bridges.contract import Bridge, Turn
+from ambient_runner.bridges.contract import Bridge
 from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.metrics import RunnerMetrics
@@ -39,7 +39,6 @@ from ambient_runner.runs.request import Queued, QueuedMessage, RunRequest, Start
 from ambient_runner.runs.thread import ActiveRun, AfterRunHook, BeforeRunHook, RunObserver, ThreadState
 from ambient_runner.settings import RunnerSettings
 from ambient_runner.stream.encoding import Redactor, event_json
-from ambient_runner.stream.guard import StreamGuard
 from ambient_runner.workspace.workflows import AgentPlace
 
 log = logging.getLogger(__name__)
@@ -138,7 +137,7 @@ class RunManager:
         if state is None:
             state = ThreadState(ThreadEventLog(thread_id, self.settings.events_dir, self.settings.runner_event_memory,
                                                self.settings.runner_event_spool_bytes), self.redactor, self.metrics,
-                                self.observers)
+                                self.hitl, self.observers)
             self.threads[thread_id] = state
         return state
 
@@ -192,14 +191,14 @@ class RunManager:
         ``head``: a queued message's first events (its ``RUN_STARTED`` and accepted event, already sent on its own
         stream), written instead of a new ``RUN_STARTED``.
 
-        The request's answers go to the thread's open interrupts (``HumanInTheLoop.on_start``), which lets its
+        The thread begins it (``ThreadState.begin``): the request's answers go to its open interrupts, which lets its
         paused CLI turn go on; a run with a new message and no answers refuses them all first. Answers to interrupts
         a previous runner process had open end the run with ``INTERRUPT_LOST``.
 
         Raises ``ThreadBusyError`` while another run of the thread is streaming, ``DrainingError`` during shutdown
         and ``PreviousRunStuckError`` when the thread's previous run does not settle within the bound.
         """
-        run_input, answers = request.run_input, request.answers
+        run_input = request.run_input
         await self._place_open.wait()  # a workflow switch under way: this run starts in its new folder
         self._check_admissible(run_input.thread_id)
         known = self.threads.get(run_input.thread_id)
@@ -220,20 +219,11 @@ class RunManager:
                 known.notify()
             self._check_admissible(run_input.thread_id)  # another run admitted, or shutdown begun, meanwhile
         state = self._thread_state(run_input.thread_id)
-        resumption = self.hitl.on_start(run_input.thread_id, answers)
-        guard = StreamGuard(run_input.thread_id, run_input.run_id, state.ids)
-        head = head or [guard.run_started]
         preamble = "".join(add(run_input.thread_id) for add in self.turn_preambles)
-        prompt = f"{preamble}{request.prompt}" if preamble else request.prompt
-        turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
-                    options=request.options, attachments=request.attachments, caller=request.caller,
-                    place=self.agent_place() if self.agent_place is not None else None)
-        # a client joining a run that resumes a pause learns the paused call first (a snapshot after the head)
-        first_seq = state.begin(run_input, head, skip=answers.tool_message_ids,
-                                snapshot=resumption.resumed or _paused(state.settling))
-        run = ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, guard, resumption)
-        if resumption.card_result is not None:  # the card the last run showed, closed with the answers
-            self.driver.accept(state, run, [resumption.card_result])
+        run = state.begin(request, prompt=f"{preamble}{request.prompt}", head=head,
+                          place=self.agent_place() if self.agent_place is not None else None)
+        if (card_result := run.resumption.card_result) is not None:  # the card the last run showed, now answered
+            self.driver.accept(state, run, [card_result])
         started = [event for observer in self.observers for event in observer.run_started(run)]  # after RUN_STARTED
         self.driver.accept(state, run, started)
         state.active = run
@@ -372,7 +362,3 @@ class RunManager:
             with contextlib.suppress(OSError):
                 self.settings.events_dir.rmdir()
 
-
-def _paused(run: ActiveRun | None) -> bool:
-    """``run`` ended waiting for a person (its turn goes on in the next run, whatever became of the answer)."""
-    return run is not None and run.outcome == "interrupt"

@@ -1,28 +1,29 @@
 """A thread as the run manager keeps it: its event log, ids, conversation, live and settling run, queued messages;
-and ``ActiveRun``, one run of it. A thread takes each run's events through that run's stream guard into its
-conversation and log (``accept``: redacted, counted, seen by the observers) and its next run once the live one has
-ended (``release``)."""
+and ``ActiveRun``, one run of it. A thread begins a run (``begin``: the answers it brings to the thread's pause, its
+``RUN_STARTED`` in the log), takes each run's events through that run's stream guard into its conversation and log
+(``accept``: redacted, counted, seen by the observers) and its next run once the live one has ended (``release``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ag_ui.core import BaseEvent, EventType, RunAgentInput
+from ag_ui.core import BaseEvent, EventType
 
 from ambient_runner.bridges.contract import Turn
-from ambient_runner.interrupts.human_in_the_loop import Resumption
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop, Resumption
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.event_log import ThreadEventLog
-from ambient_runner.runs.request import QueuedMessage
+from ambient_runner.runs.request import QueuedMessage, RunRequest
 from ambient_runner.stream.conversation import Conversation
 from ambient_runner.stream.encoding import Redactor, event_json
 from ambient_runner.stream.guard import StreamGuard, ThreadIds
 from ambient_runner.stream.outcome import Ending, RunOutcome
+from ambient_runner.workspace.workflows import AgentPlace
 
 TERMINAL_TYPES = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
 
@@ -60,6 +61,7 @@ class ThreadState:
     log: ThreadEventLog
     redactor: Redactor  # every event is written redacted
     metrics: RunnerMetrics  # and counted
+    hitl: HumanInTheLoop  # a person's turn: the answers a run brings go to the thread's open interrupts
     observers: Sequence[RunObserver] = ()  # the run manager's (tracing): they see each run's events
     ids: ThreadIds = field(default_factory=ThreadIds)
     active: ActiveRun | None = None  # streaming: its terminal event is not in the log yet
@@ -85,20 +87,28 @@ class ThreadState:
         self.changed.set()
         self.changed = asyncio.Event()
 
-    def begin(self, run_input: RunAgentInput, head: Sequence[BaseEvent], *, skip: Collection[str],
-              snapshot: bool) -> int:
-        """A run of the thread begins: its input joins the conversation (the tool messages in ``skip`` read as
-        answers), ``head`` (its ``RUN_STARTED``, ...) goes into the log, then the conversation's snapshot when
-        ``snapshot``; the sequence number of its first event."""
-        self.conversation.add_input(run_input, skip=skip)
-        snapshots = [self.conversation.snapshot_json(self.redactor, waiting=True)] if snapshot else []
-        lines = [event_json(event, self.redactor) for event in head] + snapshots
+    def begin(self, request: RunRequest, *, prompt: str, place: AgentPlace | None,
+              head: Sequence[BaseEvent] = ()) -> ActiveRun:
+        """A run of the thread begins: the answers ``request`` brings go to the thread's open interrupts
+        (``HumanInTheLoop.on_start``), its input joins the conversation (its tool messages that answer read as
+        answers), ``head`` (default its ``RUN_STARTED``) goes into the log, then, when it resumes a pause, the
+        conversation's snapshot (a client joining it learns the paused call first). The run, with the turn the
+        bridge gets (``prompt``, worked on in ``place``)."""
+        run_input = request.run_input
+        resumption = self.hitl.on_start(run_input.thread_id, request.answers)
+        guard = StreamGuard(run_input.thread_id, run_input.run_id, self.ids)
+        turn = Turn(thread_id=run_input.thread_id, run_id=run_input.run_id, prompt=prompt, input=run_input,
+                    options=request.options, attachments=request.attachments, caller=request.caller, place=place)
+        self.conversation.add_input(run_input, skip=request.answers.tool_message_ids)
+        resumes = resumption.resumed or _paused(self.settling)
+        snapshots = [self.conversation.snapshot_json(self.redactor, waiting=True)] if resumes else []
+        lines = [event_json(event, self.redactor) for event in head or [guard.run_started]] + snapshots
         self.log.begin_run()
         first_seq = self.log.append(lines[0])
         for line in lines[1:]:
             self.log.append(line)
         self.metrics.events.inc(len(lines))
-        return first_seq
+        return ActiveRun(run_input.thread_id, run_input.run_id, first_seq, turn, guard, resumption)
 
     def accept(self, run: ActiveRun, events: Iterable[BaseEvent] = (), *, stopping: Ending | None = None,
                ending: Ending | None = None, close_messages: bool = False) -> None:
@@ -138,6 +148,11 @@ class ThreadState:
         if self.active is run:
             self.active, self.settling = None, run
             self.notify()
+
+
+def _paused(run: ActiveRun | None) -> bool:
+    """``run`` ended waiting for a person (its turn goes on in the next run, whatever became of the answer)."""
+    return run is not None and run.outcome == "interrupt"
 
 
 AfterRunHook = Callable[[ActiveRun, RunOutcome | None], Awaitable[None]]
