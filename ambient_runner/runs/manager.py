@@ -164,8 +164,12 @@ class RunManager:
 
     async def _submit(self, request: RunRequest) -> Submitted:
         state = self.threads.get(request.thread_id)
-        if state is None or not state.busy or request.answers:
-            return await self._started(request)
+        if state is not None and state.busy and not request.answers:
+            return await self._behind(state, request)
+        return await self._started(request)
+
+    async def _behind(self, state: ThreadState, request: RunRequest) -> Submitted:
+        """A message for a thread whose run streams: into that run's live turn, or queued behind it."""
         if request.when_busy is WhenBusy.REJECT or request.run_id in state.run_ids:  # a retry is no new message
             raise ThreadBusyError(f"thread {request.thread_id!r} already has a run in progress; interrupt it, wait "
                                   "for it to finish, or send with whenBusy steer or queue", threadId=request.thread_id)
@@ -174,11 +178,12 @@ class RunManager:
                 into = await self.driver.steer(state, request.run_input, request.prompt)
                 if into is not None:
                     return Steered(steered(request.run_input, into.run_id))
-            if not state.busy:  # the live run ended meanwhile: this message is the thread's next run
-                return await self._started(request)
-            message = QueuedMessage(request, head=accepted(request.run_input, "queued", position=len(state.queue) + 1))
-            self.enqueue(message)
-        return Queued(message, state.log)
+            if state.busy:
+                message = QueuedMessage(request, head=accepted(request.run_input, "queued",
+                                                               position=len(state.queue) + 1))
+                self.enqueue(message)
+                return Queued(message, state.log)
+            return await self._started(request)  # the live run ended meanwhile: this message is the thread's next
 
     async def _started(self, request: RunRequest) -> Started:
         run = await self.start(request)
