@@ -122,7 +122,8 @@ class Boot:
         generations too once it is in. Frozen with start-up's objects it would not be (the import ends later): the
         Claude and Codex SDKs left 52,000-62,000 objects there, and a full collection took 17-30 ms, inside a turn
         (0.5-0.8 ms with them frozen; docs/performance.md)."""
-        await bridge.modules_loaded()
+        if bridge.sdk is not None:
+            await bridge.sdk.settled()
         gc.freeze()
 
     def not_ready_reason(self) -> str | None:

@@ -80,6 +80,7 @@ class BridgeBase(ABC):
     attachment_types: frozenset[str] = frozenset()
     steering: bool = False
     model_proxy: ModelProxy | None = None
+    sdk: LazyModules | None = None
 
     _host: BridgeHost | None = None
     _hitl: HumanInTheLoop | None = None
@@ -102,9 +103,6 @@ class BridgeBase(ABC):
         self._host = host
 
     async def startup(self) -> None:
-        pass
-
-    async def modules_loaded(self) -> None:  # at once for a bridge that imports everything at start-up
         pass
 
     async def shutdown(self) -> None:
@@ -147,7 +145,6 @@ class CliBridge(BridgeBase, Generic[AuthT]):
         self.mcp = settings.mcp_servers
         self._hitl = hitl or HumanInTheLoop.of(settings)  # the run manager's (create_bridge), else its own
         self.scripted: ScriptedModelServer | None = None
-        self.sdk: LazyModules | None = None  # the SDK this runner imports after start-up, if any
         self._scripted_running = False
         self._auth: AuthT | None = None
         self._sessions: SessionMap | None = None
@@ -170,11 +167,6 @@ class CliBridge(BridgeBase, Generic[AuthT]):
 
     async def stop_cli(self) -> None:  # noqa: B027 - optional hook
         """End the CLI processes (after the turns waiting for a person have ended)."""
-
-    async def modules_loaded(self) -> None:
-        if self.sdk is not None:
-            with contextlib.suppress(BridgeError):  # the first turn reports it
-                await self.sdk.ready()
 
     @abstractmethod
     def turn_hooks(self) -> turn_loop.TurnHooks[Any, Any]:

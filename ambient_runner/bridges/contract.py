@@ -17,9 +17,10 @@ escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A brid
 
 What a bridge is lent rather than implements comes composed: the core's ``BridgeHost`` (``bridges.tasks``: the
 background tasks and their reports, the between-run channel, timers), a person's turn (``hitl``,
-``interrupts.human_in_the_loop``), the model proxy (``model_proxy``, started by ``CliBridge``) and the run options'
-parsing (``bridges.options``). This module holds the contract only (``Bridge``, a ``Protocol``, and the values it
-passes); the defaults a bridge may take are ``bridges.base.BridgeBase``.
+``interrupts.human_in_the_loop``), the model proxy (``model_proxy``, started by ``CliBridge``), the SDK imported after
+start-up (``sdk``, ``bridges.lazy``) and the run options' parsing (``bridges.options``). This module holds the
+contract only (``Bridge``, a ``Protocol``, and the values it passes); the defaults a bridge may take are
+``bridges.base.BridgeBase``.
 """
 
 from __future__ import annotations
@@ -154,6 +155,14 @@ class Turn:
     place: AgentPlace | None = None
 
 
+class LateImports(Protocol):
+    """The modules a bridge's turns import after start-up, off the path to ``/ready`` (``bridges.lazy.LazyModules``),
+    as the core waits on them."""
+
+    async def settled(self) -> None:
+        """Returns once their import has ended, in or not (the first turn says why)."""
+
+
 class Bridge(Protocol):
     """One runner type, as the core calls it: built once per process (``bridges.registry.create_bridge``) with the
     settings and a person's turn (``hitl``); ``bridges.base.BridgeBase`` gives the defaults."""
@@ -167,6 +176,10 @@ class Bridge(Protocol):
     model_proxy: ModelProxy | None  # the CLI's model API, when its credential is one the proxy can hold
 
     @property
+    def sdk(self) -> LateImports | None:
+        """The SDK its turns import after start-up (``bridges.lazy``); None: nothing left to import."""
+
+    @property
     def hitl(self) -> HumanInTheLoop:
         """A person's turn: the interrupts the bridge opens and waits on, the turns parked meanwhile (shared with the
         run manager)."""
@@ -177,10 +190,6 @@ class Bridge(Protocol):
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:
         """Called once before the first request is served."""
-
-    async def modules_loaded(self) -> None:
-        """Returns once the modules this bridge's turns import after start-up (``bridges.lazy``) are imported, or
-        failed to import (the first turn says why)."""
 
     async def shutdown(self) -> None:
         """Called once when the process stops, after active runs have ended."""

@@ -9,6 +9,7 @@ while the runner already serves, and a turn awaits ``ready()`` before it uses th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import threading
@@ -42,6 +43,12 @@ class LazyModules:
         if self._thread is None and not self.loaded:
             self._thread = threading.Thread(target=self._import_quietly, name=f"import-{self.runner}", daemon=True)
             self._thread.start()
+
+    async def settled(self) -> None:
+        """Return once the import has ended, the modules in or not (then the first turn's ``ready()`` says why):
+        what start-up waits on to freeze their objects (``boot``)."""
+        with contextlib.suppress(BridgeError):
+            await self.ready()
 
     async def ready(self) -> None:
         """Return once the modules are imported (at once when they are); ``BridgeError`` when one cannot be."""

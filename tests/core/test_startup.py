@@ -13,6 +13,9 @@ import pytest
 from harness import RunnerHarness, check_stream
 from process_bridge import FakeCliBridge, script
 
+from ambient_runner.bridges.contract import BridgeError
+from ambient_runner.bridges.lazy import LazyModules
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -142,16 +145,14 @@ async def test_a_missing_sdk_is_a_run_error_naming_the_runner(caplog):
 
 
 async def test_a_bridge_whose_sdk_failed_to_import_is_loaded_as_far_as_it_goes(tmp_path):
-    """``modules_loaded`` (what boot waits on to freeze the SDK's objects) returns when the import failed: the first
-    turn, not boot, says why."""
-    from ambient_runner.bridges.lazy import LazyModules
-
-    bridge = FakeCliBridge(tmp_path)
+    """``LazyModules.settled`` (what boot waits on to freeze the SDK's objects) returns when the import failed: the
+    first turn, not boot, says why."""
+    sdk = LazyModules("codex-sdk", "no_such_sdk_module")
     async with asyncio.timeout(10):
-        await bridge.modules_loaded()  # no lazy SDK: at once
-        bridge.sdk = LazyModules("codex-sdk", "no_such_sdk_module")
-        await bridge.modules_loaded()
-    assert not bridge.sdk.loaded
+        await sdk.settled()
+    assert not sdk.loaded
+    with pytest.raises(BridgeError, match="cannot load its SDK"):
+        await sdk.ready()
 
 
 async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path):
@@ -226,15 +227,23 @@ async def test_the_runners_own_process_moves_what_start_up_built_out_of_the_coll
         gc.unfreeze()
 
 
-class LateSdkBridge(FakeCliBridge):
-    """A bridge whose SDK is still being imported when ``/ready`` answers (as Claude's and Codex's are)."""
+class LateSdk(LazyModules):
+    """An SDK still being imported when ``/ready`` answers (as Claude's and Codex's are), in until ``sdk_in``."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        super().__init__(tmp_path)
+    def __init__(self) -> None:
+        super().__init__("fake", "json")
         self.sdk_in = asyncio.Event()
 
-    async def modules_loaded(self) -> None:
+    async def settled(self) -> None:
         await self.sdk_in.wait()
+
+
+class LateSdkBridge(FakeCliBridge):
+    def __init__(self, tmp_path: Path) -> None:
+        super().__init__(tmp_path)
+        self.late = LateSdk()
+        self.sdk = self.late
+        self.sdk_in = self.late.sdk_in
 
 
 async def test_what_a_bridge_imports_after_ready_leaves_the_collector_once_it_is_in(tmp_path):
