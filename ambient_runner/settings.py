@@ -112,6 +112,25 @@ class S3Settings(BaseSettings):
         return self.state_store_s3_addressing_style or ("path" if self.endpoint else "auto")
 
 
+class CredentialSettings(BaseSettings):
+    """The base of a runner's model credentials (``ClaudeCredentials``, ``GeminiCredentials``, ...): each field is the
+    variable of its name in capitals (any case), read once when the runner's bridge is built; a credential is a
+    ``SecretStr``, so it never shows in a repr or a log. Read as text: the runner's credential resolution decides
+    what a value means, and names the variable when it cannot be used."""
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
+
+    def variables(self) -> dict[str, str]:
+        """The variables set (not empty), by name, with their values, credentials revealed: what the runner's
+        credential resolution reads."""
+        found: dict[str, str] = {}
+        for name, value in self:
+            text = value.get_secret_value() if isinstance(value, SecretStr) else value
+            if isinstance(text, str) and text:
+                found[name.upper()] = text
+        return found
+
+
 class RunnerSettings(BaseSettings):
     """Every setting, from the environment (any case: ``RUNNER_TYPE`` for ``runner_type``); a value passed in wins.
     No ``.env`` file is read: the pod's environment is the configuration."""

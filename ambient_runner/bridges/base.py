@@ -152,7 +152,8 @@ class CliBridge(BridgeBase, Generic[AuthT]):
     # ----- what a runner writes --------------------------------------------------------------------------
     @abstractmethod
     def resolve_auth(self) -> AuthT:
-        """The credentials from the environment (the scripted server's when ``scripted_url`` is set)."""
+        """The credentials from the runner's credential settings, read when the bridge was built (the scripted
+        server's when ``scripted_url`` is set)."""
 
     @abstractmethod
     def model_upstream(self) -> Upstream | None:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
-from ambient_runner.bridges.acp.model_apis import MODEL_APIS, ModelEndpoint
+from ambient_runner.bridges.acp.model_apis import MODEL_APIS, AcpCredentials, ModelEndpoint
 from ambient_runner.bridges.acp.preset import AgentSetup
 from ambient_runner.bridges.acp.presets import custom_environment
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
@@ -54,6 +55,29 @@ def test_each_model_api_takes_its_runners_key_and_its_header(name: str, tmp_path
     assert bridge.scripted_model is server  # offline, the stand-in of the agent's API
     endpoint = bridge._endpoint()  # noqa: SLF001 - no proxy started here: the agent would get the upstream itself
     assert endpoint.key_variable == variable
+
+
+def test_credentials_are_settings_of_every_apis_variables_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each model API's key and base-URL variables are fields of ``AcpCredentials``, read by their names; a key is
+    in neither its repr nor its str."""
+    names = {name for api in MODEL_APIS.values() for name in (*api.key_variables, api.base_url_variable)}
+    for name in names:
+        monkeypatch.setenv(name, f"value-of-{name.lower()}")
+    credentials = AcpCredentials()
+    assert credentials.variables() == {name: f"value-of-{name.lower()}" for name in names}
+    shown = f"{credentials!r} {credentials}"
+    secrets = [value.get_secret_value() for _, value in credentials if isinstance(value, SecretStr)]
+    assert len(secrets) == len(ALL_KEYS) and not [secret for secret in secrets if secret in shown]
+
+
+def test_the_key_is_read_when_the_bridge_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for other in (*ALL_KEYS, "OPENAI_BASE_URL"):
+        monkeypatch.delenv(other, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    bridge = custom_bridge(tmp_path, "openai-chat")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-later")  # the environment is fixed once the runner started
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://later.example/v1")
+    assert (bridge.auth.key, bridge.auth.base_url) == (KEY, "https://api.openai.com/v1")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -7,9 +7,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import SecretStr
 from runner_kits import make_turn
 
-from ambient_runner.bridges.claude.auth import resolve_auth
+from ambient_runner.bridges.claude.auth import (
+    OPTIONAL_PASSTHROUGH,
+    SECRET_NAMES,
+    VERTEX_OPTIONAL,
+    VERTEX_REQUIRED,
+    ClaudeCredentials,
+    resolve_auth,
+)
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.bridges.claude.config import claude_environment, find_cli, setting_sources
 from ambient_runner.bridges.contract import BridgeError
@@ -37,6 +45,31 @@ def test_auth_sources() -> None:
                           "CLOUD_ML_REGION": "us-east5", "GOOGLE_APPLICATION_CREDENTIALS": "/c.json"}
     half_vertex = resolve_auth({"CLAUDE_CODE_USE_VERTEX": "true", "ANTHROPIC_VERTEX_PROJECT_ID": "p"})
     assert not half_vertex.ok and half_vertex.missing == ["CLOUD_ML_REGION"]
+
+
+def test_credentials_are_settings_read_by_name_and_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every variable ``resolve_auth`` reads is a field of ``ClaudeCredentials`` (a VERTEX_REGION_<model> by its own
+    name); a credential's value is in neither its repr nor its str."""
+    names = (*SECRET_NAMES, "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_VERTEX", *VERTEX_REQUIRED, *VERTEX_OPTIONAL,
+             *OPTIONAL_PASSTHROUGH)
+    for name in names:
+        monkeypatch.setenv(name, f"value-of-{name.lower()}")
+    monkeypatch.setenv("VERTEX_REGION_CLAUDE_3_5_HAIKU", "europe-west1")
+    monkeypatch.setenv("VERTEX_REGIONS", "not a variable of the settings")
+    credentials = ClaudeCredentials()
+    assert credentials.variables() == {name: f"value-of-{name.lower()}" for name in names} | {
+        "VERTEX_REGION_CLAUDE_3_5_HAIKU": "europe-west1"}
+    shown = f"{credentials!r} {credentials}"
+    secrets = [value.get_secret_value() for _, value in credentials if isinstance(value, SecretStr)]
+    assert len(secrets) == 4 and not [secret for secret in secrets if secret in shown]
+
+
+def test_credentials_are_read_when_the_bridge_is_built(tmp_path: Path, no_credentials: None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-at-start")
+    bridge = ClaudeBridge(make_settings(tmp_path, runner_scripted_model=False))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-later")  # the environment is fixed once the runner started
+    assert bridge.auth.env == {"ANTHROPIC_API_KEY": "sk-ant-at-start"}
 
 
 async def test_missing_credentials(tmp_path: Path, no_credentials: None) -> None:

@@ -7,9 +7,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 from runner_kits import collect, make_turn
 
-from ambient_runner.bridges.gemini_cli.auth import CREDENTIAL_FILE_NAMES, resolve_auth
+from ambient_runner.bridges.gemini_cli.auth import CREDENTIAL_FILE_NAMES, GeminiCredentials, resolve_auth
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.bridges.gemini_cli.config import GeminiHome, turn_argv
 from tests.gemini.helpers import make_settings
@@ -32,6 +33,25 @@ def test_api_key_modes() -> None:
     auth = resolve_auth({"GEMINI_API_KEY": "k2", "GOOGLE_GEMINI_BASE_URL": "http://gw"})
     assert (auth.mode, auth.env) == ("gateway", {"GEMINI_API_KEY": "k2", "GOOGLE_GEMINI_BASE_URL": "http://gw"})
     assert resolve_auth({"GOOGLE_GEMINI_BASE_URL": "http://gw"}).ok
+
+
+def test_credentials_are_settings_read_by_name_and_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every variable ``resolve_auth`` reads is a field of ``GeminiCredentials``; a key is in neither its repr nor
+    its str."""
+    for name in AUTH_VARS:
+        monkeypatch.setenv(name, f"value-of-{name.lower()}")
+    credentials = GeminiCredentials()
+    assert credentials.variables() == {name: f"value-of-{name.lower()}" for name in AUTH_VARS}
+    shown = f"{credentials!r} {credentials}"
+    secrets = [value.get_secret_value() for _, value in credentials if isinstance(value, SecretStr)]
+    assert len(secrets) == 2 and not [secret for secret in secrets if secret in shown]
+
+
+def test_credentials_are_read_when_the_bridge_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-at-start")
+    bridge = GeminiCliBridge(make_settings(tmp_path, runner_scripted_model=False))
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-later")  # the environment is fixed once the runner started
+    assert bridge.auth.env == {"GEMINI_API_KEY": "AIza-at-start"}
 
 
 def test_vertex_mode_passes_only_vertex_variables(tmp_path: Path) -> None:

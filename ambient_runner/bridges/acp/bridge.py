@@ -11,7 +11,6 @@ lie in the runner's state dir, so the state sync carries its sessions (``session
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,7 +20,14 @@ from ag_ui.core import BaseEvent, ToolCallStartEvent
 from ag_ui_cli_common.errors import ErrorCode
 from ag_ui_gemini_cli import GeminiAcpAdapter
 from ambient_runner.bridges.acp.adapter import AgentAcpAdapter
-from ambient_runner.bridges.acp.model_apis import MODEL_APIS, SCRIPTED_KEY, ModelApiKind, ModelEndpoint, configured_key
+from ambient_runner.bridges.acp.model_apis import (
+    MODEL_APIS,
+    SCRIPTED_KEY,
+    AcpCredentials,
+    ModelApiKind,
+    ModelEndpoint,
+    configured_key,
+)
 from ambient_runner.bridges.acp.preset import AcpPreset, AgentSetup
 from ambient_runner.bridges.acp.presets import OPENCODE, PRESETS, framework_of, preset_of
 from ambient_runner.bridges.acp_client.connection import AgentName
@@ -82,6 +88,7 @@ class AcpBridge(CliBridge[AcpAuth]):
         self.framework = framework_of(settings.acp_agent)  # a registry entry per preset
         preset = self.preset or OPENCODE
         self.api = MODEL_APIS[settings.acp_agent_model_api or preset.model_api.name]
+        self.credentials = AcpCredentials()  # every model API's key and base-URL variables, read once
         self.scripted_model = self.api.scripted  # the offline stand-in of the agent's model API
         # the preset's model on its own API, else the API's usual one
         self.first_model = preset.default_model if self.api is preset.model_api else self.api.default_model
@@ -105,10 +112,11 @@ class AcpBridge(CliBridge[AcpAuth]):
         if self.scripted_url:
             return AcpAuth("scripted", self.api, SCRIPTED_KEY, f"{self.scripted_url}{self.api.path_suffix}",
                            self.api.key_variables[0])
-        found = configured_key(self.api)
+        variables = self.credentials.variables()
+        found = configured_key(self.api, variables)
         if found is None:
             return AcpAuth("missing", self.api)
-        base_url = (os.environ.get(self.api.base_url_variable) or "").strip() or self.api.api.default_base_url
+        base_url = (variables.get(self.api.base_url_variable) or "").strip() or self.api.api.default_base_url
         return AcpAuth("api_key", self.api, found[1], base_url.rstrip("/"), found[0])
 
     def model_upstream(self) -> Upstream | None:

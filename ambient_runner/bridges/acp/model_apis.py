@@ -7,14 +7,16 @@ The variables are those of the matching built-in runner: ``ANTHROPIC_API_KEY`` /
 ``CLAUDE_CODE_OAUTH_TOKEN`` with ``ANTHROPIC_BASE_URL`` (claude), ``CODEX_API_KEY`` / ``OPENAI_API_KEY`` with
 ``OPENAI_BASE_URL`` (codex-sdk), ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY`` with ``GOOGLE_GEMINI_BASE_URL``
 (gemini-cli). The agent is given the same variable its key was found in (a Claude login's token is not an API key),
-holding the proxy's placeholder, and the base-URL variable pointing at the proxy.
+holding the proxy's placeholder, and the base-URL variable pointing at the proxy. They are read once, when the
+bridge is built (``AcpCredentials``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from pydantic import SecretStr
 
 from ambient_runner.model_proxy import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES, ModelApi
 from ambient_runner.scripted_models.anthropic import AnthropicScriptedServer
@@ -22,6 +24,7 @@ from ambient_runner.scripted_models.base import ScriptedModelServer
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
 from ambient_runner.scripted_models.openai_chat import OpenAIChatServer
 from ambient_runner.scripted_models.openai_responses import OpenAIResponsesServer
+from ambient_runner.settings import CredentialSettings
 
 SCRIPTED_KEY = "sk-scripted-offline"
 
@@ -77,12 +80,28 @@ class ModelEndpoint:
     key_variable: str
 
 
-def configured_key(api: ModelApiKind, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
-    """(variable, key) of the first of the API's key variables that is set (a gateway's only with its URL)."""
-    env = os.environ if environ is None else environ
-    gateway = bool((env.get(api.base_url_variable) or "").strip())
+class AcpCredentials(CredentialSettings):
+    """The key and base-URL variables of every model API (``MODEL_APIS``: each kind's ``key_variables`` and
+    ``base_url_variable``), read once when the ACP runner's bridge is built."""
+
+    anthropic_api_key: SecretStr = SecretStr("")
+    anthropic_auth_token: SecretStr = SecretStr("")
+    claude_code_oauth_token: SecretStr = SecretStr("")
+    anthropic_base_url: str = ""
+    codex_api_key: SecretStr = SecretStr("")
+    openai_api_key: SecretStr = SecretStr("")
+    openai_base_url: str = ""
+    gemini_api_key: SecretStr = SecretStr("")
+    google_api_key: SecretStr = SecretStr("")
+    google_gemini_base_url: str = ""
+
+
+def configured_key(api: ModelApiKind, variables: Mapping[str, str]) -> tuple[str, str] | None:
+    """(variable, key) of the first of the API's key variables set in ``variables`` (the bridge's
+    ``AcpCredentials.variables()``; a gateway's key only with its URL)."""
+    gateway = bool((variables.get(api.base_url_variable) or "").strip())
     for name in api.key_variables:
-        value = (env.get(name) or "").strip()
+        value = (variables.get(name) or "").strip()
         if value and (gateway or name not in api.gateway_only):
             return name, value
     return None

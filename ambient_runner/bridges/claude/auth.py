@@ -4,14 +4,21 @@ Accepted, in this order: Vertex AI (``CLAUDE_CODE_USE_VERTEX=1`` with ``ANTHROPI
 ``CLOUD_ML_REGION``; ``GOOGLE_APPLICATION_CREDENTIALS`` optional for workload identity), a gateway
 (``ANTHROPIC_BASE_URL`` with ``ANTHROPIC_AUTH_TOKEN`` or ``ANTHROPIC_API_KEY``), ``ANTHROPIC_API_KEY``,
 ``CLAUDE_CODE_OAUTH_TOKEN``. In scripted mode the CLI gets the scripted server's URL and a fake key instead.
+The variables are read once, when the bridge is built (``ClaudeCredentials``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from pydantic import Field, SecretStr
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource
+
 from ambient_runner.model_proxy import ANTHROPIC, ModelProxy, Upstream
+from ambient_runner.settings import CredentialSettings
 
 TRUE = {"1", "true", "yes", "on"}
 SECRET_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -30,6 +37,56 @@ SCRIPTED_KEY = "sk-ant-scripted-offline-key"
 # The credential variables Claude Code reads, and the header it sends each in (measured with the pinned version:
 # docs/runners.md#versions): ``ANTHROPIC.key_headers``.
 PROXIED_SOURCES = ("scripted", "api-key", "oauth", "gateway")  # not Vertex AI: Claude Code signs those itself
+VERTEX_REGION = "VERTEX_REGION_"  # VERTEX_REGION_<model>: one model's region on Vertex AI, as Claude Code names it
+
+
+class ClaudeEnvironment(EnvSettingsSource):
+    """The environment as the settings read it, and the ``VERTEX_REGION_<model>`` variables (any model, so not a
+    field each; their names kept as Claude Code reads them) in ``vertex_regions``, which no variable sets itself."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[object, str, bool]:
+        if field_name == "vertex_regions":
+            return None, field_name, False
+        return super().get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, object]:
+        regions = {k: v for k, v in os.environ.items() if k.startswith(VERTEX_REGION) and v}
+        return {**super().__call__(), "vertex_regions": regions}
+
+
+class ClaudeCredentials(CredentialSettings):
+    """The Anthropic variables the claude runner reads (``resolve_auth``), read once when its bridge is built."""
+
+    anthropic_api_key: SecretStr = SecretStr("")
+    anthropic_auth_token: SecretStr = SecretStr("")
+    claude_code_oauth_token: SecretStr = SecretStr("")
+    anthropic_base_url: str = ""
+    anthropic_custom_headers: SecretStr = SecretStr("")  # a gateway's own headers: may hold its credentials
+    claude_code_use_vertex: str = ""
+    anthropic_vertex_project_id: str = ""
+    cloud_ml_region: str = ""
+    google_application_credentials: str = ""
+    anthropic_vertex_base_url: str = ""
+    google_cloud_project: str = ""
+    vertex_regions: dict[str, str] = Field(default_factory=dict)  # VERTEX_REGION_<model> -> its region
+    anthropic_model: str = ""
+    anthropic_small_fast_model: str = ""
+    anthropic_default_sonnet_model: str = ""
+    anthropic_default_opus_model: str = ""
+    anthropic_default_haiku_model: str = ""
+    api_timeout_ms: str = ""
+    claude_code_max_output_tokens: str = ""
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, ClaudeEnvironment(settings_cls), dotenv_settings, file_secret_settings
+
+    def variables(self) -> dict[str, str]:
+        return super().variables() | self.vertex_regions
 
 
 @dataclass(frozen=True)
@@ -60,9 +117,11 @@ def scripted_auth(base_url: str) -> ClaudeAuth:
     return ClaudeAuth("scripted", {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": SCRIPTED_KEY})
 
 
-def resolve_auth(environ: Mapping[str, str]) -> ClaudeAuth:
+def resolve_auth(variables: Mapping[str, str]) -> ClaudeAuth:
+    """The credentials configured in ``variables`` (the bridge's ``ClaudeCredentials.variables()``)."""
+
     def value(name: str) -> str:
-        return (environ.get(name) or "").strip()
+        return (variables.get(name) or "").strip()
 
     extra = {k: value(k) for k in OPTIONAL_PASSTHROUGH if value(k)}
     if value("CLAUDE_CODE_USE_VERTEX").lower() in TRUE:
@@ -70,7 +129,7 @@ def resolve_auth(environ: Mapping[str, str]) -> ClaudeAuth:
         if missing:
             return ClaudeAuth("", missing=missing)
         env = {"CLAUDE_CODE_USE_VERTEX": "1", **{k: value(k) for k in VERTEX_REQUIRED + VERTEX_OPTIONAL if value(k)}}
-        env.update({k: v for k, v in environ.items() if k.startswith("VERTEX_REGION_") and v})
+        env.update({k: v for k, v in variables.items() if k.startswith(VERTEX_REGION) and v})
         return ClaudeAuth("vertex", env | extra)
     base_url = value("ANTHROPIC_BASE_URL")
     if base_url and (value("ANTHROPIC_AUTH_TOKEN") or value("ANTHROPIC_API_KEY")):

@@ -21,7 +21,14 @@ from ag_ui.core import BaseEvent, Tool, ToolCallResultEvent, ToolCallStartEvent
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.claude.approvals import permission, request_for
-from ambient_runner.bridges.claude.auth import ClaudeAuth, model_upstream, resolve_auth, scripted_auth, through_proxy
+from ambient_runner.bridges.claude.auth import (
+    ClaudeAuth,
+    ClaudeCredentials,
+    model_upstream,
+    resolve_auth,
+    scripted_auth,
+    through_proxy,
+)
 from ambient_runner.bridges.claude.config import (
     EFFORTS,
     build_options,
@@ -77,6 +84,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
 
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         super().__init__(settings, hitl)
+        self.credentials = ClaudeCredentials()  # the Anthropic variables, read once
         self._clients: dict[str, ClaudeSession] = {}  # thread -> its Claude Code process
         self._cli_path: Path | None = None
         self._mcp_status = ClaudeMcpStatus(self.mcp)
@@ -115,7 +123,7 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
     def resolve_auth(self) -> ClaudeAuth:
         if self.settings.runner_scripted_model:
             return scripted_auth(self.scripted_url or "http://127.0.0.1:0")
-        return resolve_auth(os.environ)
+        return resolve_auth(self.credentials.variables())
 
     def model_upstream(self) -> Upstream | None:
         return model_upstream(self.auth)

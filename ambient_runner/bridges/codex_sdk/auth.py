@@ -3,7 +3,8 @@
 
 Only the variable that holds the key reaches the app-server (``env_key`` of the custom provider names it).
 A mounted auth.json is copied into CODEX_HOME with mode 0600; it is a credential file that the state sync
-must not upload (``CREDENTIAL_FILES``).
+must not upload (``CREDENTIAL_FILES``). The variables are read once, when the bridge is built
+(``CodexCredentials``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from ambient_runner.model_proxy import OPENAI_RESPONSES, ModelProxy, Upstream
+from ambient_runner.settings import CredentialSettings
 
 KEY_VARIABLES = ("CODEX_API_KEY", "OPENAI_API_KEY")
 AUTH_FILE_VARIABLE = "CODEX_AUTH_JSON_FILE"
@@ -24,6 +28,15 @@ SCRIPTED_KEY = "sk-scripted-offline"
 KEY_KINDS = ("api_key", "scripted")  # a key in the app-server's environment: what the model proxy can hold
 MISSING_MESSAGE = ("No OpenAI credentials: set OPENAI_API_KEY or CODEX_API_KEY, or mount a ChatGPT-login "
                    "auth.json and point CODEX_AUTH_JSON_FILE at it.")
+
+
+class CodexCredentials(CredentialSettings):
+    """The OpenAI variables the codex-sdk runner reads (``resolve_auth``), read once when its bridge is built."""
+
+    codex_api_key: SecretStr = SecretStr("")
+    openai_api_key: SecretStr = SecretStr("")
+    codex_auth_json_file: str = ""
+    openai_base_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,17 +70,19 @@ class CodexAuth:
         return [] if self.ok else [*KEY_VARIABLES, AUTH_FILE_VARIABLE]
 
 
-def resolve_auth(environ: Mapping[str, str] | None = None, scripted_base_url: str | None = None) -> CodexAuth:
-    """Pick the credentials from the environment (the scripted provider wins when it is on)."""
-    env = os.environ if environ is None else environ
-    if scripted_base_url is not None:
-        return CodexAuth("scripted", key=SCRIPTED_KEY, base_url=scripted_base_url)
-    base_url = (env.get(BASE_URL_VARIABLE) or "").strip() or None
+def scripted_auth(base_url: str) -> CodexAuth:
+    """The scripted provider's fake key, its server at ``base_url`` (its ``/v1``)."""
+    return CodexAuth("scripted", key=SCRIPTED_KEY, base_url=base_url)
+
+
+def resolve_auth(variables: Mapping[str, str]) -> CodexAuth:
+    """The credentials configured in ``variables`` (the bridge's ``CodexCredentials.variables()``)."""
+    base_url = (variables.get(BASE_URL_VARIABLE) or "").strip() or None
     for name in KEY_VARIABLES:
-        value = (env.get(name) or "").strip()
+        value = (variables.get(name) or "").strip()
         if value:
             return CodexAuth("api_key", env_key=name, key=value, base_url=base_url)
-    auth_file = (env.get(AUTH_FILE_VARIABLE) or "").strip()
+    auth_file = (variables.get(AUTH_FILE_VARIABLE) or "").strip()
     if auth_file and Path(auth_file).is_file():
         return CodexAuth("auth_json", auth_file=Path(auth_file), base_url=base_url)
     return CodexAuth("missing")

@@ -36,9 +36,11 @@ from ambient_runner.bridges.codex_sdk.auth import (
     CREDENTIAL_FILES,
     KEY_KINDS,
     CodexAuth,
+    CodexCredentials,
     install_auth_file,
     model_upstream,
     resolve_auth,
+    scripted_auth,
     through_proxy,
 )
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile, bundled_codex
@@ -104,6 +106,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
 
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         super().__init__(settings, hitl)
+        self.credentials = CodexCredentials()  # the OpenAI variables, read once
         self.codex_home = Path(settings.state_dir)
         self.runner_home = Path(settings.runner_state_root) / ".codex-runner-home"
         self.codex_bin, self.path_dir = bundled_codex()
@@ -124,7 +127,8 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         return self  # the bridge is its CLI's turn hooks
 
     def resolve_auth(self) -> CodexAuth:
-        return resolve_auth(scripted_base_url=f"{self.scripted_url}/v1" if self.scripted_url else None)
+        scripted = self.scripted_url
+        return scripted_auth(f"{scripted}/v1") if scripted else resolve_auth(self.credentials.variables())
 
     def model_upstream(self) -> Upstream | None:
         return model_upstream(self.auth)

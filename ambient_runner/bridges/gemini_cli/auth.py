@@ -13,7 +13,8 @@ Modes, first match wins:
 
 Only the variables the chosen mode needs are passed to the CLI. For the key modes (``scripted``, ``api-key``,
 ``gateway``) the CLI gets the runner's model proxy and its placeholder instead (``model_upstream``,
-``through_proxy``): the real key stays in the runner.
+``through_proxy``): the real key stays in the runner. The variables are read once, when the bridge is built
+(``GeminiCredentials``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from ambient_runner.model_proxy import GEMINI, ModelProxy, Upstream
+from ambient_runner.settings import CredentialSettings
 
 API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 VERTEX_VARS = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
@@ -41,6 +45,20 @@ SELECTED_TYPES = {"scripted": "gemini-api-key", "api-key": "gemini-api-key", "ga
                   "vertex": "vertex-ai", "oauth": "oauth-personal"}
 ACCEPTED = ("GEMINI_API_KEY or GOOGLE_API_KEY; GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and "
             "GOOGLE_CLOUD_LOCATION; GEMINI_OAUTH_CREDS_FILE (a mounted oauth_creds.json); or GOOGLE_GEMINI_BASE_URL")
+
+
+class GeminiCredentials(CredentialSettings):
+    """The Gemini variables the gemini-cli runner reads (``resolve_auth``), read once when its bridge is built."""
+
+    gemini_api_key: SecretStr = SecretStr("")
+    google_api_key: SecretStr = SecretStr("")
+    google_gemini_base_url: str = ""
+    google_genai_use_vertexai: str = ""
+    google_cloud_project: str = ""
+    google_cloud_location: str = ""
+    google_vertex_base_url: str = ""
+    google_application_credentials: str = ""
+    gemini_oauth_creds_file: str = ""
 
 
 @dataclass(frozen=True)
@@ -61,25 +79,24 @@ class GeminiAuth:
         return SELECTED_TYPES.get(self.mode or "", "gemini-api-key")
 
 
-def _get(environ: Mapping[str, str], name: str) -> str:
-    return environ.get(name, "").strip()
+def _get(variables: Mapping[str, str], name: str) -> str:
+    return variables.get(name, "").strip()
 
 
 def scripted_auth(base_url: str) -> GeminiAuth:
     return GeminiAuth("scripted", {"GEMINI_API_KEY": SCRIPTED_KEY, GATEWAY_VAR: base_url})
 
 
-def resolve_auth(environ: Mapping[str, str] | None = None) -> GeminiAuth:
-    """The credentials configured in ``environ`` (default ``os.environ``)."""
-    env = os.environ if environ is None else environ
-    gateway = _get(env, GATEWAY_VAR)
-    if _get(env, "GOOGLE_GENAI_USE_VERTEXAI").lower() == "true":
-        return _vertex(env)
-    key = _get(env, "GEMINI_API_KEY") or _get(env, "GOOGLE_API_KEY")
+def resolve_auth(variables: Mapping[str, str]) -> GeminiAuth:
+    """The credentials configured in ``variables`` (the bridge's ``GeminiCredentials.variables()``)."""
+    gateway = _get(variables, GATEWAY_VAR)
+    if _get(variables, "GOOGLE_GENAI_USE_VERTEXAI").lower() == "true":
+        return _vertex(variables)
+    key = _get(variables, "GEMINI_API_KEY") or _get(variables, "GOOGLE_API_KEY")
     if key:
         cli_env = {"GEMINI_API_KEY": key} | ({GATEWAY_VAR: gateway} if gateway else {})
         return GeminiAuth("gateway" if gateway else "api-key", cli_env, (key,))
-    oauth = _get(env, OAUTH_FILE_VAR)
+    oauth = _get(variables, OAUTH_FILE_VAR)
     if oauth:
         path = Path(oauth)
         if not path.is_file():
@@ -89,7 +106,7 @@ def resolve_auth(environ: Mapping[str, str] | None = None) -> GeminiAuth:
             return GeminiAuth("oauth", problem=f"{OAUTH_FILE_VAR} points at {oauth}, which is not a Google login "
                               "(a JSON object with a refresh_token, the oauth_creds.json of `gemini` after a login).",
                               missing=(OAUTH_FILE_VAR,))
-        project_id = _get(env, "GOOGLE_CLOUD_PROJECT")  # a Workspace login needs its Cloud project
+        project_id = _get(variables, "GOOGLE_CLOUD_PROJECT")  # a Workspace login needs its Cloud project
         project = {"GOOGLE_CLOUD_PROJECT": project_id} if project_id else {}
         return GeminiAuth("oauth", project, _token_values(path), oauth_file=path)
     if gateway:

@@ -26,6 +26,7 @@ from ambient_runner.bridges.gemini_cli.auth import (
     CREDENTIAL_FILE_NAMES,
     OAUTH_CREDS_NAME,
     GeminiAuth,
+    GeminiCredentials,
     install_oauth_credentials,
     model_upstream,
     resolve_auth,
@@ -88,6 +89,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
 
     def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
         super().__init__(settings, hitl)
+        self.credentials = GeminiCredentials()  # the Gemini variables, read once
         self.home = GeminiHome.for_state_dir(settings.state_dir)
         self.max_attempts = max_attempts(settings.gemini_cli_max_attempts)
         self._runner: TurnRunner | None = None
@@ -102,7 +104,7 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     def resolve_auth(self) -> GeminiAuth:
-        return scripted_auth(self.scripted_url) if self.scripted_url else resolve_auth()
+        return scripted_auth(self.scripted_url) if self.scripted_url else resolve_auth(self.credentials.variables())
 
     def model_upstream(self) -> Upstream | None:
         return model_upstream(self.auth)
