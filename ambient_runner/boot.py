@@ -74,13 +74,13 @@ class Boot:
         try:
             if self.bridge is None:
                 self.stage = f"loading the {self.settings.runner_type} bridge"
-                self.bridge = await asyncio.to_thread(create_bridge, self.settings, self.runs.hitl)
+                self.bridge = await asyncio.to_thread(create_bridge, self.settings, self.runs.host)
             leak = keep_credentials_out(self.settings, self.bridge)
             if leak is not None:  # no run may write a credential file the platform would upload
                 self.bridge = None
                 raise BootError(leak)
             runtime.bridge = self.bridge
-            self.runs.attach(self.bridge)
+            self.runs.use(self.bridge)
             self.stage = "connecting the trace destinations"
             tracer = runtime.tracer = await start_tracing(self.settings, self.runs)
             self.stage = "restoring the state dir"

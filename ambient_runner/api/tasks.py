@@ -31,7 +31,7 @@ MAX_OUTPUT_BYTES = 10 * 1024 * 1024
 
 
 def _task(runs: RunManager, task_id: str) -> BackgroundTask:
-    task = runs.tasks.get(task_id)
+    task = runs.host.tasks.get(task_id)
     if task is None:
         raise ApiError(404, ErrorCode.UNKNOWN_TASK, f"no background task {task_id!r} in this runner")
     return task
@@ -67,7 +67,7 @@ def _read_output(path: Path, allowed: list[Path], redact: Redactor) -> list[Json
 
 @routes.get("/tasks", summary="The agent's background tasks")
 async def list_tasks(runs: Runs) -> Mapping[str, object]:
-    return {"tasks": [task.wire() for task in runs.tasks.list()]}
+    return {"tasks": [task.wire() for task in runs.host.tasks.list()]}
 
 
 @routes.get("/tasks/{task_id}/output", summary="A background task's output")
@@ -86,5 +86,5 @@ async def stop_task(task_id: TaskId, runs: Runs) -> Mapping[str, object]:
     task = _task(runs, task_id)
     if task.status in TERMINAL:
         raise ApiError(409, ErrorCode.TASK_FINISHED, f"background task {task_id!r} has already {task.status}")
-    await runs.tasks.stop(task)  # a TaskNotStoppableError is its 409 TASK_NOT_STOPPABLE
+    await runs.host.tasks.stop(task)  # a TaskNotStoppableError is its 409 TASK_NOT_STOPPABLE
     return {"message": "Task stop signal sent", "task_id": task_id}

@@ -11,8 +11,8 @@ It owns, so a runner's ``bridge.py`` holds only what differs about its CLI:
   when the scripted server starts; the model proxy in front of the upstream it names;
 * the redaction list (the credential, the AG-UI token, the MCP servers' secrets);
 * the thread -> CLI session map of the state dir (``sessions``);
-* a person's turn (``hitl``: approvals, questions, the turns waiting for an answer), given at construction; the
-  waiting turns end at ``shutdown`` before the CLI is stopped.
+* the core's host (``host``, ``bridges.host``), given at construction, with a person's turn (``hitl``: approvals,
+  questions, the turns waiting for an answer); the waiting turns end at ``shutdown`` before the CLI is stopped.
 
 A runner implements ``resolve_auth``, ``model_upstream``, ``features`` (what ``/capabilities`` says it can do),
 ``readiness`` and ``interrupt``, the ``prepare`` / ``stop_cli`` hooks, and how its CLI starts, streams and cancels
@@ -34,10 +34,10 @@ from ag_ui.core import BaseEvent
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges import turn_loop
 from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, StateFiles, Turn
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions, RunOptions, model_only
 from ambient_runner.bridges.session_map import SessionMap
-from ambient_runner.bridges.tasks import BridgeHost
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.model_proxy import ModelProxy, Upstream
@@ -72,8 +72,8 @@ OFFLINE_HINT = ("To try the runner offline instead, set RUNNER_SCRIPTED_MODEL=tr
 
 
 class BridgeBase(ABC):
-    """The defaults of the bridge contract (``contract.Bridge``): a person's turn and the core's host kept, the
-    optional parts doing nothing, the rest abstract. ``CliBridge`` and the tests' fake bridges start from it."""
+    """The defaults of the bridge contract (``contract.Bridge``): the core's host kept, the optional parts doing
+    nothing, the rest abstract. ``CliBridge`` and the tests' fake bridges start from it."""
 
     runner_type: ClassVar[str]
     framework: str
@@ -83,24 +83,19 @@ class BridgeBase(ABC):
     sdk: LazyModules | None = None
 
     _host: BridgeHost | None = None
-    _hitl: HumanInTheLoop | None = None
-
-    @property
-    def hitl(self) -> HumanInTheLoop:
-        """Given at construction; a bridge built without one has its own, in memory."""
-        if self._hitl is None:
-            self._hitl = HumanInTheLoop()
-        return self._hitl
 
     @property
     def host(self) -> BridgeHost:
-        """The core's task registry and between-run channel (a detached one until ``attach``)."""
+        """Given at construction; a bridge built without one has its own, detached (its person's turn in memory),
+        which the run manager it joins takes."""
         if self._host is None:
             self._host = BridgeHost()
         return self._host
 
-    def attach(self, host: BridgeHost) -> None:
-        self._host = host
+    @property
+    def hitl(self) -> HumanInTheLoop:
+        """A person's turn: the host's."""
+        return self.host.hitl
 
     async def startup(self) -> None:
         pass
@@ -140,10 +135,10 @@ class CliBridge(BridgeBase, Generic[AuthT]):
     options: RunnerOptions  # declared by each runner (Gemini's depends on its transport)
     scripted_model: type[ScriptedModelServer]  # a runner's model API's stand-in (the ACP runner's: its agent's)
 
-    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
+    def __init__(self, settings: RunnerSettings, host: BridgeHost | None = None) -> None:
         self.settings = settings
         self.mcp = settings.mcp_servers
-        self._hitl = hitl or HumanInTheLoop.of(settings)  # the run manager's (create_bridge), else its own
+        self._host = host or BridgeHost.of(settings)  # the run manager's (create_bridge), else its own
         self.scripted: ScriptedModelServer | None = None
         self._scripted_running = False
         self._auth: AuthT | None = None

@@ -15,9 +15,9 @@ escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A brid
 * ``readiness()``, ``capabilities()``, ``startup()``, ``shutdown()``, ``secret_values()``, ``parse_options()``,
   ``state_files()``.
 
-What a bridge is lent rather than implements comes composed: the core's ``BridgeHost`` (``bridges.tasks``: the
-background tasks and their reports, the between-run channel, timers), a person's turn (``hitl``,
-``interrupts.human_in_the_loop``), the model proxy (``model_proxy``, started by ``CliBridge``), the SDK imported after
+What a bridge is lent rather than implements comes composed: the core's ``BridgeHost`` (``host``, given at
+construction, ``bridges.host``: a person's turn, the background tasks and their reports, the between-run channel,
+timers), the model proxy (``model_proxy``, started by ``CliBridge``), the SDK imported after
 start-up (``sdk``, ``bridges.lazy``) and the run options' parsing (``bridges.options``). This module holds the
 contract only (``Bridge``, a ``Protocol``, and the values it passes); the defaults a bridge may take are
 ``bridges.base.BridgeBase``.
@@ -37,9 +37,8 @@ from pydantic import Field
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError, error_code
 from ambient_runner.bridges.caller import Caller
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.bridges.options import CamelModel, OptionSpec, RunOptions
-from ambient_runner.bridges.tasks import BridgeHost
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.model_proxy import ModelProxy
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
@@ -165,7 +164,7 @@ class LateImports(Protocol):
 
 class Bridge(Protocol):
     """One runner type, as the core calls it: built once per process (``bridges.registry.create_bridge``) with the
-    settings and a person's turn (``hitl``); ``bridges.base.BridgeBase`` gives the defaults."""
+    settings and the core's host (``host``); ``bridges.base.BridgeBase`` gives the defaults."""
 
     runner_type: ClassVar[str]
     # this runner's id in the platform's agent registry (its UI matches the two); the ACP runner's follows its preset
@@ -180,12 +179,9 @@ class Bridge(Protocol):
         """The SDK its turns import after start-up (``bridges.lazy``); None: nothing left to import."""
 
     @property
-    def hitl(self) -> HumanInTheLoop:
-        """A person's turn: the interrupts the bridge opens and waits on, the turns parked meanwhile (shared with the
-        run manager)."""
-
-    def attach(self, host: BridgeHost) -> None:
-        """The core lends the bridge its task registry and between-run channel."""
+    def host(self) -> BridgeHost:
+        """What the core lends it (shared with the run manager): a person's turn (the interrupts the bridge opens and
+        waits on, the turns parked meanwhile), the task registry, the between-run channel."""
 
     # ----- lifecycle -------------------------------------------------------------------------------------
     async def startup(self) -> None:

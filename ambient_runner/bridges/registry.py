@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.settings import RunnerSettings
 
 if TYPE_CHECKING:
@@ -24,6 +24,6 @@ def bridge_class(runner_type: str) -> type[CliBridge]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def create_bridge(settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> CliBridge:
-    """The bridge ``RUNNER_TYPE`` names, given the run manager's person's turn (``RunManager.hitl``)."""
-    return bridge_class(settings.runner_type)(settings, hitl)
+def create_bridge(settings: RunnerSettings, host: BridgeHost | None = None) -> CliBridge:
+    """The bridge ``RUNNER_TYPE`` names, given the run manager's host (``RunManager.host``)."""
+    return bridge_class(settings.runner_type)(settings, host)

@@ -10,13 +10,12 @@ announced between runs a moment later.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ag_ui.core import BaseEvent, CustomEvent, EventType
+from ag_ui.core import CustomEvent, EventType
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 
@@ -138,46 +137,3 @@ class TaskReport(Protocol):
 
 
 TASK_END_GRACE = 2.0  # s a task's full end notification may follow its bare status change
-
-
-@dataclass
-class BridgeHost:
-    """What the core lends a bridge: the task registry, a way to send an event outside any run, and timers that
-    end with the runner."""
-
-    tasks: TaskRegistry = field(default_factory=TaskRegistry)
-    publish: Callable[[BaseEvent], None] = lambda event: None
-    _timers: set[asyncio.TimerHandle] = field(default_factory=set)
-
-    def later(self, delay: float, call: Callable[[], None]) -> None:
-        def fire() -> None:
-            self._timers.discard(handle)
-            call()
-
-        handle = asyncio.get_running_loop().call_later(delay, fire)
-        self._timers.add(handle)
-
-    def task_event(self, thread_id: str, report: TaskReport, stop: TaskStopper | None = None) -> BaseEvent | None:
-        """A CLI's task report into the registry (``stop``: how the CLI stops a task it started); the event to send
-        when it changed something."""
-        tasks = self.tasks
-        if report.kind == "started":
-            return tasks.started(thread_id, report.task_id, report.description, report.task_type, stop)
-        if report.kind == "progress":
-            return tasks.progress(report.task_id, report.usage, report.last_tool_name)
-        if not report.summary and not report.output_file:
-            # A bare status change: the CLI's full notification (summary, output file) usually follows at once;
-            # the end is announced from this one only if that does not come.
-            def announce() -> None:
-                late = tasks.completed(report.task_id, report.status)
-                if late is not None:
-                    self.publish(late)
-
-            self.later(TASK_END_GRACE, announce)
-            return None
-        return tasks.completed(report.task_id, report.status, report.summary, report.usage, report.output_file)
-
-    def close(self) -> None:
-        for handle in self._timers:
-            handle.cancel()
-        self._timers.clear()

@@ -1,8 +1,8 @@
 """Driving one run: the bridge's events through the run's stream guard into its thread, within the idle and
 wall-clock timeouts (they fire even when the CLI prints nothing); failures become ``RUN_ERROR`` with the CLI's
-stderr tail; an interrupted run ends ``RUN_FINISHED`` outcome ``cancelled``; a run that pauses shows its question
-card; a message for a busy thread goes into its live turn where the CLI takes one (``steer``). Then the run
-settles: the thread is free, the after-run hooks run (the state sync).
+stderr tail; an interrupted run ends ``RUN_FINISHED`` outcome ``cancelled``; a message for a busy thread goes into its
+live turn where the CLI takes one (``steer``). Then the run settles: the thread is free, the after-run hooks run (the
+state sync).
 """
 
 from __future__ import annotations
@@ -18,14 +18,10 @@ from ag_ui.core import (
     CustomEvent,
     RunAgentInput,
     RunErrorEvent,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
 )
 
 from ag_ui_cli_common.errors import ErrorCode
 from ambient_runner.bridges.contract import Bridge, BridgeError
-from ambient_runner.interrupts.card import Card
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.attachments import discard_written
 from ambient_runner.runs.busy import STEERED_INTO
@@ -47,11 +43,10 @@ class RunDriver:
     """Drives the runs of every thread; built once by the run manager, which owns the hooks and observers it
     reads."""
 
-    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop, metrics: RunnerMetrics,
+    def __init__(self, settings: RunnerSettings, metrics: RunnerMetrics,
                  bridge: Callable[[], Bridge | None], before_run_hooks: list[BeforeRunHook],
                  after_run_hooks: list[AfterRunHook], observers: list[RunObserver]) -> None:
         self.settings = settings
-        self.hitl = hitl
         self.metrics = metrics
         self.bridge = bridge  # the manager's, once loaded
         self.before_run_hooks = before_run_hooks
@@ -114,9 +109,6 @@ class RunDriver:
                 except TimeoutError:
                     ending = self._timeout_ending(run, wall_left <= settings.runner_idle_timeout)
                     break
-                if self._stopping(run) is None and _pauses(event):
-                    self.hitl.on_pause(run.thread_id, run.run_id, state.ids.tool_calls.get,
-                                       show=lambda card: self._show_card(state, run, card))
                 self.accept(state, run, [event])
         except asyncio.CancelledError:
             # Interrupt escalation or shutdown cancelled the bridge; the run still gets its terminal event.
@@ -138,12 +130,6 @@ class RunDriver:
                 log.exception("ending run %s failed", run.run_id)
             finally:
                 await self._settle(state, run)
-
-    def _show_card(self, state: ThreadState, run: ActiveRun, card: Card) -> str:
-        """The run ends waiting for a person: its last tool call is the question card, after everything else it
-        streamed has closed; the card's call id on the wire."""
-        self.accept(state, run, card.events(), close_messages=True)
-        return run.guard.wire_id(card.call_id)
 
     async def _settle(self, state: ThreadState, run: ActiveRun) -> None:
         """The run's last steps, whatever happened before: the thread is free, hooks run, ``settled`` is set."""
@@ -207,11 +193,6 @@ class RunDriver:
                        "(RUNNER_IDLE_TIMEOUT) and was stopped.")
             code = ErrorCode.IDLE_TIMEOUT
         return Ending(error_message=_with_stderr(message, run.turn.stderr_tail.text()), error_code=code)
-
-
-def _pauses(event: BaseEvent) -> bool:
-    """A bridge's end of a run that waits for a person."""
-    return isinstance(event, RunFinishedEvent) and isinstance(event.outcome, RunFinishedInterruptOutcome)
 
 
 async def _nothing() -> AsyncIterator[BaseEvent]:

@@ -27,8 +27,7 @@ from ag_ui.core import (
 
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.contract import Bridge
-from ambient_runner.bridges.tasks import BridgeHost, TaskRegistry
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.admission import Reader, ThreadAtAdmission, read_request
 from ambient_runner.runs.between_runs import BetweenRunEvents
@@ -69,7 +68,7 @@ class QueueFullError(RunnerError, RuntimeError):
 
 class RunManager:
     def __init__(self, settings: RunnerSettings, bridge: Bridge | None, redactor: Redactor,
-                 metrics: RunnerMetrics, hitl: HumanInTheLoop | None = None) -> None:
+                 metrics: RunnerMetrics) -> None:
         self.settings = settings
         self.bridge = bridge
         self.redactor = redactor
@@ -87,14 +86,14 @@ class RunManager:
         self._place_open = asyncio.Event()  # cleared while the place changes (``place_change``)
         self._place_open.set()
         self.between_runs = BetweenRunEvents()  # events outside any run, for GET /events without a cursor
-        self.tasks = TaskRegistry()  # the agent's background tasks, for /tasks
-        # A person's turn (approvals, questions, the question card, answers): the bridge's, given at its construction.
-        self.hitl = bridge.hitl if bridge is not None else hitl or HumanInTheLoop.of(settings)
-        self.host: BridgeHost | None = None
-        self.driver = RunDriver(settings, self.hitl, metrics, lambda: self.bridge, self.before_run_hooks,
+        # What the bridge is lent, given at its construction (``create_bridge(settings, runs.host)``; a bridge built on
+        # its own brings a detached one): a person's turn (approvals, questions, the question card, answers), the
+        # agent's background tasks (/tasks), and the between-run channel, which is this manager's.
+        self.host = bridge.host if bridge is not None else BridgeHost.of(settings)
+        self.host.publish = self.publish_between_runs
+        self.hitl = self.host.hitl
+        self.driver = RunDriver(settings, metrics, lambda: self.bridge, self.before_run_hooks,
                                 self.after_run_hooks, self.observers)
-        if bridge is not None:
-            self.attach(bridge)
 
     # ----- queries ---------------------------------------------------------------------------------------
     def thread(self, thread_id: str) -> ThreadState | None:
@@ -290,13 +289,11 @@ class RunManager:
                 dropped.append(message)
         return dropped
 
-    def attach(self, bridge: Bridge) -> None:
-        """Lend ``bridge`` the task registry and the between-run channel."""
+    def use(self, bridge: Bridge) -> None:
+        """The bridge boot loaded, built with this manager's host (``create_bridge(settings, runs.host)``)."""
+        if bridge.host is not self.host:
+            raise ValueError("a bridge joins the run manager whose host it was built with (create_bridge)")
         self.bridge = bridge
-        if bridge.hitl is not self.hitl:
-            raise ValueError("a bridge joins the run manager whose person's turn it was built with (create_bridge)")
-        self.host = BridgeHost(self.tasks, self.publish_between_runs)
-        bridge.attach(self.host)
 
     def publish_between_runs(self, event: BaseEvent) -> None:
         """An event that belongs to no run (a model switch): to the between-run listeners, redacted, stamped."""
@@ -341,9 +338,7 @@ class RunManager:
                 message.end_unstarted(message.error(SHUTDOWN_QUEUED_MESSAGE, ErrorCode.SHUTDOWN))
             state.notify()
         self.between_runs.close()
-        self.hitl.close()  # a paused turn stops waiting; the file keeps the pause for the next runner
-        if self.host is not None:
-            self.host.close()
+        self.host.close()  # a paused turn stops waiting (the file keeps the pause for the next runner), timers end
         runs = self.active_runs()
         if runs:
             log.info("shutting down: stopping %d active run(s)", len(runs))

@@ -1,7 +1,8 @@
 """A thread as the run manager keeps it: its event log, ids, conversation, live and settling run, queued messages;
 and ``ActiveRun``, one run of it. A thread begins a run (``begin``: the answers it brings to the thread's pause, its
 ``RUN_STARTED`` in the log), takes each run's events through that run's stream guard into its conversation and log
-(``accept``: redacted, counted, seen by the observers) and its next run once the live one has ended (``release``)."""
+(``accept``: redacted, counted, seen by the observers; a run that ends waiting for a person shows its question card
+first) and its next run once the live one has ended (``release``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ag_ui.core import BaseEvent, EventType
+from ag_ui.core import BaseEvent, EventType, RunFinishedEvent, RunFinishedInterruptOutcome
 
 from ambient_runner.bridges.contract import Turn
+from ambient_runner.interrupts.card import Card
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop, Resumption
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.event_log import ThreadEventLog
@@ -123,6 +125,10 @@ class ThreadState:
         if ending is not None:
             passed = guard.finish(ending)
         else:
+            events = list(events)
+            if stopping is None and any(map(_pauses, events)):  # a bridge's end that waits (it comes alone)
+                self.hitl.on_pause(run.thread_id, run.run_id, self.ids.tool_calls.get,
+                                   show=lambda card: self._show_card(run, card))
             passed = guard.close_messages() if close_messages else []
             passed += [out for event in events for out in guard.accept(event, stopping=stopping)]
         for event in passed:
@@ -142,12 +148,23 @@ class ThreadState:
             if ends:
                 self.release(run, guard.outcome)
 
+    def _show_card(self, run: ActiveRun, card: Card) -> str:
+        """``run`` ends waiting for a person: its last tool call is the question card, after everything else it
+        streamed has closed; the card's call id on the wire."""
+        self.accept(run, card.events(), close_messages=True)
+        return run.guard.wire_id(card.call_id)
+
     def release(self, run: ActiveRun, outcome: RunOutcome | None = None) -> None:
         """The thread takes its next run (once ``run`` has settled)."""
         run.outcome = run.outcome or outcome
         if self.active is run:
             self.active, self.settling = None, run
             self.notify()
+
+
+def _pauses(event: BaseEvent) -> bool:
+    """A bridge's end of a run that waits for a person."""
+    return isinstance(event, RunFinishedEvent) and isinstance(event.outcome, RunFinishedInterruptOutcome)
 
 
 def _paused(run: ActiveRun | None) -> bool:

@@ -78,7 +78,7 @@ def test_only_the_selected_bridge_is_imported_and_only_after_start():
     at_import, after_boot = eval(result.stdout)  # noqa: S307 - our own printed lists
     assert [m for m in at_import if not m.startswith("ag_ui_cli_common")] == [  # the adapters' shared codes, and
         "ambient_runner.bridges.caller", "ambient_runner.bridges.contract",  # the contract and what it lends a bridge:
-        "ambient_runner.bridges.options", "ambient_runner.bridges.registry",
+        "ambient_runner.bridges.host", "ambient_runner.bridges.options", "ambient_runner.bridges.registry",
         "ambient_runner.bridges.tasks"]  # no runner yet
     assert not [m for m in after_boot if m.startswith(("claude_agent_sdk", "openai_codex", "ag_ui_claude",
                                                        "ag_ui_codex_sdk", "ambient_runner.bridges.claude",

@@ -91,7 +91,7 @@ async def test_a_task_output_that_leads_elsewhere_is_not_read(tmp_path):
     async with RunnerHarness(FakeCliBridge(tmp_path), agui_token="the-session-token-value") as runner:
         client = runner.client
         client.headers["X-Ambient-Session-Token"] = "the-session-token-value"
-        tasks = runner.app.runtime.runs.tasks
+        tasks = runner.app.runtime.runs.host.tasks
         task_dir = tmp_path / "claude-tmp" / "tasks"
         task_dir.mkdir(parents=True)
         (task_dir / "t1.output").symlink_to("/proc/self/environ")

@@ -37,9 +37,9 @@ from ambient_runner.bridges.acp_client.moves import SessionFolders
 from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, StateFiles, Turn
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.bridges.options import APPROVAL_NOTE, RunnerOptions
 from ambient_runner.bridges.turn_loop import TurnHooks
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp.status import configured
 from ambient_runner.model_proxy import Upstream
 from ambient_runner.process.environment import agent_environment
@@ -82,8 +82,8 @@ class AcpBridge(CliBridge[AcpAuth]):
     runner_type: ClassVar[str] = "acp"
     attachment_types = frozenset({"image/png", "image/jpeg", "image/webp"})
 
-    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
-        super().__init__(settings, hitl)
+    def __init__(self, settings: RunnerSettings, host: BridgeHost | None = None) -> None:
+        super().__init__(settings, host)
         self.preset: AcpPreset | None = preset_of(settings.acp_agent)
         self.framework = framework_of(settings.acp_agent)  # a registry entry per preset
         preset = self.preset or OPENCODE

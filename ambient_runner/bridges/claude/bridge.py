@@ -43,12 +43,12 @@ from ambient_runner.bridges.claude.frontend_tools import request_for as frontend
 from ambient_runner.bridges.claude.frontend_tools import server_config as frontend_server
 from ambient_runner.bridges.claude.mcp_status import ClaudeMcpStatus
 from ambient_runner.bridges.contract import BridgeError, Readiness, StateFiles, Turn
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.tasks import BackgroundTask, TaskNotStoppableError
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
 from ambient_runner.interrupts.book import Answer, PendingInterrupt
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.interrupts.parked import LiveTurn
 from ambient_runner.mcp.render import claude_servers
 from ambient_runner.model_proxy import Upstream
@@ -82,8 +82,8 @@ class ClaudeBridge(CliBridge[ClaudeAuth], TurnHooks["AsyncGenerator[Any, None]",
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = AnthropicScriptedServer
 
-    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
-        super().__init__(settings, hitl)
+    def __init__(self, settings: RunnerSettings, host: BridgeHost | None = None) -> None:
+        super().__init__(settings, host)
         self.credentials = ClaudeCredentials()  # the Anthropic variables, read once
         self._clients: dict[str, ClaudeSession] = {}  # thread -> its Claude Code process
         self._cli_path: Path | None = None

@@ -46,10 +46,10 @@ from ambient_runner.bridges.codex_sdk.auth import (
 from ambient_runner.bridges.codex_sdk.config import DEFAULT_MODEL, OPENAI_API_BASE, CodexConfigFile, bundled_codex
 from ambient_runner.bridges.codex_sdk.turn_control import end_commands_since, interrupt_turn
 from ambient_runner.bridges.contract import BridgeError, Readiness, StateFiles, Turn
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.bridges.lazy import LazyModules
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.turn_loop import Step, TurnHooks
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.interrupts.parked import LiveTurn, PausableFeed
 from ambient_runner.mcp import config as mcp_config
 from ambient_runner.mcp.render import codex_servers
@@ -104,8 +104,8 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
     sdk: LazyModules  # imported in a thread once started (bridges.lazy)
     scripted_model = OpenAIResponsesServer
 
-    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
-        super().__init__(settings, hitl)
+    def __init__(self, settings: RunnerSettings, host: BridgeHost | None = None) -> None:
+        super().__init__(settings, host)
         self.credentials = CodexCredentials()  # the OpenAI variables, read once
         self.codex_home = Path(settings.state_dir)
         self.runner_home = Path(settings.runner_state_root) / ".codex-runner-home"

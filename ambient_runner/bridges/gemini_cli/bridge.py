@@ -54,9 +54,9 @@ from ambient_runner.bridges.gemini_cli.config import (
 )
 from ambient_runner.bridges.gemini_cli.mcp_status import GeminiMcpStatus
 from ambient_runner.bridges.gemini_cli.session import StreamJsonTurns, TurnRunner, TurnSpec
+from ambient_runner.bridges.host import BridgeHost
 from ambient_runner.bridges.options import RunnerOptions
 from ambient_runner.bridges.turn_loop import TurnHooks
-from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.mcp.naming import from_gemini
 from ambient_runner.mcp.render import gemini_servers
 from ambient_runner.model_proxy import Upstream
@@ -87,8 +87,8 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
     attachment_types = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf"})
     scripted_model = ScriptedGeminiServer
 
-    def __init__(self, settings: RunnerSettings, hitl: HumanInTheLoop | None = None) -> None:
-        super().__init__(settings, hitl)
+    def __init__(self, settings: RunnerSettings, host: BridgeHost | None = None) -> None:
+        super().__init__(settings, host)
         self.credentials = GeminiCredentials()  # the Gemini variables, read once
         self.home = GeminiHome.for_state_dir(settings.state_dir)
         self.max_attempts = max_attempts(settings.gemini_cli_max_attempts)
