@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pydantic import SecretStr
+from credential_settings import read_by_name
 
 from ambient_runner.bridges.acp.bridge import AcpBridge
 from ambient_runner.bridges.acp.model_apis import MODEL_APIS, AcpCredentials, ModelEndpoint
@@ -61,13 +61,7 @@ def test_credentials_are_settings_of_every_apis_variables_never_shown(monkeypatc
     """Each model API's key and base-URL variables are fields of ``AcpCredentials``, read by their names; a key is
     in neither its repr nor its str."""
     names = {name for api in MODEL_APIS.values() for name in (*api.key_variables, api.base_url_variable)}
-    for name in names:
-        monkeypatch.setenv(name, f"value-of-{name.lower()}")
-    credentials = AcpCredentials()
-    assert credentials.variables() == {name: f"value-of-{name.lower()}" for name in names}
-    shown = f"{credentials!r} {credentials}"
-    secrets = [value.get_secret_value() for _, value in credentials if isinstance(value, SecretStr)]
-    assert len(secrets) == len(ALL_KEYS) and not [secret for secret in secrets if secret in shown]
+    read_by_name(monkeypatch, AcpCredentials, names, secrets=len(ALL_KEYS))
 
 
 def test_the_key_is_read_when_the_bridge_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

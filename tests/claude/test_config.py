@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pydantic import SecretStr
+from credential_settings import read_by_name
 from runner_kits import make_turn
 
 from ambient_runner.bridges.claude.auth import (
@@ -52,16 +52,10 @@ def test_credentials_are_settings_read_by_name_and_never_shown(monkeypatch: pyte
     name); a credential's value is in neither its repr nor its str."""
     names = (*SECRET_NAMES, "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_VERTEX", *VERTEX_REQUIRED, *VERTEX_OPTIONAL,
              *OPTIONAL_PASSTHROUGH)
-    for name in names:
-        monkeypatch.setenv(name, f"value-of-{name.lower()}")
     monkeypatch.setenv("VERTEX_REGION_CLAUDE_3_5_HAIKU", "europe-west1")
     monkeypatch.setenv("VERTEX_REGIONS", "not a variable of the settings")
-    credentials = ClaudeCredentials()
-    assert credentials.variables() == {name: f"value-of-{name.lower()}" for name in names} | {
-        "VERTEX_REGION_CLAUDE_3_5_HAIKU": "europe-west1"}
-    shown = f"{credentials!r} {credentials}"
-    secrets = [value.get_secret_value() for _, value in credentials if isinstance(value, SecretStr)]
-    assert len(secrets) == 4 and not [secret for secret in secrets if secret in shown]
+    read_by_name(monkeypatch, ClaudeCredentials, names, secrets=4,
+                 also={"VERTEX_REGION_CLAUDE_3_5_HAIKU": "europe-west1"})
 
 
 def test_credentials_are_read_when_the_bridge_is_built(tmp_path: Path, no_credentials: None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
+from credential_settings import read_by_name
 
 from ambient_runner.bridges.codex_sdk.auth import (
     AUTH_FILE_VARIABLE,
@@ -23,13 +23,7 @@ NAMES = (*KEY_VARIABLES, AUTH_FILE_VARIABLE, BASE_URL_VARIABLE)
 def test_credentials_are_settings_read_by_name_and_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every variable ``resolve_auth`` reads is a field of ``CodexCredentials``; a key is in neither its repr nor
     its str."""
-    for name in NAMES:
-        monkeypatch.setenv(name, f"value-of-{name.lower()}")
-    credentials = CodexCredentials()
-    assert credentials.variables() == {name: f"value-of-{name.lower()}" for name in NAMES}
-    shown = f"{credentials!r} {credentials}"
-    secrets = [value.get_secret_value() for _, value in credentials if isinstance(value, SecretStr)]
-    assert len(secrets) == 2 and not [secret for secret in secrets if secret in shown]
+    credentials = read_by_name(monkeypatch, CodexCredentials, NAMES, secrets=2)
     auth = resolve_auth(credentials.variables())
     assert (auth.kind, auth.env_key, auth.key) == ("api_key", "CODEX_API_KEY", "value-of-codex_api_key")
 

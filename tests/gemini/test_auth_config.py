@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
+from credential_settings import read_by_name
 from runner_kits import collect, make_turn
 
 from ambient_runner.bridges.gemini_cli.auth import CREDENTIAL_FILE_NAMES, GeminiCredentials, resolve_auth
@@ -38,13 +38,7 @@ def test_api_key_modes() -> None:
 def test_credentials_are_settings_read_by_name_and_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every variable ``resolve_auth`` reads is a field of ``GeminiCredentials``; a key is in neither its repr nor
     its str."""
-    for name in AUTH_VARS:
-        monkeypatch.setenv(name, f"value-of-{name.lower()}")
-    credentials = GeminiCredentials()
-    assert credentials.variables() == {name: f"value-of-{name.lower()}" for name in AUTH_VARS}
-    shown = f"{credentials!r} {credentials}"
-    secrets = [value.get_secret_value() for _, value in credentials if isinstance(value, SecretStr)]
-    assert len(secrets) == 2 and not [secret for secret in secrets if secret in shown]
+    read_by_name(monkeypatch, GeminiCredentials, AUTH_VARS, secrets=2)
 
 
 def test_credentials_are_read_when_the_bridge_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
