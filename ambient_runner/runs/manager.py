@@ -28,6 +28,7 @@ from ag_ui.core import (
 from ag_ui_cli_common.errors import ErrorCode, RunnerError
 from ambient_runner.bridges.contract import Bridge
 from ambient_runner.bridges.host import BridgeHost
+from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.admission import Reader, ThreadAtAdmission, read_request
 from ambient_runner.runs.between_runs import BetweenRunEvents
@@ -91,11 +92,15 @@ class RunManager:
         # agent's background tasks (/tasks), and the between-run channel, which is this manager's.
         self.host = bridge.host if bridge is not None else BridgeHost.of(settings)
         self.host.publish = self.publish_between_runs
-        self.hitl = self.host.hitl
         self.driver = RunDriver(settings, metrics, lambda: self.bridge, self.before_run_hooks,
                                 self.after_run_hooks, self.observers)
 
     # ----- queries ---------------------------------------------------------------------------------------
+    @property
+    def hitl(self) -> HumanInTheLoop:
+        """A person's turn: the host's."""
+        return self.host.hitl
+
     def thread(self, thread_id: str) -> ThreadState | None:
         return self.threads.get(thread_id)
 
