@@ -19,7 +19,8 @@ files are rewritten before every run and read by the tools when they run:
   ``CLAUDE_ENV_FILE``, which it runs before each Bash command): a value set, or ``unset`` when it is gone.
 
 ``deliver`` replaces everything at once (a provider that is absent from a run's fetch is removed, so one person's
-account never stays for the next sender); ``clear`` removes it all. Files are written whole and renamed into place.
+account never stays for the next sender); ``clear`` removes every account; ``remove``, at the runner's stop, the
+folder too. Files are written whole and renamed into place.
 """
 
 from __future__ import annotations
@@ -163,9 +164,17 @@ class CredentialStore:
 
     def clear(self) -> None:
         """No account left: every token file removed first (one by one, whatever is in the way), then the rest."""
+        self._remove_tokens()
+        self.deliver({})
+
+    def remove(self) -> None:
+        """The store gone (the runner stops): the token files first, as ``clear`` removes them, then the folder."""
+        self._remove_tokens()
+        _remove(self.root)
+
+    def _remove_tokens(self) -> None:
         for path in TOKEN_FILES:
             _remove(self.root / path)
-        self.deliver({})
 
     def _github(self, account: GitAccount, exported: dict[str, str]) -> None:
         token = account.token

@@ -68,7 +68,7 @@ class RunCredentials:
             remove_environment()
             self.runs.before_run_hooks.remove(self.before_run)
             self.runs.after_run_hooks.remove(self.after_run)
-            self.store.clear()
+            self.store.remove()
 
         return uninstall
 

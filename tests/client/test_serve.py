@@ -64,6 +64,7 @@ def test_a_local_runner_says_where_it_is_logs_each_request_and_stops_clean(tmp_p
     env |= {"RUNNER_TYPE": "claude", "AGUI_PORT": str(port), "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(ROOT)}
     log = tmp_path / "serve.log"
     with log.open("wb") as sink:
+        started = time.time() - 1  # (the file system's clock is coarser than time.time())
         proc = subprocess.Popen([sys.executable, "-m", "ambient_runner.client.main", "serve",
                                  "--offline-if-no-credentials"], cwd=ROOT, env=env, stdout=sink, stderr=sink)
     try:
@@ -93,10 +94,13 @@ def test_a_local_runner_says_where_it_is_logs_each_request_and_stops_clean(tmp_p
     assert len(access) == 2 and '"POST /run" 200' in access[0] and '"GET /ready" 200' in access[1], text
     assert "httpx" not in text and "Uvicorn running" not in text and text.count("ready on") == 1, text
     # nothing left behind in the shared temp dir: the runner's and Claude Code's temp files are the instance's own
-    assert not [p for p in Path(tempfile.gettempdir()).iterdir() if str(proc.pid) in p.name]
+    # (this pid, not a longer one that holds its digits, nor what an earlier process of the same pid left)
+    ours = re.compile(rf"(?<![0-9]){proc.pid}(?![0-9])")
+    assert not [p for p in Path(tempfile.gettempdir()).iterdir()
+                if ours.search(p.name) and p.lstat().st_mtime >= started]
     home = cache / "ambient-runner" / f"local-{port}"
     assert {p.name for p in (home / "tmp").iterdir()} >= {f"claude-{os.getuid()}"}
-    assert not [p for p in (home / "tmp").iterdir() if str(proc.pid) in p.name]  # the events spool dir is gone
+    assert not [p for p in (home / "tmp").iterdir() if ours.search(p.name)]  # the events spool dir is gone
 
 
 FOREGROUND_CHILD = """

@@ -259,6 +259,7 @@ async def test_keep_credentials_persistent_keeps_them_after_the_run(tmp_path, ba
         await runner.run("t1", script({"text": "done"}))
         await runner.run("t1", script({"text": "done again"}))
         assert (config.runner_credentials_dir / "github" / "token").read_text() == GITHUB_TOKEN
+    assert not config.runner_credentials_dir.exists()  # kept across runs, never past the runner: gone at its stop
 
 
 async def test_two_peoples_runs_at_once_withdraw_the_accounts_from_both(tmp_path, backend):
