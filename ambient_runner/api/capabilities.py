@@ -123,6 +123,4 @@ async def capabilities(request: Request, settings: Settings) -> Mapping[str, obj
     paths = request.app.openapi()["paths"]
     tracer = runtime_of(request).tracer
     tracing = [d.name for d in tracer.destinations] if tracer is not None else None
-    native = bridge.capabilities()
-    native = native.model_copy(update={"steering": native.steering or bridge.steering})
-    return capabilities_body(native, settings, paths, tracing)
+    return capabilities_body(bridge.capabilities(), settings, paths, tracing)

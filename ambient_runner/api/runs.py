@@ -17,7 +17,7 @@ from ambient_runner.api.errors import ApiError, ready_bridge
 from ambient_runner.api.routing import Metrics, Runs, Settings, WorkflowSet, WorkspaceRoot, body_rules, router
 from ambient_runner.api.run_input import MAX_BODY_BYTES, RunInput, check_id, check_run_input, prepare_run_input
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import Bridge
+from ambient_runner.bridges.contract import Capabilities
 from ambient_runner.metrics import RunnerMetrics
 from ambient_runner.runs.admission import Reader
 from ambient_runner.runs.attachments import AttachmentRules
@@ -91,8 +91,10 @@ def sse_response(metrics: RunnerMetrics, event_log: ThreadEventLog, after: int,
     return event_source(stream_frames(metrics, event_log, after, one_run))
 
 
-def attachment_rules(settings: RunnerSettings, bridge: Bridge, workspace: Workspace) -> AttachmentRules:
-    return AttachmentRules(accepted=bridge.attachment_types, max_bytes=settings.runner_max_attachment_bytes,
+def attachment_rules(settings: RunnerSettings, capabilities: Capabilities, workspace: Workspace) -> AttachmentRules:
+    """The parts a run may bring: the types the bridge takes (its ``capabilities``), within the settings' bounds."""
+    return AttachmentRules(accepted=frozenset(capabilities.input_mime_types),
+                           max_bytes=settings.runner_max_attachment_bytes,
                            fetch_urls=settings.runner_fetch_urls, workspace=workspace,
                            directory=settings.runner_attachments_dir)
 
@@ -112,7 +114,7 @@ async def start_run(body: RunInput, request: Request, runs: Runs, settings: Sett
     its events. The run is read once, against its thread, and submitted (``RunManager.submit``); what refuses it is a
     ``RunnerError`` with its status."""
     reader = Reader(expand=workflows.expand, ready=lambda: ready_bridge(request, BOOT_WAIT_FOR_RUN),
-                    attachment_rules=lambda bridge: attachment_rules(settings, bridge, workspace),
+                    attachment_rules=lambda capabilities: attachment_rules(settings, capabilities, workspace),
                     caller=Caller.from_headers(request.headers))
     submitted = await submit(runs, body, reader)
     return stream(submitted, metrics, runs.redactor)

@@ -278,7 +278,8 @@ class CliBridge(BridgeBase, Generic[AuthT]):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(runner_type=self.runner_type, framework=self.framework,
-                            input_mime_types=sorted(self.attachment_types), default_model=self.default_model,
+                            input_mime_types=sorted(self.attachment_types), steering=self.steering,
+                            default_model=self.default_model,
                             models=self.options.models(self.settings), options=self.options.specs(self.settings),
                             **self.features())
 

@@ -75,9 +75,11 @@ class Readiness:
 
 
 class Capabilities(CamelModel):
-    """``GET /capabilities``: what this bridge supports."""
+    """``GET /capabilities``: what this bridge supports; the core reads it too (the parts a run may bring, whether a
+    busy thread's message can be steered)."""
 
     runner_type: str
+    # this runner's id in the platform's agent registry (its UI matches the two); the ACP runner's follows its preset
     framework: str
     streaming_text: bool = True
     reasoning: bool = False
@@ -89,9 +91,10 @@ class Capabilities(CamelModel):
     state_deltas: bool = False
     approvals: bool = False  # tool approvals and questions as AG-UI interrupts
     client_tools: bool = False  # the run's frontend tools (RunAgentInput.tools) are offered to the agent
-    steering: bool = False  # a message for a busy thread can go into its live turn (whenBusy: steer)
+    steering: bool = False  # ``steer`` puts a busy thread's message into its live turn (whenBusy: steer)
     subagents: bool = False  # the agent delegates to sub-agents, streamed as SUBAGENT_* segments
-    input_mime_types: list[str] = Field(default_factory=list)  # the image / document parts it takes
+    # the image / document parts its CLI takes (anything else in a message is a 422)
+    input_mime_types: list[str] = Field(default_factory=list)
     default_model: str | None = None
     models: list[str] = Field(default_factory=list)
     options: list[OptionSpec] = Field(default_factory=list)
@@ -167,11 +170,6 @@ class Bridge(Protocol):
     settings and the core's host (``host``); ``bridges.base.BridgeBase`` gives the defaults."""
 
     runner_type: ClassVar[str]
-    # this runner's id in the platform's agent registry (its UI matches the two); the ACP runner's follows its preset
-    framework: str
-    # The MIME types of the image / document parts its CLI takes (anything else in a message is a 422).
-    attachment_types: frozenset[str]
-    steering: bool  # ``steer`` puts a user message into a live turn
     model_proxy: ModelProxy | None  # the CLI's model API, when its credential is one the proxy can hold
 
     @property

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ag_ui.core import RunAgentInput
 
 from ambient_runner.bridges.caller import Caller
-from ambient_runner.bridges.contract import Bridge
+from ambient_runner.bridges.contract import Bridge, Capabilities
 from ambient_runner.interrupts.human_in_the_loop import HumanInTheLoop
 from ambient_runner.runs.attachments import AttachmentRules, collect, discard_written
 from ambient_runner.runs.busy import when_busy
@@ -39,11 +39,11 @@ class ThreadAtAdmission:
 class Reader:
     """How a ``POST /run`` is read: ``expand`` (a workflow's /command, /skill or @agent as the agent gets it; what
     the person typed stays in the thread), ``ready`` (the bridge, once the runner has started), the attachment rules
-    for that bridge, and who sent it."""
+    for what that bridge takes (its capabilities), and who sent it."""
 
     expand: Callable[[str], str]
     ready: Callable[[], Awaitable[Bridge]]
-    attachment_rules: Callable[[Bridge], AttachmentRules]
+    attachment_rules: Callable[[Capabilities], AttachmentRules]
     caller: Caller
 
 
@@ -54,9 +54,10 @@ async def read_request(run_input: RunAgentInput, thread: ThreadAtAdmission, read
     bridge = await reader.ready()
     props = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else None
     options = bridge.parse_options(props)
-    attachments = await collect(run_input, trailing, reader.attachment_rules(bridge))
+    capabilities = bridge.capabilities()  # the parts its CLI takes; whether it steers
+    attachments = await collect(run_input, trailing, reader.attachment_rules(capabilities))
     try:
-        mode = when_busy(props, bridge.steering)
+        mode = when_busy(props, capabilities.steering)
     except BaseException:
         discard_written(attachments)  # not admitted: nobody else removes them
         raise

@@ -41,7 +41,8 @@ class FakeCliBridge(BridgeBase):
         return Readiness(True)
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type=self.runner_type, framework="fake-cli")
+        return Capabilities(runner_type=self.runner_type, framework="fake-cli",
+                            input_mime_types=sorted(self.attachment_types), steering=self.steering)
 
     def secret_values(self) -> tuple[str, ...]:
         return self._secrets
