@@ -32,11 +32,12 @@ def tree_rss_kib() -> int:
 async def test_at_most_the_bound_of_clis_live_and_every_thread_continues(tmp_path, monkeypatch) -> None:
     async with scripted_runner("claude", tmp_path, monkeypatch, runner_max_live_clis=BOUND) as runner:
         before = tree_rss_kib()
+        baseline = cli_groups()  # what earlier tests left re-parented to this process is not this runner's
         one_cli = 0
         for index in range(THREADS):
             events = await runner.harness.run(f"t{index}", f"NOTOOL first words of thread {index}")
             assert events[-1]["type"] == "RUN_FINISHED", events[-1]
-            live = cli_groups()
+            live = cli_groups() - baseline
             assert len(live) <= BOUND, (index, live)
             if index == 0:
                 one_cli = tree_rss_kib() - before
@@ -51,7 +52,7 @@ async def test_at_most_the_bound_of_clis_live_and_every_thread_continues(tmp_pat
             said = {other for other in range(THREADS)
                     if f"first words of thread {other}\"" in sent or f"first words of thread {other}\\" in sent}
             assert said == {index}, (index, said)  # its own first words, and no other thread's
-            assert len(cli_groups()) <= BOUND
+            assert len(cli_groups() - baseline) <= BOUND
 
 
 async def test_a_thread_waiting_for_a_person_keeps_its_cli(tmp_path, monkeypatch) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from harness import RunnerHarness
+from runners import wait_for
 
 from ambient_runner.bridges.claude.bridge import ClaudeBridge
 from ambient_runner.settings import RunnerSettings
@@ -119,7 +120,7 @@ async def test_interrupt_mid_stream_then_another_turn(settings: RunnerSettings) 
             if any("SLOW" in t for t in request_texts(bridge.scripted.bodies())):
                 break
             await asyncio.sleep(0.05)
-        await asyncio.sleep(1.5)  # a few chunks have streamed
+        await wait_for(lambda: runner.seen("t-int", "TEXT_MESSAGE_CONTENT"), what="a first chunk streamed")
         response = await runner.interrupt("t-int")
         assert response.status_code == 200
         events = await asyncio.wait_for(run, 60)

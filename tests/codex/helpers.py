@@ -9,6 +9,7 @@ from harness import RunnerHarness
 from proctable import pid_alive
 
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
+from ambient_runner.process import proc_stat
 from ambient_runner.settings import RunnerSettings
 
 
@@ -29,11 +30,13 @@ def harness_for(bridge: CodexBridge, root: Path, **overrides: object) -> RunnerH
     return RunnerHarness(bridge, **settings_values(root, **overrides))
 
 
-def codex_processes() -> list[tuple[int, str]]:
-    """(pid, cmdline) of every live process running the bundled codex binary."""
+def codex_processes(under: int | None = None) -> list[tuple[int, str]]:
+    """(pid, cmdline) of every live process running the bundled codex binary; ``under``: only that process's
+    descendants (a test's own: what another suite on the machine runs meanwhile is not its business)."""
     found = []
+    mine = None if under is None else {stat.pid for stat in proc_stat.descendants(under)}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or (mine is not None and int(entry) not in mine):
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as handle:

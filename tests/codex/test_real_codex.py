@@ -13,6 +13,7 @@ import pytest
 from harness import RunnerHarness
 from proctable import group_members
 from runner_kits import make_turn
+from runners import wait_for
 
 from ambient_runner.bridges.codex_sdk.bridge import CodexBridge
 from ambient_runner.bridges.contract import BridgeError
@@ -110,7 +111,7 @@ async def test_interrupt_mid_stream_then_the_thread_continues(runner: RunnerHarn
     task = asyncio.create_task(run(runner, "t-slow", "SLOW count for me"))
     async with asyncio.timeout(TIMEOUT):
         await request_seen(server, "SLOW count")
-        await asyncio.sleep(1.2)  # a few chunks stream first
+        await wait_for(lambda: runner.seen("t-slow", "TEXT_MESSAGE_CONTENT"), what="a first chunk streamed")
         response = await runner.interrupt("t-slow")
         assert response.status_code == 200
         events = await task
@@ -143,7 +144,7 @@ async def test_provider_errors_become_specific_run_errors(runner: RunnerHarness,
 async def test_shutdown_leaves_no_codex_process(tmp_path: Path, isolated_network: None, no_openai_env: None,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGUI_STORAGE_SECRET", "runner-secret-value-123")
-    before = {pid for pid, _ in codex_processes()}
+    before = {pid for pid, _ in codex_processes(under=os.getpid())}  # (re-parented to us, a subreaper, if left)
     bridge = CodexBridge(make_settings(tmp_path))
     async with harness_for(bridge, tmp_path) as runner:
         await run(runner, "t-proc", "Create out.txt with hello")
@@ -154,7 +155,7 @@ async def test_shutdown_leaves_no_codex_process(tmp_path: Path, isolated_network
         assert f"CODEX_HOME={bridge.codex_home}".encode() in environ
         assert b"HOME=" + str(Path.home()).encode() + b"\0" not in environ
     assert group_members(pgid) == []
-    assert {pid for pid, _ in codex_processes()} - before == set()
+    assert {pid for pid, _ in codex_processes(under=os.getpid())} - before == set()
 
 
 async def test_missing_credentials(tmp_path: Path, no_openai_env: None) -> None:
@@ -217,10 +218,11 @@ async def test_app_server_death_ends_the_run_and_the_next_turn_restarts_it(runne
     await run(runner, "t-crash", "NOTOOL first")
     server = scripted(runner)
     server.slow_delay = 0.5
+    before = len(runner.logged("t-crash"))
     task = asyncio.create_task(run(runner, "t-crash", "SLOW keep going"))
     async with asyncio.timeout(TIMEOUT):
         await request_seen(server, "SLOW keep going")
-        await asyncio.sleep(0.8)
+        await wait_for(lambda: runner.seen("t-crash", "TEXT_MESSAGE_CONTENT", after=before), what="a chunk streamed")
         assert bridge._app is not None and bridge._app.pgid is not None  # noqa: SLF001
         dead_group = bridge._app.pgid  # noqa: SLF001
         os.killpg(dead_group, signal.SIGKILL)

@@ -10,6 +10,7 @@ import pytest
 from harness import RunnerHarness, check_stream, parse_sse
 from process_bridge import FakeCliBridge, script
 from proctable import group_members, pid_alive
+from runners import wait_for
 
 from ambient_runner.api.runs import body_limit
 
@@ -77,7 +78,7 @@ async def test_nonzero_exit_without_output(bridge):
 async def test_second_concurrent_run_on_a_thread_that_rejects_when_busy_gets_409(bridge):
     async with RunnerHarness(bridge) as runner:
         first = asyncio.create_task(runner.run("t1", script(text("a"), {"sleep": 1.5}, text("b"))))
-        await asyncio.sleep(0.5)
+        await wait_for(lambda: runner.seen("t1", "TEXT_MESSAGE_CONTENT"), what="the first run streaming")
         busy = runner.run_body("t1", script(text("x")), {"whenBusy": "reject"})
         response = await runner.client.post("/run", json=busy)
         assert response.status_code == 409
@@ -116,9 +117,8 @@ async def test_interrupt_cancels_and_leaves_no_process(bridge, tmp_path):
     async with RunnerHarness(bridge) as runner:
         run = asyncio.create_task(runner.run("t1", script(
             {"grandchild": str(grandchild_pid_file)}, text("started "), {"sleep": 60}, text("never"))))
-        while not grandchild_pid_file.exists() or not bridge.pgids:
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.3)
+        await wait_for(lambda: grandchild_pid_file.exists() and runner.seen("t1", "TEXT_MESSAGE_CONTENT"),
+                       what="the CLI's grandchild started, then its text")
         response = await runner.interrupt("t1")
         assert response.status_code == 200
         assert response.json()["interrupted"][0]["threadId"] == "t1"
@@ -139,9 +139,8 @@ async def test_interrupt_escalates_when_the_cli_ignores_signals(tmp_path):
     async with RunnerHarness(bridge, runner_interrupt_grace=0.5) as runner:
         run = asyncio.create_task(runner.run("t1", script(
             {"ignore": ["SIGINT", "SIGTERM"]}, text("stubborn "), {"stall": True})))
-        while not bridge.pgids:
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.3)
+        await wait_for(lambda: runner.seen("t1", "TEXT_MESSAGE_CONTENT"),
+                       what="the CLI ignoring signals (its text follows)")
         assert (await runner.interrupt()).status_code == 200
         events = await run
         escalations = await runner.metric("ambient_interrupt_escalations_total")
@@ -159,7 +158,7 @@ async def test_interrupt_without_a_run_is_404(bridge):
 
 
 async def test_idle_timeout_fires_with_a_silent_cli(bridge):
-    async with RunnerHarness(bridge, runner_idle_timeout=0.5) as runner:
+    async with RunnerHarness(bridge, runner_idle_timeout=1.5) as runner:  # (the CLI's start is inside it too)
         events = await runner.run("t1", script({"stderr": "waiting for the model"}, text("one "), {"stall": True}))
     assert events[-1]["type"] == "RUN_ERROR"
     assert events[-1]["code"] == "IDLE_TIMEOUT"
@@ -301,8 +300,8 @@ async def test_client_disconnect_does_not_stop_the_run(bridge):
                     pass
         except httpx.ReadTimeout:
             pass
-        await asyncio.sleep(1.5)
-        replay = [e for _, e in await runner.events("t1")]
+        await wait_for(lambda: runner.app.runtime.runs.thread("t1"), what="the run admitted")
+        replay = [e for _, e in await runner.events("t1")]  # follows the run (it goes on without its client) to its end
     check_stream(replay)
     assert replay[-1]["type"] == "RUN_FINISHED"
     assert "".join(e.get("delta", "") for e in replay) == "a b"

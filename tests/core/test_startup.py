@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from harness import RunnerHarness, check_stream
 from process_bridge import FakeCliBridge, script
+from runners import wait_for
 
 from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.bridges.lazy import LazyModules
@@ -171,7 +172,7 @@ async def test_initial_prompt_runs_once_and_is_readable_through_events(tmp_path)
     # A replaced pod with the same state dir does not run the initial prompt again.
     async with RunnerHarness(FakeCliBridge(tmp_path), initial_prompt=prompt, session_id="sess-1",
                              runner_state_root=state_root) as runner:
-        await asyncio.sleep(0.3)
+        await wait_for(runner.app.runtime.boot.done.is_set, what="the boot (which starts the first turn, if any)")
         assert runner.app.runtime.runs.thread("sess-1") is None
 
 

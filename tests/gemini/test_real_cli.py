@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from harness import RunnerHarness
 from proctable import group_members
+from runners import wait_for
 
 from ambient_runner.bridges.gemini_cli.bridge import GeminiCliBridge
 from ambient_runner.scripted_models.gemini import ScriptedGeminiServer
@@ -117,7 +118,7 @@ async def test_interrupt_mid_stream_cancels_and_leaves_no_process(settings: Runn
                 break
             await asyncio.sleep(0.05)
         assert pgid is not None
-        await asyncio.sleep(1.0)  # a few chunks stream
+        await wait_for(lambda: runner.seen("t-int", "TEXT_MESSAGE_CONTENT"), what="a first chunk streamed")
         assert (await runner.interrupt("t-int")).status_code == 200
         events = await asyncio.wait_for(run, timeout=60)
         assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
@@ -143,7 +144,7 @@ async def test_cli_killed_by_a_signal_is_a_run_error_naming_it(settings: RunnerS
             if active is not None and model_turns(server(bridge)):
                 break
             await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)
+        await wait_for(lambda: runner.seen("t-kill", "TEXT_MESSAGE_CONTENT"), what="a first chunk streamed")
         os.kill(active.process.pid, signal.SIGKILL)
         events = await asyncio.wait_for(run, timeout=60)
     assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "CLI_KILLED"

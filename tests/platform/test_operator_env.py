@@ -112,7 +112,10 @@ def test_the_operators_whole_env_starts_the_runner(runner_type, tmp_path, monkey
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("RUNNER_STATE_ROOT", str(tmp_path.parent / f"{tmp_path.name}-state"))
-    translated = apply_platform_env(os.environ)
+    environ = dict(os.environ)
+    translated = apply_platform_env(environ)
+    for name, value in translated.values.items():  # as the runner's start writes them, undone after the test
+        monkeypatch.setenv(name, value)
     settings = load_settings()
     with caplog.at_level(logging.INFO, logger="ambient_runner.platform.env"):
         report(translated)

@@ -8,6 +8,7 @@ import json
 import pytest
 from harness import RunnerHarness, check_stream, parse_sse
 from process_bridge import FakeCliBridge, script
+from runners import wait_for
 
 
 def rss_bytes() -> int:
@@ -23,7 +24,7 @@ async def test_100_followers_of_one_run_get_identical_sequences(tmp_path):
     async with RunnerHarness(FakeCliBridge(tmp_path)) as runner:
         run = asyncio.create_task(runner.run("t1", script({"sleep": 1.0}, {"flood": 2000}, {"sleep": 0.5},
                                                           {"flood": 1000})))
-        await asyncio.sleep(0.3)
+        await wait_for(lambda: runner.seen("t1", "RUN_STARTED"), what="the run started")
 
         async def follow() -> list[tuple[int | None, dict]]:
             return await runner.events("t1", after=0)

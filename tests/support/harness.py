@@ -210,6 +210,17 @@ class RunnerHarness:
             assert response.status_code == 200, (response.status_code, await response.aread())
             return [pair async for pair in parse_sse(response.aiter_lines())]
 
+    def logged(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's events written so far (the run manager's event log): what a test waits on, not a sleep."""
+        state = self.app.runtime.runs.thread(thread_id)
+        if state is None:
+            return []
+        return [json.loads(data) for _, data in state.log.read_after(0, limit=100_000)]
+
+    def seen(self, thread_id: str, kind: str, after: int = 0) -> bool:
+        """Whether the thread's log holds an event of type ``kind`` (after its first ``after`` events)."""
+        return any(event["type"] == kind for event in self.logged(thread_id)[after:])
+
     async def interrupt(self, thread_id: str | None = None) -> httpx.Response:
         assert self.client is not None
         body = {} if thread_id is None else {"threadId": thread_id}

@@ -97,14 +97,10 @@ class ScriptedRunner:
         return API_KEYS[self.runner_type]
 
     def logged(self, thread_id: str) -> list[dict[str, Any]]:
-        """The thread's events written so far (the run manager's event log)."""
-        state = self.harness.app.runtime.runs.thread(thread_id)
-        if state is None:
-            return []
-        return [json.loads(data) for _, data in state.log.read_after(0, limit=100_000)]
+        return self.harness.logged(thread_id)
 
     def seen(self, thread_id: str, kind: str) -> bool:
-        return any(event["type"] == kind for event in self.logged(thread_id))
+        return self.harness.seen(thread_id, kind)
 
     async def slow_answer(self, thread_id: str, prompt: str = "SLOW stream please",
                           delay: float = 0.5) -> asyncio.Task[list[dict[str, Any]]]:
