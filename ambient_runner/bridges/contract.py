@@ -1,4 +1,4 @@
-"""The bridge contract: what every runner (claude, gemini-cli, codex-sdk) implements.
+"""The bridge contract: what every runner (claude, gemini-cli, codex-sdk, acp) implements.
 
 The core service (``ambient_runner.app``) owns HTTP, SSE, the per-thread event log, timeouts, interrupt
 escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A bridge only has to:
@@ -12,8 +12,10 @@ escalation and the AG-UI stream guarantees (docs/contracts.md section 3). A brid
 * ``interrupt(thread_id)``: ask the CLI politely to stop the current turn (SIGINT, SDK interrupt, ...).
   The core then ends the run with ``RUN_FINISHED`` outcome ``cancelled`` whatever the bridge yields, and
   closes the generator itself if the bridge does not stop within ``RUNNER_INTERRUPT_GRACE`` seconds.
-* ``readiness()``, ``capabilities()``, ``startup()``, ``shutdown()``, ``secret_values()``, ``parse_options()``,
-  ``state_files()``.
+* ``steer(thread_id, text)``: a user message into the live turn, when the bridge's capabilities say it steers.
+* ``capabilities()``: what it supports, which the core also admits runs by (the parts a message may bring, whether
+  a busy thread's message can be steered); ``readiness()``, ``mcp_status()``, ``startup()``, ``shutdown()``,
+  ``secret_values()``, ``parse_options()``, ``state_files()``.
 
 What a bridge is lent rather than implements comes composed: the core's ``BridgeHost`` (``host``, given at
 construction, ``bridges.host``: a person's turn, the background tasks and their reports, the between-run channel,

@@ -63,7 +63,6 @@ async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkey
             victim = only(cli_groups() - baseline | r.persistent_leaders())
         else:
             await wait_for(lambda: r.seen("t-kill", "TOOL_CALL_START") and tool_processes(old_pids), what="the tool")
-            await asyncio.sleep(1.0)  # the tool has been running for a moment
             print({pid: (info, cmdline(pid)[:60]) for pid, info in descendants().items() if pid not in old_pids})
             victim = only(cli_groups() - baseline | r.persistent_leaders())
         groups = {pgid for pgid, _ in descendants().values()} - old_groups - {os.getpgid(0)}
