@@ -15,7 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ambient_runner.app import create_app
 from ambient_runner.bridges.base import BridgeBase
-from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.logging_setup import configure_logging
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import SupervisedProcess
@@ -28,12 +28,10 @@ EVENT = TypeAdapter(Event)
 
 class FloodBridge(BridgeBase):
     runner_type = "flood"
+    framework = "flood"
 
     def readiness(self) -> Readiness:
         return Readiness(True)
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type=self.runner_type, framework="flood")
 
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         proc = await SupervisedProcess.start([sys.executable, str(FLOOD_CLI)], cwd=Path.cwd(),

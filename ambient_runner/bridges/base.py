@@ -106,8 +106,15 @@ class BridgeBase(ABC):
     @abstractmethod
     def readiness(self) -> Readiness: ...
 
-    @abstractmethod
-    def capabilities(self) -> Capabilities: ...
+    def capabilities(self) -> Capabilities:
+        """What it declares (``framework``, ``attachment_types``, ``steering``) and its ``features``: the one report
+        of them, which the core also admits runs by."""
+        return Capabilities(runner_type=self.runner_type, framework=self.framework,
+                            input_mime_types=sorted(self.attachment_types), steering=self.steering, **self.features())
+
+    def features(self) -> dict[str, bool]:
+        """The ``Capabilities`` flags this runner sets (reasoning, mcp, approvals, ...)."""
+        return {}
 
     @abstractmethod
     def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]: ...
@@ -153,10 +160,6 @@ class CliBridge(BridgeBase, Generic[AuthT]):
     @abstractmethod
     def model_upstream(self) -> Upstream | None:
         """Where the model proxy forwards the CLI's model requests (None: the CLI talks to its API itself)."""
-
-    def features(self) -> dict[str, bool]:
-        """The ``Capabilities`` flags this runner sets (reasoning, mcp, approvals, ...)."""
-        return {}
 
     async def prepare(self) -> None:  # noqa: B027 - optional hook
         """The runner's own start, after the scripted server and the model proxy are up."""
@@ -277,11 +280,10 @@ class CliBridge(BridgeBase, Generic[AuthT]):
         return self.options.parse(forwarded_props, self.settings)
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type=self.runner_type, framework=self.framework,
-                            input_mime_types=sorted(self.attachment_types), steering=self.steering,
-                            default_model=self.default_model,
-                            models=self.options.models(self.settings), options=self.options.specs(self.settings),
-                            **self.features())
+        """The base's report with the models and options this deployment offers."""
+        return super().capabilities().model_copy(update={
+            "default_model": self.default_model, "models": self.options.models(self.settings),
+            "options": self.options.specs(self.settings)})
 
     # ----- sessions --------------------------------------------------------------------------------------
     @property

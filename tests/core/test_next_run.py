@@ -21,7 +21,7 @@ from ag_ui.core import (
 from harness import RunnerHarness, parse_sse
 
 from ambient_runner.bridges.base import BridgeBase
-from ambient_runner.bridges.contract import Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import Readiness, Turn
 
 
 class SlowToCloseBridge(BridgeBase):
@@ -29,6 +29,7 @@ class SlowToCloseBridge(BridgeBase):
     (or for ``release``), as a CLI's exit and bookkeeping do."""
 
     runner_type = "slow-close"
+    framework = "slow-close"
 
     def __init__(self, close_delay: float | None) -> None:
         self.close_delay = close_delay
@@ -39,9 +40,6 @@ class SlowToCloseBridge(BridgeBase):
 
     def readiness(self) -> Readiness:
         return Readiness(True)
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type=self.runner_type, framework=self.runner_type)
 
     async def run_turn(self, turn: Turn) -> AsyncIterator[BaseEvent]:
         if turn.thread_id in self.running:

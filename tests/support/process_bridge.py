@@ -14,7 +14,7 @@ from ag_ui.core import BaseEvent, Event, RawEvent
 from pydantic import TypeAdapter, ValidationError
 
 from ambient_runner.bridges.base import BridgeBase
-from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, Turn
+from ambient_runner.bridges.contract import BridgeError, Readiness, Turn
 from ambient_runner.process.environment import cli_environment
 from ambient_runner.process.supervisor import ProcessLimits, SupervisedProcess
 
@@ -24,6 +24,7 @@ EVENT = TypeAdapter(Event)
 
 class FakeCliBridge(BridgeBase):
     runner_type = "fake-cli"
+    framework = "fake-cli"
     attachment_types = frozenset({"image/png", "image/jpeg", "application/pdf"})
 
     def __init__(self, workdir: Path, *, max_line_bytes: int = 8 * 1024 * 1024, kill_grace: float = 1.0,
@@ -39,10 +40,6 @@ class FakeCliBridge(BridgeBase):
 
     def readiness(self) -> Readiness:
         return Readiness(True)
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(runner_type=self.runner_type, framework="fake-cli",
-                            input_mime_types=sorted(self.attachment_types), steering=self.steering)
 
     def secret_values(self) -> tuple[str, ...]:
         return self._secrets
