@@ -127,7 +127,11 @@ class CredentialStore:
     def _fresh_layout(self) -> None:
         """Every folder a plain folder of ours and every script as the runner wrote it, before each delivery: what
         a tool of an earlier run changed there (a link planted in place of a folder, a rewritten helper) is gone
-        before the next sender's accounts are written."""
+        before the next sender's accounts are written. The folder itself too: a link or a file in its place is
+        removed and the folder made again, so no account is written where a tool pointed it."""
+        if self.root.is_symlink() or not self.root.is_dir():
+            _remove(self.root)
+            self.root.mkdir(mode=0o700)
         for sub in SUBDIRECTORIES:
             folder = self.root / sub
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
@@ -173,6 +177,8 @@ class CredentialStore:
         _remove(self.root)
 
     def _remove_tokens(self) -> None:
+        if self.root.is_symlink():  # a link planted in place of the folder: nothing of ours is where it points
+            return
         for path in TOKEN_FILES:
             _remove(self.root / path)
 

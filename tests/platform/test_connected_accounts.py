@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -337,6 +338,19 @@ def test_what_a_tool_changed_in_the_store_is_gone_before_the_next_delivery(tmp_p
     assert "B\x01" not in (store.root / "gitconfig").read_text()
     store.clear()
     assert not (store.root / "github" / "token").exists() and "ghp_" not in (store.root / "exports.sh").read_text()
+    # The folder itself swapped for a link into the workspace: the next delivery makes it again, and neither it nor
+    # the runner's stop writes or removes anything where the link pointed.
+    (workspace / "exports.sh").write_text("the workspace's own file")
+    shutil.rmtree(store.root)
+    store.root.symlink_to(workspace)
+    store.clear()
+    store.deliver({"github": {"token": "ghp_" + "m" * 36, "userName": "c"}})
+    assert [p.name for p in workspace.iterdir()] == ["exports.sh"]
+    assert not store.root.is_symlink() and (store.root / "github" / "token").read_text() == "ghp_" + "m" * 36
+    shutil.rmtree(store.root)
+    store.root.symlink_to(workspace)
+    store.remove()
+    assert not store.root.is_symlink() and (workspace / "exports.sh").read_text() == "the workspace's own file"
 
 
 def test_a_gitlab_token_goes_only_to_gitlab_hosts(tmp_path):
