@@ -17,7 +17,7 @@ import fcntl
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ag_ui_cli_common.errors import ErrorCode
@@ -170,7 +170,7 @@ class SupervisedProcess:
             if (last := splitter.flush()) is not None:
                 self.stderr_tail.add(last.text)
 
-    async def lines(self) -> AsyncIterator[OutputLine]:
+    async def lines(self) -> AsyncGenerator[OutputLine]:
         """stdout, line by line, until EOF."""
         assert self._proc.stdout is not None
         async for line in read_lines(self._proc.stdout, self._limits.max_line_bytes):

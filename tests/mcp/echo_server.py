@@ -1,4 +1,5 @@
-"""A one-tool MCP stdio server for the MCP tests: ``say(text)`` answers ``echo: <text>``.
+"""A one-tool MCP server for the MCP tests: ``say(text)`` answers ``echo: <text>``. On stdio; or, given
+``streamable-http PORT`` or ``sse PORT``, on 127.0.0.1:PORT (``/mcp``, ``/sse``).
 
 When ``ECHO_SECRET`` is in its environment the answer also carries the secret's SHA-256 prefix, so a test can
 see that an ``${VAR}`` reference reached the server without the secret itself appearing anywhere.
@@ -6,6 +7,7 @@ see that an ``${VAR}`` reference reached the server without the secret itself ap
 
 import hashlib
 import os
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -23,4 +25,7 @@ def say(text: str = "hello") -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if len(sys.argv) == 3:
+        server.run(sys.argv[1], host="127.0.0.1", port=int(sys.argv[2]))  # type: ignore[arg-type]
+    else:
+        server.run()

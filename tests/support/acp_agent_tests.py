@@ -261,7 +261,8 @@ def preset_settings(agent: str, models: str) -> dict[str, Any]:
 async def mcp_tool_answered(runner: ScriptedRunner, thread: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The scripted model calls the echo server's ``say`` (the runner's MCP config, passed in ``session/new``; after
     a search for it where the agent defers MCP tools): the call's result is the server's answer, and the model
-    receives it; (the call's start, its result)."""
+    receives it; ``/mcp-status`` finds the server connected (the runner's probe, ACP reporting nothing of it);
+    (the call's start, its result)."""
     before = len(runner.server.requests)
     events = await runner.harness.run(thread, "MCPTOOL:echo.say please")
     calls = [e for e in events if e["type"] in ("TOOL_CALL_START", "TOOL_CALL_RESULT")]
@@ -271,6 +272,9 @@ async def mcp_tool_answered(runner: ScriptedRunner, thread: str) -> tuple[dict[s
     assert start["toolCallName"] == "mcp__echo__say"  # as the runner's configuration names it, whatever the agent's
     assert "echo: " in json.dumps([r.body for r in runner.server.requests[before:]])
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    status = (await runner.harness.client.get("/mcp-status")).json()["servers"]
+    assert [(s["name"], s["status"], s.get("tools"), s["source"]) for s in status] == [
+        ("echo", "connected", ["say"], "runner probe")], status
     return start, result
 
 

@@ -38,11 +38,11 @@ from ambient_runner.bridges.acp_client.turns import AcpTurns
 from ambient_runner.bridges.base import CliBridge
 from ambient_runner.bridges.contract import BridgeError, Capabilities, Readiness, StateFiles, Turn
 from ambient_runner.bridges.host import BridgeHost
+from ambient_runner.bridges.mcp_probe import McpProbe
 from ambient_runner.bridges.options import APPROVAL_NOTE, RunnerOptions
 from ambient_runner.bridges.turn_loop import TurnHooks
-from ambient_runner.mcp.status import configured
 from ambient_runner.model_proxy import Upstream
-from ambient_runner.process.environment import agent_environment
+from ambient_runner.process.environment import agent_environment, agent_values
 from ambient_runner.process.supervisor import ProcessLimits
 from ambient_runner.settings import RunnerSettings
 
@@ -100,6 +100,7 @@ class AcpBridge(CliBridge[AcpAuth]):
                                                        label=f"{preset.name} (ACP)"),
                               mcp_servers=lambda: acp_servers(self.mcp), session_meta=preset.session_meta,
                               title=preset.title, resume_first=preset.resume_first)
+        self.mcp_probe = McpProbe()
         self._turns = AcpTurns(self.live, self.sessions, self.hitl, self.place, self._model, self._mcp_tool_name,
                                who=preset.display, adapter=self._adapter, model_id=preset.model_id,
                                keeps_own_model=preset.own_model, mode=preset.mode,
@@ -180,6 +181,7 @@ class AcpBridge(CliBridge[AcpAuth]):
             await self.live.start_early()
 
     async def stop_cli(self) -> None:
+        await self.mcp_probe.close()
         await self.live.close()
 
     # ----- contract --------------------------------------------------------------------------------------
@@ -196,9 +198,14 @@ class AcpBridge(CliBridge[AcpAuth]):
         return {"approvals": True, "mcp": True, "reasoning": True}
 
     async def mcp_status(self) -> list[dict[str, Any]]:
-        """The runner's MCP servers, each as configured: they are given to the agent's every session (ACP has no
-        report of which it connected)."""
-        return configured(self.mcp)
+        """The runner's MCP servers, given to the agent's every session; ACP has no report of which it connected,
+        so the runner connects to each as the agent does (``bridges.mcp_probe``)."""
+        return await self.mcp_probe.status(self.mcp, lambda: agent_values(self.mcp.references()),
+                                           self._probe_environment, self.settings.workspace_path)
+
+    def _probe_environment(self) -> dict[str, str]:
+        """What the agent's stdio MCP servers start with: the agent's environment."""
+        return self._environment() if self.preset is not None else agent_environment({})
 
     def capabilities(self) -> Capabilities:
         """The runner's, with what the agent reports of itself: its name and version (``initialize``), the modes

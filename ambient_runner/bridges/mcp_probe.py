@@ -1,0 +1,321 @@
+"""``GET /mcp-status`` where the agent reports nothing of its MCP servers (ACP has no such report): the runner
+connects to each server itself, as the agent does (the same command, arguments and environment; the same URL and
+headers), says MCP's ``initialize``, lists the server's tools and lets go.
+
+A server that answers is ``connected`` (with its tools); one that asks for a login (HTTP 401/403) ``needs-auth``;
+one that does not start, exits, refuses or answers with an error ``failed``, its ``detail`` saying why (the last
+lines of a stdio server's stderr among it, the secrets it was given removed). The caller waits ``wait`` seconds
+(the platform's backend gives ``/mcp/status`` 10 s); servers still connecting then are ``pending`` and their probe
+goes on, so the next call has them. A report is kept ``keep`` seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urljoin
+
+import httpx
+
+from ambient_runner import __version__
+from ambient_runner.mcp.config import McpConfig, McpServer, resolve
+from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.process.errors import ProcessStartError
+from ambient_runner.process.line_reader import OutputLine
+from ambient_runner.process.stderr_tail import StderrTail
+from ambient_runner.process.supervisor import SupervisedProcess
+
+SOURCE = "runner probe"
+PROTOCOL_VERSION = "2025-06-18"
+PROBE_TIMEOUT = 60.0  # s a server gets to answer (an npx package may download first)
+WAIT_SECONDS = 8.0
+KEEP_SECONDS = 15.0
+MAX_TOOL_PAGES = 20
+STDERR_LINES = 5
+
+
+class ProbeError(Exception):
+    """The server did not answer as MCP asks; the message says what happened."""
+
+
+class NeedsAuthError(ProbeError):
+    """The server wants credentials it was not given (HTTP 401 or 403)."""
+
+
+class _Peer(Protocol):
+    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]: ...
+
+    async def notify(self, method: str) -> None: ...
+
+
+def _message(method: str, params: dict[str, object] | None = None, id_: int | None = None) -> dict[str, object]:
+    message: dict[str, object] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    if id_ is not None:
+        message["id"] = id_
+    return message
+
+
+def _result(message: object, id_: int) -> dict[str, object] | None:
+    """The result of the response to request ``id_`` in ``message``; None for any other message."""
+    if not isinstance(message, dict) or message.get("id") != id_ or "method" in message:
+        return None
+    error = message.get("error")
+    if error is not None:
+        said = error.get("message") if isinstance(error, dict) else error
+        raise ProbeError(f"it answered with an error: {said}")
+    result = message.get("result")
+    return result if isinstance(result, dict) else {}
+
+
+async def _handshake(peer: _Peer) -> list[str]:
+    """``initialize``, ``notifications/initialized``, then every page of ``tools/list``: the tools' names."""
+    await peer.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                                      "clientInfo": {"name": "ambient-runner", "version": __version__}}, 1)
+    await peer.notify("notifications/initialized")
+    tools: list[str] = []
+    cursor: object = None
+    for page in range(MAX_TOOL_PAGES):
+        result = await peer.request("tools/list", {"cursor": cursor} if cursor else {}, 2 + page)
+        listed = result.get("tools")
+        for tool in listed if isinstance(listed, list) else []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                tools.append(tool["name"])
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    return tools
+
+
+# ----- stdio ---------------------------------------------------------------------------------------------------
+class _StdioPeer:
+    """A stdio server: a message a line each way (lines that are no JSON are its own logging)."""
+
+    def __init__(self, process: SupervisedProcess, lines: AsyncIterator[OutputLine]) -> None:
+        self.process, self.lines = process, lines
+
+    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]:
+        await self._send(_message(method, params, id_))
+        async for line in self.lines:
+            with contextlib.suppress(ValueError):
+                if (result := _result(json.loads(line.text), id_)) is not None:
+                    return result
+        code = await self.process.wait()
+        raise ProbeError(f"it exited (code {code}) before it answered {method}")
+
+    async def notify(self, method: str) -> None:
+        await self._send(_message(method))
+
+    async def _send(self, message: dict[str, object]) -> None:
+        try:
+            await self.process.send(json.dumps(message).encode() + b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            raise ProbeError(f"it exited (code {await self.process.wait()}) before it read the request") from None
+
+
+async def _stdio(server: McpServer, env: Mapping[str, str], cwd: Path, stderr: StderrTail) -> list[str]:
+    argv = [server.command or "", *server.args]
+    folder = Path(server.cwd) if server.cwd else cwd
+    if not folder.is_dir():
+        raise ProbeError(f"its folder {str(folder)!r} does not exist")
+    try:
+        process = await SupervisedProcess.start(argv, cwd=folder, env=env, stdin_pipe=True, stderr_tail=stderr)
+    except ProcessStartError:
+        raise ProbeError(f"its command {argv[0]!r} was not found or is not executable") from None
+    async with process, contextlib.aclosing(process.lines()) as lines:
+        return await _handshake(_StdioPeer(process, lines))
+
+
+# ----- streamable HTTP and SSE ---------------------------------------------------------------------------------
+def _checked(response: httpx.Response) -> httpx.Response:
+    if response.status_code in (401, 403):
+        raise NeedsAuthError(f"it answered HTTP {response.status_code}: it wants credentials")
+    if response.status_code >= 400:
+        raise ProbeError(f"it answered HTTP {response.status_code}")
+    return response
+
+
+async def _sse_events(response: httpx.Response) -> AsyncGenerator[tuple[str, str]]:
+    """``(event, data)`` of a ``text/event-stream`` body (``message`` when unnamed)."""
+    data: list[str]
+    event, data = "message", []
+    async for line in response.aiter_lines():
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", []
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+
+
+class _HttpPeer:
+    """Streamable HTTP: each message a POST; a response is JSON, or an event stream that holds it."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self.client, self.url = client, url
+        self.session: str | None = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL_VERSION}
+        return headers | ({"Mcp-Session-Id": self.session} if self.session else {})
+
+    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]:
+        async with self.client.stream("POST", self.url, json=_message(method, params, id_),
+                                      headers=self._headers()) as response:
+            _checked(response)
+            self.session = response.headers.get("mcp-session-id", self.session)
+            if response.headers.get("content-type", "").startswith("text/event-stream"):
+                async with contextlib.aclosing(_sse_events(response)) as events:
+                    async for _, data in events:
+                        with contextlib.suppress(ValueError):
+                            if (result := _result(json.loads(data), id_)) is not None:
+                                return result
+                raise ProbeError(f"its event stream ended before it answered {method}")
+            try:
+                result = _result(json.loads(await response.aread()), id_)
+            except ValueError:
+                raise ProbeError(f"it did not answer {method} with JSON") from None
+            if result is None:
+                raise ProbeError(f"it did not answer {method}")
+            return result
+
+    async def notify(self, method: str) -> None:
+        _checked(await self.client.post(self.url, json=_message(method), headers=self._headers()))
+
+    async def close(self) -> None:
+        if self.session:  # the session ends with the probe (a server may not allow it: nothing to do then)
+            with contextlib.suppress(httpx.HTTPError):
+                await self.client.delete(self.url, headers=self._headers())
+
+
+class _SsePeer:
+    """MCP's older HTTP+SSE transport: one event stream from the server (its first event names where to POST),
+    the responses arriving on it."""
+
+    def __init__(self, client: httpx.AsyncClient, endpoint: str, events: AsyncIterator[tuple[str, str]]) -> None:
+        self.client, self.endpoint, self.events = client, endpoint, events
+
+    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]:
+        await self._post(_message(method, params, id_))
+        async for event, data in self.events:
+            with contextlib.suppress(ValueError):
+                if event == "message" and (result := _result(json.loads(data), id_)) is not None:
+                    return result
+        raise ProbeError(f"its event stream ended before it answered {method}")
+
+    async def notify(self, method: str) -> None:
+        await self._post(_message(method))
+
+    async def _post(self, message: dict[str, object]) -> None:
+        _checked(await self.client.post(self.endpoint, json=message))
+
+
+async def _remote(server: McpServer, headers: dict[str, str]) -> list[str]:
+    url = server.url or ""
+    # As the agents' own clients: no proxy from the environment, no redirect followed.
+    async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(PROBE_TIMEOUT), trust_env=False,
+                                 follow_redirects=False) as client:
+        if server.transport == "http":
+            peer = _HttpPeer(client, url)
+            try:
+                return await _handshake(peer)
+            finally:
+                await peer.close()
+        async with (client.stream("GET", url, headers={"Accept": "text/event-stream"}) as response,
+                    contextlib.aclosing(_sse_events(_checked(response))) as events):
+            async for event, data in events:
+                if event == "endpoint":
+                    return await _handshake(_SsePeer(client, urljoin(url, data.strip()), events))
+            raise ProbeError("its event stream ended before it named its message endpoint")
+
+
+# ----- one server, every server ----------------------------------------------------------------------------------
+def _scrubbed(text: str, secrets: list[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
+async def probe(server: McpServer, environ: Mapping[str, str], agent_env: Mapping[str, str], cwd: Path,
+                bound: float = PROBE_TIMEOUT) -> McpServerStatus:
+    """Connect to ``server`` as the agent would: its ``${VAR}`` references resolved against ``environ`` (what the
+    agent's environment holds), a stdio server started with ``agent_env`` and its own ``env``, in ``cwd``; given
+    ``bound`` seconds."""
+    env = {name: resolve(value, environ) for name, value in server.env.items()}
+    headers = {name: resolve(value, environ) for name, value in server.headers.items()}
+    secrets = [value for value in [*env.values(), *headers.values()] if len(value) >= 4]
+    stderr = StderrTail(max_lines=STDERR_LINES, max_line_chars=300)
+    status = McpServerStatus(name=server.name, transport=server.transport, status="failed", source=SOURCE)
+    try:
+        async with asyncio.timeout(bound):
+            if server.transport == "stdio":
+                tools = await _stdio(server, {**agent_env, **env}, cwd, stderr)
+            else:
+                tools = await _remote(server, headers)
+        return status.model_copy(update={"status": "connected", "tools": tools})
+    except NeedsAuthError as exc:
+        return status.model_copy(update={"status": "needs-auth", "detail": str(exc)})
+    except TimeoutError:
+        detail = f"it did not answer within {bound:g} s"
+    except ProbeError as exc:
+        detail = str(exc)
+    except httpx.HTTPError as exc:
+        detail = f"it could not be reached: {type(exc).__name__}: {exc}"
+    except OSError as exc:  # its stdio pipe broke in an unusual way
+        detail = f"its connection failed: {exc}"
+    if stderr:
+        detail += f"; its stderr ends: {stderr.text()}"
+    return status.model_copy(update={"detail": _scrubbed(detail, secrets)})
+
+
+class McpProbe:
+    """The runner's MCP servers' status as ``probe`` finds it; one round of probes at a time, its report kept
+    ``keep`` seconds, the caller waiting at most ``wait`` for it (the rest ``pending`` meanwhile)."""
+
+    def __init__(self, wait: float = WAIT_SECONDS, keep: float = KEEP_SECONDS, timeout: float = PROBE_TIMEOUT) -> None:
+        self.wait, self.keep, self.timeout = wait, keep, timeout
+        self._found: dict[str, McpServerStatus] = {}
+        self._round: asyncio.Task[None] | None = None
+        self._ended_at = 0.0
+
+    async def status(self, config: McpConfig, environ: Callable[[], Mapping[str, str]],
+                     agent_env: Callable[[], Mapping[str, str]], cwd: Path) -> list[dict[str, object]]:
+        """Every configured server's status (``configured`` shape); ``environ`` and ``agent_env`` are read when a
+        round starts."""
+        if not config:
+            return configured(config)
+        stale = self._round is None or self._round.done() and time.monotonic() - self._ended_at > self.keep
+        if stale:
+            self._round = asyncio.create_task(self._probe_all(config, environ(), agent_env(), cwd),
+                                              name="mcp-probe")
+        assert self._round is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._round), self.wait)
+        pending = {name: McpServerStatus(name=name, transport=server.transport, status="pending",
+                                         detail="the runner is connecting to it", source=SOURCE)
+                   for name, server in config.servers.items()}
+        return configured(config, {**pending, **self._found})
+
+    async def _probe_all(self, config: McpConfig, environ: Mapping[str, str], agent_env: Mapping[str, str],
+                         cwd: Path) -> None:
+        async def one(server: McpServer) -> None:
+            self._found[server.name] = await probe(server, environ, agent_env, cwd, self.timeout)
+
+        try:
+            await asyncio.gather(*(one(server) for server in config.servers.values()))
+        finally:
+            self._ended_at = time.monotonic()
+
+    async def close(self) -> None:
+        """The runner stops: a round under way ends (its servers' processes with it)."""
+        if self._round is not None and not self._round.done():
+            self._round.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._round
