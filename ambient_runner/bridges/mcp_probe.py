@@ -270,6 +270,8 @@ async def probe(server: McpServer, environ: Mapping[str, str], agent_env: Mappin
         detail = f"it could not be reached: {type(exc).__name__}: {exc}"
     except OSError as exc:  # its stdio pipe broke in an unusual way
         detail = f"its connection failed: {exc}"
+    except Exception as exc:  # noqa: BLE001 - whatever a server does, the report is made
+        detail = f"it answered in a way the runner could not read: {type(exc).__name__}"
     if stderr:
         detail += f"; its stderr ends: {stderr.text()}"
     return status.model_copy(update={"detail": _scrubbed(detail, secrets)})
