@@ -3,8 +3,10 @@
 Some CLIs start their tools in a new process group (the Gemini CLI spawns shell commands ``detached``, i.e. in a
 new session), so ending the CLI's own group does not reach them, and when the CLI itself is killed (OOM killer,
 SIGKILL) nobody else would. ``GroupTracker`` notes, while the CLI runs, every process group its descendants are in
-(read from /proc every ``interval`` s: a tool younger than that can still escape); ``kill()`` ends those groups
-and reaps what was re-parented to us.
+(read from /proc every ``interval`` s); ``kill()`` ends those groups and reaps what was re-parented to us. A tool
+younger than a scan is found at ``kill()`` all the same when the CLI was started with a tag (``PROCESS_TAG`` in its
+environment, which its descendants inherit): once the CLI is gone, its orphans are the runner's children (the runner
+is a subreaper, or PID 1 in a pod), and those holding the tag are its.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ambient_runner.process.proc_stat import descendants, processes, read_stat
 
 REAP_AFTER_STOP = 30.0  # s a tool may take to exit after its turn ended and still be reaped
+PROCESS_TAG = "AMBIENT_RUNNER_PROCESS_TAG"  # in the environment of each process the runner supervises: its own value
 _reapers: set[asyncio.Task[None]] = set()
 
 
@@ -61,6 +65,38 @@ def _tree(pid: int) -> list[int] | None:
     return found
 
 
+def tagged(env: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """``env`` with a new ``PROCESS_TAG`` (for a process about to start), and the tag."""
+    tag = secrets.token_hex(8)
+    return {**env, PROCESS_TAG: tag}, tag
+
+
+def tagged_orphan_groups(tag: str) -> set[int]:
+    """Process groups of this process's children whose environment holds ``PROCESS_TAG=tag``: the descendants of
+    the process started with that tag that were re-parented to us when it died (and it, while it lives)."""
+    marker = f"\0{PROCESS_TAG}={tag}\0".encode()
+    groups: set[int] = set()
+    for child in _children(os.getpid()):
+        try:
+            with open(f"/proc/{child}/environ", "rb") as environ:
+                held = marker in b"\0" + environ.read()
+        except OSError:  # gone meanwhile, or a zombie (its environment is gone with it)
+            continue
+        if held and (stat := read_stat(child)) is not None:
+            groups.add(stat.pgid)
+    return groups
+
+
+def _children(pid: int) -> list[int]:
+    """``pid``'s children (every thread's)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{thread}/children", "rb") as listed:
+                found += [int(child) for child in listed.read().split()]
+    return found
+
+
 def group_exists(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)  # succeeds while any member, a zombie included, exists
@@ -100,11 +136,13 @@ async def _reap_groups(groups: set[int], within: float) -> None:
 class GroupTracker:
     """Remembers the process groups of ``pid``'s descendants while it runs; ``kill()`` ends them. The first scan
     starts at once, or ``first_after`` s later (``first_scan()``: the groups it found); ``known``: groups seen
-    before (an earlier turn's, still there), tracked from the start."""
+    before (an earlier turn's, still there), tracked from the start; ``tag``: the ``PROCESS_TAG`` ``pid`` was
+    started with (``kill()`` then ends its tagged orphans too)."""
 
     def __init__(self, pid: int, interval: float = 0.25, *, first_after: float = 0.0,
-                 known: Iterable[int] = ()) -> None:
+                 known: Iterable[int] = (), tag: str | None = None) -> None:
         self.pid = pid
+        self.tag = tag
         self.interval = interval
         self.first_after = first_after
         self.groups: set[int] = set(known)
@@ -158,8 +196,11 @@ class GroupTracker:
         self._settle_first(None)  # a task cancelled before its first step never ran its ``finally``
 
     async def kill(self) -> None:
-        """SIGKILL every group seen (call once the CLI itself is stopped) and reap our re-parented orphans."""
+        """SIGKILL every group seen, and those of the CLI's tagged orphans (call once the CLI itself is stopped),
+        and reap our re-parented orphans."""
         await self._stop_polling()
+        if self.tag is not None:
+            self.groups |= tagged_orphan_groups(self.tag)
         for pgid in self.groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)

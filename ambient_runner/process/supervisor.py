@@ -21,6 +21,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ag_ui_cli_common.errors import ErrorCode
+from ambient_runner.process.descendants import tagged
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.group import ProcessGroup, finish_shielded
 from ambient_runner.process.line_reader import CHUNK_BYTES, LineSplitter, OutputLine, read_lines
@@ -41,7 +42,7 @@ class SupervisedProcess:
     """A running CLI process group. Use ``async with await SupervisedProcess.start(...) as proc``."""
 
     def __init__(self, proc: asyncio.subprocess.Process, argv0: str, stderr_tail: StderrTail,
-                 limits: ProcessLimits) -> None:
+                 limits: ProcessLimits, tag: str | None = None) -> None:
         self._proc = proc
         self._argv0 = argv0
         self._limits = limits
@@ -51,6 +52,7 @@ class SupervisedProcess:
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{proc.pid}")
         self._feed_stdin_task: asyncio.Task[None] | None = None
         self._ending: asyncio.Future[int | None] | None = None
+        self.tag = tag  # its PROCESS_TAG (``descendants.GroupTracker`` finds its orphans by it)
 
     @classmethod
     async def start(
@@ -67,11 +69,12 @@ class SupervisedProcess:
         """Start ``argv``; ``stdin_data`` (if given) is written to stdin, which is then closed. ``stdin_pipe``:
         stdin stays open for ``send`` (a peer that speaks a protocol on stdio)."""
         limits = limits or ProcessLimits()
+        env, tag = tagged(env)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=os.fspath(cwd),
-                env=dict(env),
+                env=env,
                 stdin=asyncio.subprocess.PIPE if stdin_data is not None or stdin_pipe else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -86,7 +89,7 @@ class SupervisedProcess:
         except PermissionError as exc:
             raise ProcessStartError(f"The agent CLI '{argv[0]}' is not executable: {exc}",
                                     code=ErrorCode.CLI_NOT_FOUND) from exc
-        supervised = cls(proc, str(argv[0]), stderr_tail if stderr_tail is not None else StderrTail(), limits)
+        supervised = cls(proc, str(argv[0]), stderr_tail if stderr_tail is not None else StderrTail(), limits, tag)
         if stdin_data is not None:
             supervised._feed_stdin_task = asyncio.create_task(supervised._feed_stdin(stdin_data),
                                                               name=f"stdin-{proc.pid}")

@@ -1,6 +1,7 @@
 """``descendant_groups`` reads the kernel's child lists (only the CLI's descendants) and finds the same process
 groups as a scan of the whole process table: a tool that moved into a group (or a session) of its own is found,
-also below another tool, and the CLI's own group is not counted."""
+also below another tool, and the CLI's own group is not counted. A tool its CLI started just before it was killed
+is found by the CLI's tag."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
+import textwrap
 import time
+from pathlib import Path
 
 from ambient_runner.process import descendants as tree
 from ambient_runner.process.proc_stat import descendants, processes
+from ambient_runner.process.supervisor import SupervisedProcess, become_subreaper
 
 
 def by_whole_table(pid: int) -> set[int]:
@@ -104,3 +109,40 @@ async def test_a_tracker_told_to_wait_scans_first_after_that_and_tracks_known_gr
                 os.killpg(group, signal.SIGKILL)
         cli.wait()
         earlier.wait()
+
+
+def detaches_a_tool_then_dies(pid_file: Path) -> list[str]:
+    """A CLI that starts a tool in a session of its own (its output its own, as a CLI reads a tool's), writes the
+    tool's pid, and is SIGKILLed at once."""
+    return [sys.executable, "-c", textwrap.dedent(f"""
+        import os, signal, subprocess, sys
+        tool = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        open({str(pid_file)!r}, "w").write(str(tool.pid))
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)]
+
+
+async def test_a_tool_younger_than_any_scan_ends_with_its_killed_cli_and_no_other_clis_tool_does(
+        tmp_path: Path) -> None:
+    """The CLI dies before the tracker's first scan: its tool, re-parented to the runner (a subreaper), carries
+    the CLI's tag and is killed with the CLI's groups; a tool of another CLI, orphaned alike, is not."""
+    become_subreaper()
+    clis = [await SupervisedProcess.start(detaches_a_tool_then_dies(tmp_path / name), cwd=tmp_path,
+                                          env=dict(os.environ)) for name in ("first", "second")]
+    trackers = [tree.GroupTracker(cli.pid, first_after=3600, tag=cli.tag).start() for cli in clis]
+    try:
+        for cli in clis:
+            assert await asyncio.wait_for(cli.wait(), 30) == -signal.SIGKILL
+        first, second = (int((tmp_path / name).read_text()) for name in ("first", "second"))
+        assert tree.group_exists(first) and tree.group_exists(second)  # in no group a tracker saw
+        await trackers[0].kill()
+        assert not tree.group_exists(first)  # killed, and reaped
+        assert tree.group_exists(second)
+        await trackers[1].kill()
+        assert not tree.group_exists(second)
+    finally:
+        for tracker in trackers:
+            await tracker.kill()
+        for cli in clis:
+            await cli.stop()

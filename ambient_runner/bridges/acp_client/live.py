@@ -197,7 +197,7 @@ class LiveAgent:
         except BaseException:
             await connection.close()
             raise
-        self.tools = GroupTracker(process.pid).start()
+        self.tools = GroupTracker(process.pid, tag=process.tag).start()
         self._watcher = asyncio.create_task(self._watch(connection), name=f"acp-watch-{process.pid}")
         self.started_at = started
         self.initialize_seconds = time.monotonic() - started

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from ambient_runner.bridges.claude.steering import IntermediateResult, SteeredMe
 from ambient_runner.bridges.claude.transport import WatchedTransport
 from ambient_runner.bridges.contract import BridgeError
 from ambient_runner.interrupts.parked import Paused
-from ambient_runner.process.descendants import GroupTracker
+from ambient_runner.process.descendants import GroupTracker, tagged
 from ambient_runner.process.stderr_tail import StderrTail
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class ClaudeSession:
         self._client: ClaudeSDKClient | None = None
         self._reader: asyncio.Task[None] | None = None
         self._pid: int | None = None
+        self._tag: str | None = None  # the CLI's PROCESS_TAG (process.descendants)
         self._transport: WatchedTransport | None = None
         self._process_key = ""
         self._model: str | None = None
@@ -136,7 +138,7 @@ class ClaudeSession:
         exited = False
         earlier: list[dict[str, Any]] = []  # results of CLI turns this turn went on through (steered messages)
         # Claude Code runs Bash commands in their own process groups: if the CLI dies, they are ended too.
-        tools = GroupTracker(self._pid, first_after=FIRST_TOOL_SCAN, known=self._tool_groups).start() \
+        tools = GroupTracker(self._pid, first_after=FIRST_TOOL_SCAN, known=self._tool_groups, tag=self._tag).start() \
             if self._pid else None
         self._tools = tools
         try:
@@ -248,6 +250,8 @@ class ClaudeSession:
 
     async def _connect(self, model: str | None, effort: str | None = None) -> None:
         options = self._make_options(self.session_id, model, self._on_stderr, effort)
+        env, self._tag = tagged(options.env)  # its tools carry it: found even if the CLI dies before a scan
+        options = dataclasses.replace(options, env=env)
         transport = WatchedTransport(options)
         client = ClaudeSDKClient(options, transport=transport)
         try:

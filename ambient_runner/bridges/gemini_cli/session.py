@@ -96,7 +96,8 @@ class TurnRunner:
         # The CLI echoes the prompt on stdout and calls process.exit() without waiting for queued output, so a
         # reader that is briefly behind a big line loses the end of the turn: a larger pipe holds it.
         process.enlarge_stdout_pipe()
-        tools = GroupTracker(process.pid).start()  # the CLI runs shell tools in their own process groups
+        # the CLI runs shell tools in their own process groups
+        tools = GroupTracker(process.pid, tag=process.tag).start()
         active = ActiveTurn(process, tools)
         self.active[turn.thread_id] = active
         if turn.interrupted.is_set():  # asked while the process was being started
