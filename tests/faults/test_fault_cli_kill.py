@@ -63,11 +63,10 @@ async def test_cli_sigkilled(runner_type: str, when: str, tmp_path: Path, monkey
             victim = only(cli_groups() - baseline | r.persistent_leaders())
         else:
             await wait_for(lambda: r.seen("t-kill", "TOOL_CALL_START") and tool_processes(old_pids), what="the tool")
-            if runner_type != "claude":
-                # The scenario, not a wait for something: a tool that has run for a moment. Claude's tools are found
-                # by the CLI's tag however young (process.descendants). Gemini's end with the CLI (they run on its
-                # terminal) and leave zombies that only a scan of their group (every 0.25 s) reaps; Codex's
-                # app-server is started by its SDK, untagged.
+            if runner_type == "gemini-cli":
+                # The scenario, not a wait for something: a tool that has run for a moment. Claude's and Codex's
+                # tools are found by the CLI's tag however young (process.descendants). Gemini's end with the CLI
+                # (they run on its terminal) and leave zombies that only a scan of their group (every 0.25 s) reaps.
                 await asyncio.sleep(1.0)
             print({pid: (info, cmdline(pid)[:60]) for pid, info in descendants().items() if pid not in old_pids})
             victim = only(cli_groups() - baseline | r.persistent_leaders())

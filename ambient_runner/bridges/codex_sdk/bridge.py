@@ -360,7 +360,7 @@ class CodexBridge(CliBridge[CodexAuth], TurnHooks[PausableFeed, CodexEventAdapte
         # tracker's first scan runs beside turn/start: what it finds (MCP servers, commands left running by earlier
         # turns) an interrupt never ends. A command of this turn comes only after Codex has the model's reply
         # through the runner's proxy, long after that scan (~1 ms) has read the app-server's children.
-        record.tools = GroupTracker(app.pgid).start() if app.pgid else None
+        record.tools = GroupTracker(app.pgid, tag=app.tag).start() if app.pgid else None
         try:
             ask = self.hitl.turns.policy(turn.thread_id) == "ask"
             handle = await start_turn(thread, turn_input(turn), ask=ask, cwd=place.cwd,

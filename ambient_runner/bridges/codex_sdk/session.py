@@ -28,6 +28,7 @@ from openai_codex.generated.v2_all import AskForApproval, AskForApprovalValue, U
 
 from ambient_runner.bridges.codex_sdk import sdk_private as sdk
 from ambient_runner.bridges.codex_sdk.sdk_private import AnsweringClient, OnRequest
+from ambient_runner.process.descendants import tagged
 from ambient_runner.process.group import PopenLeader, ProcessGroup
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class AppServer:
         self.path_dir = path_dir
         self._codex: AsyncCodex | None = None
         self._pgid: int | None = None
+        self.tag: str | None = None  # the latest app-server's PROCESS_TAG (process.descendants)
         self._threads: dict[str, AsyncThread] = {}
         self._lock = asyncio.Lock()
         self._last_proc: Any = None  # the latest app-server's Popen, kept to tell how a failed start-up ended
@@ -123,7 +125,7 @@ class AppServer:
         argv = (setsid, str(self.codex_bin), "app-server", *self.overrides, "--listen", "stdio://")
         # The SDK merges ``env`` over os.environ; blank out every other variable so the runner's own
         # secrets never reach the app-server (docs/contracts.md section 5).
-        full_env = {name: "" for name in os.environ if name not in env} | env
+        full_env, self.tag = tagged({name: "" for name in os.environ if name not in env} | env)
         return CodexConfig(launch_args_override=argv, cwd=str(self.workspace), env=full_env)
 
     def respond(self, request_id: Any, result: dict[str, Any]) -> None:
