@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from ambient_runner.api.errors import ready_bridge
-from ambient_runner.api.routing import Metrics, RuntimeState, Settings, router
+from ambient_runner.api.routing import Metrics, Runs, RuntimeState, Settings, router
 from ambient_runner.mcp.status import platform_shape
 from ambient_runner.runtime import Runtime
 
@@ -74,14 +74,19 @@ async def metrics(metrics: Metrics) -> Response:
     return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
-@routes.get("/mcp-status", summary="The MCP servers and their tools")
-async def mcp_status(request: Request) -> Mapping[str, object]:
+async def mcp_servers(request: Request, runs: Runs) -> list[dict[str, object]]:
+    """The bridge's MCP servers, each ``detail`` redacted (a server's own words: its stderr, its errors)."""
     bridge = await ready_bridge(request, BOOT_WAIT)
-    return {"servers": await bridge.mcp_status()}
+    return [{**server, "detail": runs.redactor(str(server["detail"]))} if server.get("detail") else server
+            for server in await bridge.mcp_status()]
+
+
+@routes.get("/mcp-status", summary="The MCP servers and their tools")
+async def mcp_status(request: Request, runs: Runs) -> Mapping[str, object]:
+    return {"servers": await mcp_servers(request, runs)}
 
 
 @routes.get("/mcp/status")
-async def mcp_status_for_the_platform(request: Request) -> Mapping[str, object]:
+async def mcp_status_for_the_platform(request: Request, runs: Runs) -> Mapping[str, object]:
     """The platform backend's MCP panel call: the same servers in its shape and status words."""
-    bridge = await ready_bridge(request, BOOT_WAIT)
-    return platform_shape(await bridge.mcp_status())
+    return platform_shape(await mcp_servers(request, runs))

@@ -4,9 +4,10 @@ headers), says MCP's ``initialize``, lists the server's tools and lets go.
 
 A server that answers is ``connected`` (with its tools); one that asks for a login (HTTP 401/403) ``needs-auth``;
 one that does not start, exits, refuses or answers with an error ``failed``, its ``detail`` saying why (the last
-lines of a stdio server's stderr among it, the secrets it was given removed). The caller waits ``wait`` seconds
-(the platform's backend gives ``/mcp/status`` 10 s); servers still connecting then are ``pending`` and their probe
-goes on, so the next call has them. A report is kept ``keep`` seconds."""
+lines of a stdio server's stderr among it, the values of its ``${VAR}`` references removed). The caller waits
+``wait`` seconds (the platform's backend gives ``/mcp/status`` 10 s); servers still connecting then are ``pending``
+and their probe goes on, so the next call has them. A report is kept ``keep`` seconds: each round starts every
+stdio server once more, beside the agent's own."""
 
 from __future__ import annotations
 
@@ -14,18 +15,17 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from ambient_runner import __version__
-from ambient_runner.mcp.config import McpConfig, McpServer, resolve
+from ambient_runner.mcp.config import McpConfig, McpServer, resolve, secret_values
 from ambient_runner.mcp.status import McpServerStatus, configured
 from ambient_runner.process.errors import ProcessStartError
-from ambient_runner.process.line_reader import OutputLine
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import SupervisedProcess
 
@@ -33,9 +33,15 @@ SOURCE = "runner probe"
 PROTOCOL_VERSION = "2025-06-18"
 PROBE_TIMEOUT = 60.0  # s a server gets to answer (an npx package may download first)
 WAIT_SECONDS = 8.0
-KEEP_SECONDS = 15.0
+KEEP_SECONDS = 60.0
 MAX_TOOL_PAGES = 20
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+MAX_DETAIL_CHARS = 1000
 STDERR_LINES = 5
+END_SESSION_TIMEOUT = 2.0
+
+Message = dict[str, object]
+Send = Callable[[Message], Awaitable[None]]
 
 
 class ProbeError(Exception):
@@ -47,13 +53,15 @@ class NeedsAuthError(ProbeError):
 
 
 class _Peer(Protocol):
-    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]: ...
+    version: str  # the protocol version, the server's once it has answered ``initialize``
+
+    async def request(self, method: str, params: Message, id_: int) -> Message: ...
 
     async def notify(self, method: str) -> None: ...
 
 
-def _message(method: str, params: dict[str, object] | None = None, id_: int | None = None) -> dict[str, object]:
-    message: dict[str, object] = {"jsonrpc": "2.0", "method": method}
+def _message(method: str, params: Message | None = None, id_: int | None = None) -> Message:
+    message: Message = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         message["params"] = params
     if id_ is not None:
@@ -61,22 +69,47 @@ def _message(method: str, params: dict[str, object] | None = None, id_: int | No
     return message
 
 
-def _result(message: object, id_: int) -> dict[str, object] | None:
-    """The result of the response to request ``id_`` in ``message``; None for any other message."""
-    if not isinstance(message, dict) or message.get("id") != id_ or "method" in message:
-        return None
-    error = message.get("error")
-    if error is not None:
-        said = error.get("message") if isinstance(error, dict) else error
-        raise ProbeError(f"it answered with an error: {said}")
-    result = message.get("result")
-    return result if isinstance(result, dict) else {}
+def _reply(request: Message) -> Message:
+    """The runner's answer to a request of the server's: ``ping`` is answered, anything else is not offered."""
+    if request.get("method") == "ping":
+        return {"jsonrpc": "2.0", "id": request["id"], "result": {}}
+    return {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "not offered by the probe"}}
+
+
+async def _result_among(messages: AsyncIterator[object], id_: int, send: Send) -> Message | None:
+    """The result of request ``id_`` among ``messages`` (a request of the server's answered on the way); None when
+    they end without it. An error answer raises ``ProbeError``."""
+    async for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if "method" in message:
+            if "id" in message:
+                await send(_reply(message))
+            continue
+        if message.get("id") != id_:
+            continue
+        error = message.get("error")
+        if error is not None:
+            said = error.get("message") if isinstance(error, dict) else error
+            raise ProbeError(f"it answered with an error: {str(said)[:300]}")
+        result = message.get("result")
+        return result if isinstance(result, dict) else {}
+    return None
+
+
+async def _decoded(texts: AsyncIterator[str]) -> AsyncGenerator[object]:
+    """Each text as JSON; texts that are no JSON (a stdio server's own logging) left out."""
+    async for text in texts:
+        with contextlib.suppress(ValueError):
+            yield json.loads(text)
 
 
 async def _handshake(peer: _Peer) -> list[str]:
     """``initialize``, ``notifications/initialized``, then every page of ``tools/list``: the tools' names."""
-    await peer.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-                                      "clientInfo": {"name": "ambient-runner", "version": __version__}}, 1)
+    answer = await peer.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                                               "clientInfo": {"name": "ambient-runner", "version": __version__}}, 1)
+    if isinstance(version := answer.get("protocolVersion"), str):
+        peer.version = version
     await peer.notify("notifications/initialized")
     tools: list[str] = []
     cursor: object = None
@@ -96,22 +129,21 @@ async def _handshake(peer: _Peer) -> list[str]:
 class _StdioPeer:
     """A stdio server: a message a line each way (lines that are no JSON are its own logging)."""
 
-    def __init__(self, process: SupervisedProcess, lines: AsyncIterator[OutputLine]) -> None:
-        self.process, self.lines = process, lines
+    def __init__(self, process: SupervisedProcess, messages: AsyncIterator[object]) -> None:
+        self.process, self.messages = process, messages
+        self.version = PROTOCOL_VERSION
 
-    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]:
+    async def request(self, method: str, params: Message, id_: int) -> Message:
         await self._send(_message(method, params, id_))
-        async for line in self.lines:
-            with contextlib.suppress(ValueError):
-                if (result := _result(json.loads(line.text), id_)) is not None:
-                    return result
-        code = await self.process.wait()
-        raise ProbeError(f"it exited (code {code}) before it answered {method}")
+        result = await _result_among(self.messages, id_, self._send)
+        if result is None:
+            raise ProbeError(f"it exited (code {await self.process.wait()}) before it answered {method}")
+        return result
 
     async def notify(self, method: str) -> None:
         await self._send(_message(method))
 
-    async def _send(self, message: dict[str, object]) -> None:
+    async def _send(self, message: Message) -> None:
         try:
             await self.process.send(json.dumps(message).encode() + b"\n")
         except (BrokenPipeError, ConnectionResetError):
@@ -127,8 +159,13 @@ async def _stdio(server: McpServer, env: Mapping[str, str], cwd: Path, stderr: S
         process = await SupervisedProcess.start(argv, cwd=folder, env=env, stdin_pipe=True, stderr_tail=stderr)
     except ProcessStartError:
         raise ProbeError(f"its command {argv[0]!r} was not found or is not executable") from None
-    async with process, contextlib.aclosing(process.lines()) as lines:
-        return await _handshake(_StdioPeer(process, lines))
+
+    async def texts() -> AsyncGenerator[str]:
+        async for line in process.lines():
+            yield line.text
+
+    async with process, contextlib.aclosing(_decoded(texts())) as messages:
+        return await _handshake(_StdioPeer(process, messages))
 
 
 # ----- streamable HTTP and SSE ---------------------------------------------------------------------------------
@@ -140,19 +177,54 @@ def _checked(response: httpx.Response) -> httpx.Response:
     return response
 
 
+async def _bounded_lines(response: httpx.Response) -> AsyncGenerator[str]:
+    """The body's lines, none longer than ``MAX_MESSAGE_BYTES``."""
+    pending = b""
+    async for chunk in response.aiter_bytes():
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line.removesuffix(b"\r").decode(errors="replace")
+        if len(pending) > MAX_MESSAGE_BYTES:
+            raise ProbeError("it sent a message larger than the runner reads")
+    if pending:
+        yield pending.decode(errors="replace")
+
+
+async def _whole(response: httpx.Response) -> AsyncGenerator[str]:
+    """The body as one text, at most ``MAX_MESSAGE_BYTES``."""
+    body = b""
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > MAX_MESSAGE_BYTES:
+            raise ProbeError("it sent a message larger than the runner reads")
+    yield body.decode(errors="replace")
+
+
 async def _sse_events(response: httpx.Response) -> AsyncGenerator[tuple[str, str]]:
     """``(event, data)`` of a ``text/event-stream`` body (``message`` when unnamed)."""
-    data: list[str]
-    event, data = "message", []
-    async for line in response.aiter_lines():
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = "message", []
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
+    data: list[str] = []
+    event, size = "message", 0
+    async with contextlib.aclosing(_bounded_lines(response)) as lines:
+        async for line in lines:
+            if not line:
+                if data:
+                    yield event, "\n".join(data)
+                event, data, size = "message", [], 0
+            elif line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+                size += len(line)
+                if size > MAX_MESSAGE_BYTES:
+                    raise ProbeError("it sent a message larger than the runner reads")
+
+
+async def _data(events: AsyncIterator[tuple[str, str]]) -> AsyncGenerator[str]:
+    """The data of an event stream's ``message`` events."""
+    async for event, data in events:
+        if event == "message":
+            yield data
 
 
 class _HttpPeer:
@@ -161,60 +233,65 @@ class _HttpPeer:
     def __init__(self, client: httpx.AsyncClient, url: str) -> None:
         self.client, self.url = client, url
         self.session: str | None = None
+        self.version = PROTOCOL_VERSION
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL_VERSION}
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": self.version}
         return headers | ({"Mcp-Session-Id": self.session} if self.session else {})
 
-    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]:
+    async def request(self, method: str, params: Message, id_: int) -> Message:
         async with self.client.stream("POST", self.url, json=_message(method, params, id_),
                                       headers=self._headers()) as response:
             _checked(response)
             self.session = response.headers.get("mcp-session-id", self.session)
             if response.headers.get("content-type", "").startswith("text/event-stream"):
-                async with contextlib.aclosing(_sse_events(response)) as events:
-                    async for _, data in events:
-                        with contextlib.suppress(ValueError):
-                            if (result := _result(json.loads(data), id_)) is not None:
-                                return result
-                raise ProbeError(f"its event stream ended before it answered {method}")
-            try:
-                result = _result(json.loads(await response.aread()), id_)
-            except ValueError:
-                raise ProbeError(f"it did not answer {method} with JSON") from None
-            if result is None:
-                raise ProbeError(f"it did not answer {method}")
-            return result
-
-    async def notify(self, method: str) -> None:
-        _checked(await self.client.post(self.url, json=_message(method), headers=self._headers()))
-
-    async def close(self) -> None:
-        if self.session:  # the session ends with the probe (a server may not allow it: nothing to do then)
-            with contextlib.suppress(httpx.HTTPError):
-                await self.client.delete(self.url, headers=self._headers())
-
-
-class _SsePeer:
-    """MCP's older HTTP+SSE transport: one event stream from the server (its first event names where to POST),
-    the responses arriving on it."""
-
-    def __init__(self, client: httpx.AsyncClient, endpoint: str, events: AsyncIterator[tuple[str, str]]) -> None:
-        self.client, self.endpoint, self.events = client, endpoint, events
-
-    async def request(self, method: str, params: dict[str, object], id_: int) -> dict[str, object]:
-        await self._post(_message(method, params, id_))
-        async for event, data in self.events:
-            with contextlib.suppress(ValueError):
-                if event == "message" and (result := _result(json.loads(data), id_)) is not None:
-                    return result
-        raise ProbeError(f"its event stream ended before it answered {method}")
+                async with contextlib.aclosing(_decoded(_data(_sse_events(response)))) as messages:
+                    result = await _result_among(messages, id_, self._post)
+            else:
+                async with contextlib.aclosing(_decoded(_whole(response))) as messages:
+                    result = await _result_among(messages, id_, self._post)
+        if result is None:
+            raise ProbeError(f"it did not answer {method}")
+        return result
 
     async def notify(self, method: str) -> None:
         await self._post(_message(method))
 
-    async def _post(self, message: dict[str, object]) -> None:
+    async def _post(self, message: Message) -> None:
+        _checked(await self.client.post(self.url, json=message, headers=self._headers()))
+
+    async def end_session(self) -> None:
+        """The probe's session ends (a server may not allow it: nothing to do then)."""
+        if self.session:
+            with contextlib.suppress(httpx.HTTPError):
+                await self.client.delete(self.url, headers=self._headers(), timeout=END_SESSION_TIMEOUT)
+
+
+class _SsePeer:
+    """MCP's older HTTP+SSE transport: one event stream from the server (its first event names where to POST, on
+    the same origin), the responses arriving on it."""
+
+    def __init__(self, client: httpx.AsyncClient, endpoint: str, messages: AsyncIterator[object]) -> None:
+        self.client, self.endpoint, self.messages = client, endpoint, messages
+        self.version = PROTOCOL_VERSION
+
+    async def request(self, method: str, params: Message, id_: int) -> Message:
+        await self._post(_message(method, params, id_))
+        result = await _result_among(self.messages, id_, self._post)
+        if result is None:
+            raise ProbeError(f"its event stream ended before it answered {method}")
+        return result
+
+    async def notify(self, method: str) -> None:
+        await self._post(_message(method))
+
+    async def _post(self, message: Message) -> None:
         _checked(await self.client.post(self.endpoint, json=message))
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port
 
 
 async def _remote(server: McpServer, headers: dict[str, str]) -> list[str]:
@@ -224,15 +301,18 @@ async def _remote(server: McpServer, headers: dict[str, str]) -> list[str]:
                                  follow_redirects=False) as client:
         if server.transport == "http":
             peer = _HttpPeer(client, url)
-            try:
-                return await _handshake(peer)
-            finally:
-                await peer.close()
+            tools = await _handshake(peer)
+            await peer.end_session()
+            return tools
         async with (client.stream("GET", url, headers={"Accept": "text/event-stream"}) as response,
                     contextlib.aclosing(_sse_events(_checked(response))) as events):
             async for event, data in events:
                 if event == "endpoint":
-                    return await _handshake(_SsePeer(client, urljoin(url, data.strip()), events))
+                    endpoint = urljoin(url, data.strip())
+                    if _origin(endpoint) != _origin(url):  # its headers (a token among them) go nowhere else
+                        raise ProbeError("it named a message endpoint on another origin")
+                    async with contextlib.aclosing(_decoded(_data(events))) as messages:
+                        return await _handshake(_SsePeer(client, endpoint, messages))
             raise ProbeError("its event stream ended before it named its message endpoint")
 
 
@@ -240,7 +320,7 @@ async def _remote(server: McpServer, headers: dict[str, str]) -> list[str]:
 def _scrubbed(text: str, secrets: list[str]) -> str:
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, "[redacted]")
-    return text
+    return text[:MAX_DETAIL_CHARS]
 
 
 async def probe(server: McpServer, environ: Mapping[str, str], agent_env: Mapping[str, str], cwd: Path,
@@ -250,8 +330,8 @@ async def probe(server: McpServer, environ: Mapping[str, str], agent_env: Mappin
     ``bound`` seconds."""
     env = {name: resolve(value, environ) for name, value in server.env.items()}
     headers = {name: resolve(value, environ) for name, value in server.headers.items()}
-    secrets = [value for value in [*env.values(), *headers.values()] if len(value) >= 4]
-    stderr = StderrTail(max_lines=STDERR_LINES, max_line_chars=300)
+    secrets = secret_values(McpConfig(servers={server.name: server}), environ, min_length=4)
+    stderr = StderrTail(max_lines=STDERR_LINES)
     status = McpServerStatus(name=server.name, transport=server.transport, status="failed", source=SOURCE)
     try:
         async with asyncio.timeout(bound):
@@ -281,34 +361,45 @@ class McpProbe:
     """The runner's MCP servers' status as ``probe`` finds it; one round of probes at a time, its report kept
     ``keep`` seconds, the caller waiting at most ``wait`` for it (the rest ``pending`` meanwhile)."""
 
-    def __init__(self, wait: float = WAIT_SECONDS, keep: float = KEEP_SECONDS, timeout: float = PROBE_TIMEOUT) -> None:
-        self.wait, self.keep, self.timeout = wait, keep, timeout
+    def __init__(self, wait: float = WAIT_SECONDS, keep: float = KEEP_SECONDS, bound: float = PROBE_TIMEOUT) -> None:
+        self.wait, self.keep, self.bound = wait, keep, bound
         self._found: dict[str, McpServerStatus] = {}
         self._round: asyncio.Task[None] | None = None
         self._ended_at = 0.0
+        self._closed = False
 
     async def status(self, config: McpConfig, environ: Callable[[], Mapping[str, str]],
                      agent_env: Callable[[], Mapping[str, str]], cwd: Path) -> list[dict[str, object]]:
         """Every configured server's status (``configured`` shape); ``environ`` and ``agent_env`` are read when a
-        round starts."""
-        if not config:
+        round starts. Once closed, the servers only as configured."""
+        if not config or self._closed:
             return configured(config)
-        stale = self._round is None or self._round.done() and time.monotonic() - self._ended_at > self.keep
-        if stale:
-            self._round = asyncio.create_task(self._probe_all(config, environ(), agent_env(), cwd),
-                                              name="mcp-probe")
-        assert self._round is not None
+        last = self._round
+        if last is None or last.done() and time.monotonic() - self._ended_at > self.keep:
+            last = self._round = asyncio.create_task(self._probe_all(config, environ, agent_env, cwd),
+                                                     name="mcp-probe")
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._round), self.wait)
+            await asyncio.wait_for(asyncio.shield(last), self.wait)
         pending = {name: McpServerStatus(name=name, transport=server.transport, status="pending",
                                          detail="the runner is connecting to it", source=SOURCE)
                    for name, server in config.servers.items()}
         return configured(config, {**pending, **self._found})
 
-    async def _probe_all(self, config: McpConfig, environ: Mapping[str, str], agent_env: Mapping[str, str],
-                         cwd: Path) -> None:
+    async def _probe_all(self, config: McpConfig, environ: Callable[[], Mapping[str, str]],
+                         agent_env: Callable[[], Mapping[str, str]], cwd: Path) -> None:
+        """Probe every server; never raises (but when cancelled)."""
+        try:
+            values, started_with = environ(), agent_env()
+        except Exception as exc:  # noqa: BLE001 - the report says it, for every server
+            for name, server in config.servers.items():
+                self._found[name] = McpServerStatus(
+                    name=name, transport=server.transport, status="failed", source=SOURCE,
+                    detail=f"the runner could not prepare the agent's environment: {type(exc).__name__}")
+            self._ended_at = time.monotonic()
+            return
+
         async def one(server: McpServer) -> None:
-            self._found[server.name] = await probe(server, environ, agent_env, cwd, self.timeout)
+            self._found[server.name] = await probe(server, values, started_with, cwd, self.bound)
 
         try:
             await asyncio.gather(*(one(server) for server in config.servers.values()))
@@ -316,7 +407,8 @@ class McpProbe:
             self._ended_at = time.monotonic()
 
     async def close(self) -> None:
-        """The runner stops: a round under way ends (its servers' processes with it)."""
+        """The runner stops: a round under way ends (its servers' processes with it), and none starts again."""
+        self._closed = True
         if self._round is not None and not self._round.done():
             self._round.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -73,7 +73,8 @@ def tagged(env: Mapping[str, str]) -> tuple[dict[str, str], str]:
 
 def tagged_orphan_groups(tag: str) -> set[int]:
     """Process groups of this process's children whose environment holds ``PROCESS_TAG=tag``: the descendants of
-    the process started with that tag that were re-parented to us when it died (and it, while it lives)."""
+    the process started with that tag that were re-parented to us when it died (and it, while it lives). Never the
+    runner's own group (a CLI started without a group of its own leaves its orphans in it)."""
     marker = f"\0{PROCESS_TAG}={tag}\0".encode()
     groups: set[int] = set()
     for child in _children(os.getpid()):
@@ -84,16 +85,25 @@ def tagged_orphan_groups(tag: str) -> set[int]:
             continue
         if held and (stat := read_stat(child)) is not None:
             groups.add(stat.pgid)
-    return groups
+    return {pgid for pgid in groups if _killable(pgid)}
+
+
+def _killable(pgid: int) -> bool:
+    """A group the runner may end: not its own, nor init's."""
+    return pgid > 1 and pgid != os.getpgrp()
 
 
 def _children(pid: int) -> list[int]:
-    """``pid``'s children (every thread's)."""
+    """``pid``'s children (every thread's), from the kernel's child lists, else from the whole process table."""
     found: list[int] = []
+    listed_any = False
     with contextlib.suppress(OSError):
         for thread in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{thread}/children", "rb") as listed:
                 found += [int(child) for child in listed.read().split()]
+                listed_any = True
+    if not listed_any:  # the kernel keeps no child lists
+        found = [stat.pid for stat in processes() if stat.ppid == pid]
     return found
 
 
@@ -201,7 +211,7 @@ class GroupTracker:
         await self._stop_polling()
         if self.tag is not None:
             self.groups |= tagged_orphan_groups(self.tag)
-        for pgid in self.groups:
+        for pgid in filter(_killable, self.groups):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
         await _reap_groups(self.groups, 2.0)

@@ -146,3 +146,21 @@ async def test_a_tool_younger_than_any_scan_ends_with_its_killed_cli_and_no_othe
             await tracker.kill()
         for cli in clis:
             await cli.stop()
+
+
+def test_a_tagged_child_in_the_runners_own_group_is_never_its_groups_to_end() -> None:
+    """A CLI started without a group of its own (no setsid) leaves its orphans in the runner's group: the tag scan
+    finds them, and never names that group (ending it would end the runner)."""
+    env, tag = tree.tagged(os.environ)
+    inside = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=env)
+    apart = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while tree.tagged_orphan_groups(tag) != {apart.pid}:  # each has exec'd with the tag
+            assert time.monotonic() < deadline, tree.tagged_orphan_groups(tag)
+            time.sleep(0.01)
+        assert os.getpgid(inside.pid) == os.getpgrp()
+    finally:
+        for child in (inside, apart):
+            child.kill()
+            child.wait()

@@ -181,8 +181,10 @@ class AcpBridge(CliBridge[AcpAuth]):
             await self.live.start_early()
 
     async def stop_cli(self) -> None:
-        await self.mcp_probe.close()
-        await self.live.close()
+        try:
+            await self.mcp_probe.close()
+        finally:
+            await self.live.close()
 
     # ----- contract --------------------------------------------------------------------------------------
     def readiness(self) -> Readiness:
