@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from ambient_runner.process.proc_stat import descendants, processes, read_stat
 
 REAP_AFTER_STOP = 30.0  # s a tool may take to exit after its turn ended and still be reaped
+ORPHAN_ROUNDS = 3  # rounds of a kill(): a tagged grandchild is re-parented to us only once its parent is gone
 PROCESS_TAG = "AMBIENT_RUNNER_PROCESS_TAG"  # in the environment of each process the runner supervises: its own value
 _reapers: set[asyncio.Task[None]] = set()
 
@@ -207,11 +208,18 @@ class GroupTracker:
 
     async def kill(self) -> None:
         """SIGKILL every group seen, and those of the CLI's tagged orphans (call once the CLI itself is stopped),
-        and reap our re-parented orphans."""
+        and reap our re-parented orphans. A tagged process below a killed one (in a group of its own) is re-parented
+        to us once its parent is gone: found in the next round (``ORPHAN_ROUNDS`` at most)."""
         await self._stop_polling()
-        if self.tag is not None:
-            self.groups |= tagged_orphan_groups(self.tag)
-        for pgid in filter(_killable, self.groups):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
-        await _reap_groups(self.groups, 2.0)
+        ending = set(self.groups)
+        for _ in range(ORPHAN_ROUNDS):
+            if self.tag is not None:
+                ending |= tagged_orphan_groups(self.tag) - self.groups
+            if not ending:
+                return
+            self.groups |= ending
+            for pgid in filter(_killable, ending):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
+            await _reap_groups(ending, 2.0)
+            ending = set()

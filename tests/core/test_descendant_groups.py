@@ -111,14 +111,23 @@ async def test_a_tracker_told_to_wait_scans_first_after_that_and_tracks_known_gr
         earlier.wait()
 
 
-def detaches_a_tool_then_dies(pid_file: Path) -> list[str]:
+SLEEPER = "import time; time.sleep(600)"
+# A tool that starts a process of its own in yet another session and writes its pid to argv[1].
+DETACHING_TOOL = ("import subprocess, sys; below = subprocess.Popen([sys.executable, '-c', 'import time; "
+                  "time.sleep(600)'], start_new_session=True); open(sys.argv[1], 'w').write(str(below.pid)); "
+                  "below.wait()")
+
+
+def detaches_a_tool_then_dies(pid_file: Path, tool: str = SLEEPER, *tool_args: str) -> list[str]:
     """A CLI that starts a tool in a session of its own (its output its own, as a CLI reads a tool's), writes the
-    tool's pid, and is SIGKILLed at once."""
+    tool's pid, and is SIGKILLed at once (once ``tool_args``' files exist, when it has some)."""
     return [sys.executable, "-c", textwrap.dedent(f"""
-        import os, signal, subprocess, sys
-        tool = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True,
+        import os, signal, subprocess, sys, time
+        tool = subprocess.Popen([sys.executable, "-c", {tool!r}, *{list(tool_args)!r}], start_new_session=True,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         open({str(pid_file)!r}, "w").write(str(tool.pid))
+        while not all(os.path.getsize(f) if os.path.exists(f) else 0 for f in {list(tool_args)!r}):
+            time.sleep(0.01)
         os.kill(os.getpid(), signal.SIGKILL)
     """)]
 
@@ -164,3 +173,22 @@ def test_a_tagged_child_in_the_runners_own_group_is_never_its_groups_to_end() ->
         for child in (inside, apart):
             child.kill()
             child.wait()
+
+
+async def test_a_process_its_tool_detached_ends_too(tmp_path: Path) -> None:
+    """The killed CLI's tool had started a process in a session of its own: once the tool is ended, that process is
+    re-parented to the runner, and the next round of the kill ends it."""
+    become_subreaper()
+    below_file = tmp_path / "below"
+    cli = await SupervisedProcess.start(detaches_a_tool_then_dies(tmp_path / "tool", DETACHING_TOOL, str(below_file)),
+                                        cwd=tmp_path, env=dict(os.environ))
+    tracker = tree.GroupTracker(cli.pid, first_after=3600, tag=cli.tag).start()
+    try:
+        assert await asyncio.wait_for(cli.wait(), 30) == -signal.SIGKILL
+        tool, below = int((tmp_path / "tool").read_text()), int(below_file.read_text())
+        assert tree.group_exists(tool) and tree.group_exists(below)
+        await tracker.kill()
+        assert not tree.group_exists(tool) and not tree.group_exists(below)
+    finally:
+        await tracker.kill()
+        await cli.stop()
