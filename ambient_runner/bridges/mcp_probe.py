@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -24,7 +23,8 @@ import httpx
 
 from ambient_runner import __version__
 from ambient_runner.mcp.config import McpConfig, McpServer, resolve, secret_values
-from ambient_runner.mcp.status import McpServerStatus, configured
+from ambient_runner.mcp.rounds import WAIT_SECONDS, Found, StatusRounds
+from ambient_runner.mcp.status import McpServerStatus
 from ambient_runner.process.errors import ProcessStartError
 from ambient_runner.process.stderr_tail import StderrTail
 from ambient_runner.process.supervisor import SupervisedProcess
@@ -32,7 +32,6 @@ from ambient_runner.process.supervisor import SupervisedProcess
 SOURCE = "runner probe"
 PROTOCOL_VERSION = "2025-06-18"
 PROBE_TIMEOUT = 60.0  # s a server gets to answer (an npx package may download first)
-WAIT_SECONDS = 8.0
 KEEP_SECONDS = 60.0
 MAX_TOOL_PAGES = 20
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -358,58 +357,34 @@ async def probe(server: McpServer, environ: Mapping[str, str], agent_env: Mappin
 
 
 class McpProbe:
-    """The runner's MCP servers' status as ``probe`` finds it; one round of probes at a time, its report kept
-    ``keep`` seconds, the caller waiting at most ``wait`` for it (the rest ``pending`` meanwhile)."""
+    """The runner's MCP servers' status as ``probe`` finds it, made in rounds (``mcp.rounds``)."""
 
     def __init__(self, wait: float = WAIT_SECONDS, keep: float = KEEP_SECONDS, bound: float = PROBE_TIMEOUT) -> None:
-        self.wait, self.keep, self.bound = wait, keep, bound
-        self._found: dict[str, McpServerStatus] = {}
-        self._round: asyncio.Task[None] | None = None
-        self._ended_at = 0.0
-        self._closed = False
+        self.rounds = StatusRounds(SOURCE, wait, keep)
+        self.bound = bound
 
     async def status(self, config: McpConfig, environ: Callable[[], Mapping[str, str]],
                      agent_env: Callable[[], Mapping[str, str]], cwd: Path) -> list[dict[str, object]]:
-        """Every configured server's status (``configured`` shape); ``environ`` and ``agent_env`` are read when a
-        round starts. Once closed, the servers only as configured."""
-        if not config or self._closed:
-            return configured(config)
-        last = self._round
-        if last is None or last.done() and time.monotonic() - self._ended_at > self.keep:
-            last = self._round = asyncio.create_task(self._probe_all(config, environ, agent_env, cwd),
-                                                     name="mcp-probe")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(last), self.wait)
-        pending = {name: McpServerStatus(name=name, transport=server.transport, status="pending",
-                                         detail="the runner is connecting to it", source=SOURCE)
-                   for name, server in config.servers.items()}
-        return configured(config, {**pending, **self._found})
+        """Every configured server's status; ``environ`` and ``agent_env`` are read when a round starts."""
+        return await self.rounds.report(config, lambda found: self._probe_all(found, config, environ, agent_env, cwd))
 
-    async def _probe_all(self, config: McpConfig, environ: Callable[[], Mapping[str, str]],
+    async def _probe_all(self, found: Found, config: McpConfig, environ: Callable[[], Mapping[str, str]],
                          agent_env: Callable[[], Mapping[str, str]], cwd: Path) -> None:
-        """Probe every server; never raises (but when cancelled)."""
+        """Probe every server into ``found``; never raises (but when cancelled)."""
         try:
             values, started_with = environ(), agent_env()
         except Exception as exc:  # noqa: BLE001 - the report says it, for every server
             for name, server in config.servers.items():
-                self._found[name] = McpServerStatus(
+                found[name] = McpServerStatus(
                     name=name, transport=server.transport, status="failed", source=SOURCE,
                     detail=f"the runner could not prepare the agent's environment: {type(exc).__name__}")
-            self._ended_at = time.monotonic()
             return
 
         async def one(server: McpServer) -> None:
-            self._found[server.name] = await probe(server, values, started_with, cwd, self.bound)
+            found[server.name] = await probe(server, values, started_with, cwd, self.bound)
 
-        try:
-            await asyncio.gather(*(one(server) for server in config.servers.values()))
-        finally:
-            self._ended_at = time.monotonic()
+        await asyncio.gather(*(one(server) for server in config.servers.values()))
 
     async def close(self) -> None:
         """The runner stops: a round under way ends (its servers' processes with it), and none starts again."""
-        self._closed = True
-        if self._round is not None and not self._round.done():
-            self._round.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._round
+        await self.rounds.close()

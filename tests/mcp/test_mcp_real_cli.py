@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_report import settled_mcp_status
 from runner_kits import RUNNERS, clean_credentials, files_containing, runner_kit
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.parametrize("runner_type", RUNNERS)]
@@ -41,7 +42,7 @@ async def test_mcp_tool_call_and_result_reach_the_client(runner_type: str, tmp_p
                                                          isolated_network: None) -> None:
     async with runner_kit(runner_type, tmp_path, mcp_servers_json=mcp_json(echo=echo_server())) as kit:
         events = await kit.runner.run("t-mcp", "MCPTOOL:echo.say please")
-        status = (await kit.runner.client.get("/mcp-status")).json()
+        status = {"servers": await settled_mcp_status(kit.runner.client)}
     starts = [e for e in events if e["type"] == "TOOL_CALL_START"]
     assert [e["toolCallName"] for e in starts] == ["mcp__echo__say"], starts
     call_id = starts[0]["toolCallId"]
@@ -65,8 +66,8 @@ async def test_a_server_that_exits_at_once_does_not_hang_the_run(runner_type: st
     async with runner_kit(runner_type, tmp_path, mcp_servers_json=config) as kit:
         plain = await kit.runner.run("t-broken", "NOTOOL hello")
         call = await kit.runner.run("t-broken", "MCPTOOL:echo.say still works")
-        status = {s["name"]: s for s in (await kit.runner.client.get("/mcp-status")).json()["servers"]}
-        platform = (await kit.runner.client.get("/mcp/status")).json()  # the platform backend's call
+        status = {s["name"]: s for s in await settled_mcp_status(kit.runner.client)}
+        platform = (await kit.runner.client.get("/mcp/status")).json()  # the platform backend's call (the same report)
     assert platform["totalCount"] == 2
     assert {s["name"]: (s["displayName"], s["status"]) for s in platform["servers"]} == {
         "echo": ("echo", "connected"), "broken": ("broken", "error")}, platform

@@ -154,7 +154,7 @@ async def test_the_report_waits_a_bounded_time_then_shows_pending_and_keeps_what
         first = {s["name"]: s["status"] for s in await mcp_probe.status(config, dict, lambda: dict(os.environ),
                                                                           tmp_path)}
         assert first["slow"] == "pending"
-        mcp_probe.wait = 60
+        mcp_probe.rounds.wait = 60
         later = await mcp_probe.status(config, dict, lambda: dict(os.environ), tmp_path)
         again = await mcp_probe.status(config, dict, lambda: dict(os.environ), tmp_path)
     finally:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from mcp_report import settled_mcp_status
 from media import data_part, jpeg, png, received_media_forms, webp
 from page_session import PageSession
 from pausing import ASK, WRITE, interrupts_of
@@ -272,7 +273,8 @@ async def mcp_tool_answered(runner: ScriptedRunner, thread: str) -> tuple[dict[s
     assert start["toolCallName"] == "mcp__echo__say"  # as the runner's configuration names it, whatever the agent's
     assert "echo: " in json.dumps([r.body for r in runner.server.requests[before:]])
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
-    status = (await runner.harness.client.get("/mcp-status")).json()["servers"]
+    assert runner.harness.client is not None
+    status = await settled_mcp_status(runner.harness.client)
     assert [(s["name"], s["status"], s.get("tools"), s["source"]) for s in status] == [
         ("echo", "connected", ["say"], "runner probe")], status
     return start, result

@@ -119,7 +119,10 @@ class GeminiCliBridge(CliBridge[GeminiAuth]):
             await self.live.start_early()
 
     async def stop_cli(self) -> None:
-        await self.live.close()
+        try:
+            await self._mcp_status.close()
+        finally:
+            await self.live.close()
 
     def _prepare(self) -> None:
         """Idempotent: CLI home, settings.json, login credentials, session map."""
