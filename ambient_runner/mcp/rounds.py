@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
 from ambient_runner.mcp.config import McpConfig
 from ambient_runner.mcp.status import McpServerStatus, configured
 
+log = logging.getLogger(__name__)
 WAIT_SECONDS = 8.0
 
 Found = dict[str, McpServerStatus]  # server name -> its status, filled in as a round learns it
@@ -34,12 +36,16 @@ class StatusRounds:
         last = self._round
         if last is None or last.done() and time.monotonic() - self._ended_at > self.keep:
             last = self._round = asyncio.create_task(self._made(make), name=f"mcp-status-{self.source}")
-        with contextlib.suppress(TimeoutError):
+        try:
             await asyncio.wait_for(asyncio.shield(last), self.wait)
+        except TimeoutError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - the servers it did not reach stay as they were
+            log.warning("the MCP status report (%s) failed: %s", self.source, type(exc).__name__)
         pending = {name: McpServerStatus(name=name, transport=server.transport, status="pending",
                                          detail="not known yet: the report is being made", source=self.source)
-                   for name, server in config.servers.items()}
-        return configured(config, {**pending, **self.found})
+                   for name, server in config.servers.items()} if not last.done() else {}
+        return configured(config, {**pending, **self.found})  # a round that failed: as configured
 
     async def _made(self, make: Callable[[Found], Awaitable[None]]) -> None:
         try:

@@ -48,3 +48,10 @@ async def test_a_slow_listing_is_pending_then_known_and_kept(tmp_path: Path) -> 
 def test_the_listings_lines() -> None:
     text = "✓ a: x (stdio) - Connected\n✗ b (from ext): y (http) - Disconnected\n- c: z (sse) - Connecting\n"
     assert parse_mcp_list(text) == {"a": "connected", "b": "failed", "c": "pending"}
+
+
+async def test_a_listing_that_cannot_run_leaves_the_servers_as_configured(tmp_path: Path) -> None:
+    config = McpConfig(servers={"echo": McpServer(name="echo", transport="stdio", command="python")})
+    status = GeminiMcpStatus()
+    report = await status.status(config, str(tmp_path / "no-gemini-here"), tmp_path, dict(os.environ))
+    assert [(s["name"], s["status"]) for s in report] == [("echo", "configured")]  # never a 500
