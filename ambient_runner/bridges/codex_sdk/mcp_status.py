@@ -14,7 +14,7 @@ from ambient_runner.mcp.config import McpConfig
 from ambient_runner.mcp.status import McpServerStatus, Status, configured
 
 log = logging.getLogger(__name__)
-LIST_TIMEOUT = 20.0
+LIST_TIMEOUT = 8.0  # within the platform backend's 10 s for /mcp/status (then: as configured)
 RUNTIME_STATUS: dict[str, Status] = {
     "connected": "connected", "failed": "failed", "starting": "pending", "notStarted": "configured",
     "authenticationRequired": "needs-auth", "cancelled": "failed", "disabled": "disabled"}
