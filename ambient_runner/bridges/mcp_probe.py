@@ -4,10 +4,9 @@ headers), says MCP's ``initialize``, lists the server's tools and lets go.
 
 A server that answers is ``connected`` (with its tools); one that asks for a login (HTTP 401/403) ``needs-auth``;
 one that does not start, exits, refuses or answers with an error ``failed``, its ``detail`` saying why (the last
-lines of a stdio server's stderr among it, the values of its ``${VAR}`` references removed). The caller waits
-``wait`` seconds (the platform's backend gives ``/mcp/status`` 10 s); servers still connecting then are ``pending``
-and their probe goes on, so the next call has them. A report is kept ``keep`` seconds: each round starts every
-stdio server once more, beside the agent's own."""
+lines of a stdio server's stderr among it, the values of its ``${VAR}`` references removed). The report is made in
+rounds (``mcp.rounds``: a caller waits a few seconds, servers still connecting are ``pending`` until the next
+call), each kept ``KEEP_SECONDS``: each round starts every stdio server once more, beside the agent's own."""
 
 from __future__ import annotations
 
@@ -99,8 +98,11 @@ async def _result_among(messages: AsyncIterator[object], id_: int, send: Send) -
 async def _decoded(texts: AsyncIterator[str]) -> AsyncGenerator[object]:
     """Each text as JSON; texts that are no JSON (a stdio server's own logging) left out."""
     async for text in texts:
-        with contextlib.suppress(ValueError):
-            yield json.loads(text)
+        try:
+            message = json.loads(text)
+        except ValueError:
+            continue
+        yield message
 
 
 async def _handshake(peer: _Peer) -> list[str]:
