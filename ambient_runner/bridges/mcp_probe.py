@@ -15,7 +15,6 @@ import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -50,12 +49,31 @@ class NeedsAuthError(ProbeError):
     """The server wants credentials it was not given (HTTP 401 or 403)."""
 
 
-class _Peer(Protocol):
-    version: str  # the protocol version, the server's once it has answered ``initialize``
+class _Peer:
+    """A server as the probe speaks to it: ``request`` (a message sent, its answer read), ``notify``. A transport
+    says how a request is exchanged (``_exchange``), how a message is sent (``_send``) and what it says of a request
+    left without an answer (``_unanswered``)."""
 
-    async def request(self, method: str, params: Message, id_: int) -> Message: ...
+    def __init__(self) -> None:
+        self.version = PROTOCOL_VERSION  # the server's, once it has answered ``initialize``
 
-    async def notify(self, method: str) -> None: ...
+    async def request(self, method: str, params: Message, id_: int) -> Message:
+        result = await self._exchange(_message(method, params, id_), id_)
+        if result is None:
+            raise ProbeError(await self._unanswered(method))
+        return result
+
+    async def notify(self, method: str) -> None:
+        await self._send(_message(method))
+
+    async def _exchange(self, message: Message, id_: int) -> Message | None:
+        raise NotImplementedError
+
+    async def _send(self, message: Message) -> None:
+        raise NotImplementedError
+
+    async def _unanswered(self, method: str) -> str:
+        raise NotImplementedError
 
 
 def _message(method: str, params: Message | None = None, id_: int | None = None) -> Message:
@@ -127,28 +145,33 @@ async def _handshake(peer: _Peer) -> list[str]:
 
 
 # ----- stdio ---------------------------------------------------------------------------------------------------
-class _StdioPeer:
+class _StreamPeer(_Peer):
+    """A server whose answers come on one stream of messages (a stdio server's lines, an SSE server's events)."""
+
+    def __init__(self, messages: AsyncIterator[object]) -> None:
+        super().__init__()
+        self.messages = messages
+
+    async def _exchange(self, message: Message, id_: int) -> Message | None:
+        await self._send(message)
+        return await _result_among(self.messages, id_, self._send)
+
+
+class _StdioPeer(_StreamPeer):
     """A stdio server: a message a line each way (lines that are no JSON are its own logging)."""
 
     def __init__(self, process: SupervisedProcess, messages: AsyncIterator[object]) -> None:
-        self.process, self.messages = process, messages
-        self.version = PROTOCOL_VERSION
-
-    async def request(self, method: str, params: Message, id_: int) -> Message:
-        await self._send(_message(method, params, id_))
-        result = await _result_among(self.messages, id_, self._send)
-        if result is None:
-            raise ProbeError(f"it exited (code {await self.process.wait()}) before it answered {method}")
-        return result
-
-    async def notify(self, method: str) -> None:
-        await self._send(_message(method))
+        super().__init__(messages)
+        self.process = process
 
     async def _send(self, message: Message) -> None:
         try:
             await self.process.send(json.dumps(message).encode() + b"\n")
         except (BrokenPipeError, ConnectionResetError):
             raise ProbeError(f"it exited (code {await self.process.wait()}) before it read the request") from None
+
+    async def _unanswered(self, method: str) -> str:
+        return f"it exited (code {await self.process.wait()}) before it answered {method}"
 
 
 async def _stdio(server: McpServer, env: Mapping[str, str], cwd: Path, stderr: StderrTail) -> list[str]:
@@ -228,38 +251,32 @@ async def _data(events: AsyncIterator[tuple[str, str]]) -> AsyncGenerator[str]:
             yield data
 
 
-class _HttpPeer:
+class _HttpPeer(_Peer):
     """Streamable HTTP: each message a POST; a response is JSON, or an event stream that holds it."""
 
     def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        super().__init__()
         self.client, self.url = client, url
         self.session: str | None = None
-        self.version = PROTOCOL_VERSION
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": self.version}
         return headers | ({"Mcp-Session-Id": self.session} if self.session else {})
 
-    async def request(self, method: str, params: Message, id_: int) -> Message:
-        async with self.client.stream("POST", self.url, json=_message(method, params, id_),
-                                      headers=self._headers()) as response:
+    async def _exchange(self, message: Message, id_: int) -> Message | None:
+        async with self.client.stream("POST", self.url, json=message, headers=self._headers()) as response:
             _checked(response)
             self.session = response.headers.get("mcp-session-id", self.session)
-            if response.headers.get("content-type", "").startswith("text/event-stream"):
-                async with contextlib.aclosing(_decoded(_data(_sse_events(response)))) as messages:
-                    result = await _result_among(messages, id_, self._post)
-            else:
-                async with contextlib.aclosing(_decoded(_whole(response))) as messages:
-                    result = await _result_among(messages, id_, self._post)
-        if result is None:
-            raise ProbeError(f"it did not answer {method}")
-        return result
+            streamed = response.headers.get("content-type", "").startswith("text/event-stream")
+            texts = _data(_sse_events(response)) if streamed else _whole(response)
+            async with contextlib.aclosing(_decoded(texts)) as messages:
+                return await _result_among(messages, id_, self._send)
 
-    async def notify(self, method: str) -> None:
-        await self._post(_message(method))
-
-    async def _post(self, message: Message) -> None:
+    async def _send(self, message: Message) -> None:
         _checked(await self.client.post(self.url, json=message, headers=self._headers()))
+
+    async def _unanswered(self, method: str) -> str:
+        return f"it did not answer {method}"
 
     async def end_session(self) -> None:
         """The probe's session ends (a server may not allow it: nothing to do then)."""
@@ -268,26 +285,19 @@ class _HttpPeer:
                 await self.client.delete(self.url, headers=self._headers(), timeout=END_SESSION_TIMEOUT)
 
 
-class _SsePeer:
+class _SsePeer(_StreamPeer):
     """MCP's older HTTP+SSE transport: one event stream from the server (its first event names where to POST, on
     the same origin), the responses arriving on it."""
 
     def __init__(self, client: httpx.AsyncClient, endpoint: str, messages: AsyncIterator[object]) -> None:
-        self.client, self.endpoint, self.messages = client, endpoint, messages
-        self.version = PROTOCOL_VERSION
+        super().__init__(messages)
+        self.client, self.endpoint = client, endpoint
 
-    async def request(self, method: str, params: Message, id_: int) -> Message:
-        await self._post(_message(method, params, id_))
-        result = await _result_among(self.messages, id_, self._post)
-        if result is None:
-            raise ProbeError(f"its event stream ended before it answered {method}")
-        return result
-
-    async def notify(self, method: str) -> None:
-        await self._post(_message(method))
-
-    async def _post(self, message: Message) -> None:
+    async def _send(self, message: Message) -> None:
         _checked(await self.client.post(self.endpoint, json=message))
+
+    async def _unanswered(self, method: str) -> str:
+        return f"its event stream ended before it answered {method}"
 
 
 def _origin(url: str) -> tuple[str, str | None, int | None]:
