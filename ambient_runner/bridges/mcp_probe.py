@@ -41,11 +41,11 @@ Message = dict[str, object]
 Send = Callable[[Message], Awaitable[None]]
 
 
-class ProbeError(Exception):
+class _ProbeError(Exception):  # control flow inside probe(): it never leaves the module
     """The server did not answer as MCP asks; the message says what happened."""
 
 
-class NeedsAuthError(ProbeError):
+class _NeedsAuthError(_ProbeError):
     """The server wants credentials it was not given (HTTP 401 or 403)."""
 
 
@@ -60,7 +60,7 @@ class _Peer:
     async def request(self, method: str, params: Message, id_: int) -> Message:
         result = await self._exchange(_message(method, params, id_), id_)
         if result is None:
-            raise ProbeError(await self._unanswered(method))
+            raise _ProbeError(await self._unanswered(method))
         return result
 
     async def notify(self, method: str) -> None:
@@ -94,7 +94,7 @@ def _reply(request: Message) -> Message:
 
 async def _result_among(messages: AsyncIterator[object], id_: int, send: Send) -> Message | None:
     """The result of request ``id_`` among ``messages`` (a request of the server's answered on the way); None when
-    they end without it. An error answer raises ``ProbeError``."""
+    they end without it. An error answer raises ``_ProbeError``."""
     async for message in messages:
         if not isinstance(message, dict):
             continue
@@ -107,7 +107,7 @@ async def _result_among(messages: AsyncIterator[object], id_: int, send: Send) -
         error = message.get("error")
         if error is not None:
             said = error.get("message") if isinstance(error, dict) else error
-            raise ProbeError(f"it answered with an error: {str(said)[:300]}")
+            raise _ProbeError(f"it answered with an error: {str(said)[:300]}")
         result = message.get("result")
         return result if isinstance(result, dict) else {}
     return None
@@ -168,7 +168,7 @@ class _StdioPeer(_StreamPeer):
         try:
             await self.process.send(json.dumps(message).encode() + b"\n")
         except (BrokenPipeError, ConnectionResetError):
-            raise ProbeError(f"it exited (code {await self.process.wait()}) before it read the request") from None
+            raise _ProbeError(f"it exited (code {await self.process.wait()}) before it read the request") from None
 
     async def _unanswered(self, method: str) -> str:
         return f"it exited (code {await self.process.wait()}) before it answered {method}"
@@ -178,11 +178,11 @@ async def _stdio(server: McpServer, env: Mapping[str, str], cwd: Path, stderr: S
     argv = [server.command or "", *server.args]
     folder = Path(server.cwd) if server.cwd else cwd
     if not folder.is_dir():
-        raise ProbeError(f"its folder {str(folder)!r} does not exist")
+        raise _ProbeError(f"its folder {str(folder)!r} does not exist")
     try:
         process = await SupervisedProcess.start(argv, cwd=folder, env=env, stdin_pipe=True, stderr_tail=stderr)
     except ProcessStartError:
-        raise ProbeError(f"its command {argv[0]!r} was not found or is not executable") from None
+        raise _ProbeError(f"its command {argv[0]!r} was not found or is not executable") from None
 
     async def texts() -> AsyncGenerator[str]:
         async for line in process.lines():
@@ -195,9 +195,9 @@ async def _stdio(server: McpServer, env: Mapping[str, str], cwd: Path, stderr: S
 # ----- streamable HTTP and SSE ---------------------------------------------------------------------------------
 def _checked(response: httpx.Response) -> httpx.Response:
     if response.status_code in (401, 403):
-        raise NeedsAuthError(f"it answered HTTP {response.status_code}: it wants credentials")
+        raise _NeedsAuthError(f"it answered HTTP {response.status_code}: it wants credentials")
     if response.status_code >= 400:
-        raise ProbeError(f"it answered HTTP {response.status_code}")
+        raise _ProbeError(f"it answered HTTP {response.status_code}")
     return response
 
 
@@ -210,7 +210,7 @@ async def _bounded_lines(response: httpx.Response) -> AsyncGenerator[str]:
         for line in lines:
             yield line.removesuffix(b"\r").decode(errors="replace")
         if len(pending) > MAX_MESSAGE_BYTES:
-            raise ProbeError("it sent a message larger than the runner reads")
+            raise _ProbeError("it sent a message larger than the runner reads")
     if pending:
         yield pending.decode(errors="replace")
 
@@ -221,7 +221,7 @@ async def _whole(response: httpx.Response) -> AsyncGenerator[str]:
     async for chunk in response.aiter_bytes():
         body += chunk
         if len(body) > MAX_MESSAGE_BYTES:
-            raise ProbeError("it sent a message larger than the runner reads")
+            raise _ProbeError("it sent a message larger than the runner reads")
     yield body.decode(errors="replace")
 
 
@@ -241,7 +241,7 @@ async def _sse_events(response: httpx.Response) -> AsyncGenerator[tuple[str, str
                 data.append(line[5:].removeprefix(" "))
                 size += len(line)
                 if size > MAX_MESSAGE_BYTES:
-                    raise ProbeError("it sent a message larger than the runner reads")
+                    raise _ProbeError("it sent a message larger than the runner reads")
 
 
 async def _data(events: AsyncIterator[tuple[str, str]]) -> AsyncGenerator[str]:
@@ -321,10 +321,10 @@ async def _remote(server: McpServer, headers: dict[str, str]) -> list[str]:
                 if event == "endpoint":
                     endpoint = urljoin(url, data.strip())
                     if _origin(endpoint) != _origin(url):  # its headers (a token among them) go nowhere else
-                        raise ProbeError("it named a message endpoint on another origin")
+                        raise _ProbeError("it named a message endpoint on another origin")
                     async with contextlib.aclosing(_decoded(_data(events))) as messages:
                         return await _handshake(_SsePeer(client, endpoint, messages))
-            raise ProbeError("its event stream ended before it named its message endpoint")
+            raise _ProbeError("its event stream ended before it named its message endpoint")
 
 
 # ----- one server, every server ----------------------------------------------------------------------------------
@@ -351,11 +351,11 @@ async def probe(server: McpServer, environ: Mapping[str, str], agent_env: Mappin
             else:
                 tools = await _remote(server, headers)
         return status.model_copy(update={"status": "connected", "tools": tools})
-    except NeedsAuthError as exc:
+    except _NeedsAuthError as exc:
         return status.model_copy(update={"status": "needs-auth", "detail": str(exc)})
     except TimeoutError:
         detail = f"it did not answer within {bound:g} s"
-    except ProbeError as exc:
+    except _ProbeError as exc:
         detail = str(exc)
     except httpx.HTTPError as exc:
         detail = f"it could not be reached: {type(exc).__name__}: {exc}"
