@@ -46,24 +46,32 @@ def _tree(pid: int) -> list[int] | None:
     found: list[int] = []
     pending = [pid]
     while pending:
-        parent = pending.pop()
-        try:
-            threads = os.listdir(f"/proc/{parent}/task")
-        except OSError:  # gone meanwhile
-            continue
-        for thread in threads:
-            try:
-                with open(f"/proc/{parent}/task/{thread}/children", "rb") as listed:
-                    children = [int(child) for child in listed.read().split()]
-            except FileNotFoundError:
-                if os.path.exists(f"/proc/{parent}/task/{thread}/stat"):
-                    return None  # the thread is there without a child list: the kernel keeps none
-                continue  # the thread ended
-            except OSError:
-                continue
-            found += children
-            pending += children
+        children = _child_list(pending.pop())
+        if children is None:
+            return None
+        found += children
+        pending += children
     return found
+
+
+def _child_list(parent: int) -> list[int] | None:
+    """``parent``'s children (every thread's) from the kernel's child lists (none once it is gone); None when the
+    kernel keeps none."""
+    children: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{parent}/task")
+    except OSError:  # gone meanwhile
+        return children
+    for thread in threads:
+        try:
+            with open(f"/proc/{parent}/task/{thread}/children", "rb") as listed:
+                children += [int(child) for child in listed.read().split()]
+        except FileNotFoundError:
+            if os.path.exists(f"/proc/{parent}/task/{thread}/stat"):
+                return None  # the thread is there without a child list: the kernel keeps none
+        except OSError:  # the thread ended
+            continue
+    return children
 
 
 def tagged(env: Mapping[str, str]) -> tuple[dict[str, str], str]:
@@ -95,17 +103,9 @@ def _killable(pgid: int) -> bool:
 
 
 def _children(pid: int) -> list[int]:
-    """``pid``'s children (every thread's), from the kernel's child lists, else from the whole process table."""
-    found: list[int] = []
-    listed_any = False
-    with contextlib.suppress(OSError):
-        for thread in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{thread}/children", "rb") as listed:
-                found += [int(child) for child in listed.read().split()]
-                listed_any = True
-    if not listed_any:  # the kernel keeps no child lists
-        found = [stat.pid for stat in processes() if stat.ppid == pid]
-    return found
+    """``pid``'s children, from the kernel's child lists, else from the whole process table."""
+    listed = _child_list(pid)
+    return listed if listed is not None else [stat.pid for stat in processes() if stat.ppid == pid]
 
 
 def group_exists(pgid: int) -> bool:
